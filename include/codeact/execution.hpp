@@ -1,0 +1,79 @@
+// ExecutionRequest and ExecutionResult: what a run is given and what it returns.
+// The JSON field names of ExecutionResult are a public contract (DESIGN 4.2, json.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codeact/validator.hpp"
+
+namespace codeact {
+
+enum class Outcome {
+  kOk,
+  kError,              // the user's code raised
+  kValidationFailed,
+  kApprovalRequired,
+  kTimeout,            // wall clock
+  kMemoryLimit,
+  kCpuLimit,
+  kOutputLimit,        // result value or a bridge frame over its cap
+  kKilled,             // died by a signal nobody asked for
+  kSetupError,         // the sandbox could not be set up as configured
+  kUnavailable,        // the backend cannot run here
+  kInternalError,
+};
+
+std::string_view OutcomeName(Outcome outcome);
+
+struct ExecutionRequest {
+  std::string code;
+};
+
+struct CapturedFile {
+  std::string path;        // mount_path/relative
+  std::string media_type;
+  std::int64_t size = 0;
+  std::string data;        // raw bytes; base64 in JSON
+};
+
+struct OmittedFile {
+  std::string path;
+  std::string reason;
+};
+
+struct UserError {
+  std::string type;
+  std::string message;
+  std::string traceback;
+};
+
+struct ExecutionResult {
+  std::string stdout_text;
+  std::string stderr_text;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  int exit_code = -1;                 // 0 ok; 1 user exception; -1 sandbox failed; 128+N signal
+  Outcome outcome = Outcome::kInternalError;
+  bool output_present = false;
+  std::string output_json = "null";   // the final expression's value, JSON-safe
+  std::optional<UserError> error;
+  std::vector<Violation> violations;
+  std::vector<CapturedFile> files;
+  std::vector<OmittedFile> omitted_files;
+  std::int64_t tool_calls = 0;
+  std::int64_t duration_ms = 0;
+  std::string backend;                // "local", "hyperlight"
+  std::string isolation;              // "process", "namespaces", "microvm"
+  std::string message;                // why the sandbox ended the run, for non-user outcomes
+
+  bool success() const { return exit_code == 0 && outcome == Outcome::kOk; }
+};
+
+// A result for a run that never started (validation, approval, setup, unavailable).
+ExecutionResult NotRunResult(Outcome outcome, std::string message);
+
+}  // namespace codeact

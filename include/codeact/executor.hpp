@@ -1,0 +1,59 @@
+// Executor: runs code that has passed approval and validation, under a frozen RunSnapshot,
+// and returns one ExecutionResult. What happens to the child is data, never an exception.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codeact/execution.hpp"
+#include "codeact/file_mount.hpp"
+#include "codeact/limits.hpp"
+#include "codeact/policy.hpp"
+#include "codeact/status.hpp"
+#include "codeact/tool.hpp"
+
+namespace codeact {
+
+enum class BackendKind { kLocal, kHyperlight };
+enum class IsolationLevel { kProcess, kNamespaces };
+
+std::string_view BackendName(BackendKind kind);
+std::string_view IsolationName(IsolationLevel level);
+
+// Everything a run depends on, frozen when it begins. Later registry changes affect later runs.
+struct RunSnapshot {
+  std::vector<HostTool> tools;                     // sorted by name
+  std::vector<FileMount> mounts;                   // validated, sorted by mount path
+  std::vector<std::string> network_targets;        // hyperlight only
+  std::map<std::string, std::string> environment;  // the child's whole environment
+  ExecutionLimits limits;
+  ValidationPolicy policy;
+  std::string fingerprint;  // see provider.hpp; keys warm children and sandbox reuse
+};
+
+struct ExecutorOptions {
+  BackendKind backend = BackendKind::kLocal;
+  IsolationLevel isolation = IsolationLevel::kProcess;
+  // Child interpreter. Empty: the python3 of the installation the embedded validator links.
+  std::string python_path;
+  // Directory holding runner.py (and hyperlight_worker.py). Empty: found next to the binary.
+  std::string resource_dir;
+  // Ready children kept per fingerprint (local backend). 0 starts a child per run.
+  int warm_pool_size = 0;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Thread-safe; many runs may execute at once, each in its own child.
+  virtual ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) = 0;
+  virtual BackendKind backend() const = 0;
+  virtual IsolationLevel isolation() const = 0;
+};
+
+StatusOr<std::unique_ptr<Executor>> CreateExecutor(const ExecutorOptions& options);
+
+}  // namespace codeact

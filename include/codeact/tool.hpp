@@ -1,0 +1,55 @@
+// HostTool and ToolRegistry: host functions that generated code reaches through
+// `await call_tool("name", **kwargs)`. Arguments and results are JSON text, never objects.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace codeact {
+
+// What a handler returns: a JSON result, or an error the generated code can catch.
+struct ToolResult {
+  bool ok = true;
+  std::string result_json = "null";  // when ok
+  std::string error_type;            // when !ok, e.g. "ValueError", "ToolFailed"
+  std::string message;
+
+  static ToolResult Success(std::string json) { return {true, std::move(json), "", ""}; }
+  static ToolResult Failure(std::string type, std::string message) {
+    return {false, "null", std::move(type), std::move(message)};
+  }
+};
+
+// `kwargs_json` is a JSON object from untrusted code. A handler may throw; the bridge turns the
+// exception into a ToolFailed error for the caller.
+using ToolHandler = std::function<ToolResult(const std::string& kwargs_json)>;
+
+struct HostTool {
+  std::string name;               // a Python identifier
+  std::string description;
+  std::string parameters_schema = R"({"type":"object","properties":{}})";  // JSON Schema
+  bool requires_approval = false;
+  ToolHandler handler;
+};
+
+// Tools keyed by exact name; Add replaces. Thread-safe. Snapshot() is an immutable copy.
+class ToolRegistry {
+ public:
+  void Add(HostTool tool);
+  std::optional<HostTool> Get(const std::string& name) const;
+  bool Remove(const std::string& name);
+  void Clear();
+  std::vector<HostTool> Snapshot() const;  // sorted by name
+  std::uint64_t version() const;           // bumps on every change
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, HostTool> tools_;
+  std::uint64_t version_ = 0;
+};
+
+}  // namespace codeact

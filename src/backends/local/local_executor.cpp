@@ -1,0 +1,190 @@
+#include "backends/local/local_executor.hpp"
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "bridge/host_loop.hpp"
+#include "codeact/validator.hpp"
+#include "common/data_dir.hpp"
+#include "files/mount_capture.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Time allowed to read what the child printed after its processes are dead.
+constexpr std::chrono::milliseconds kDrainGrace{500};
+
+ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
+  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
+}
+
+Status CheckLimits(const ExecutionLimits& l) {
+  const std::pair<const char*, std::int64_t> positive[] = {
+      {"wall_timeout_ms", l.wall_timeout_ms},   {"cpu_time_s", l.cpu_time_s},
+      {"memory_bytes", l.memory_bytes},         {"max_file_size_bytes", l.max_file_size_bytes},
+      {"max_open_files", l.max_open_files},     {"max_processes", l.max_processes},
+      {"max_stdout_bytes", l.max_stdout_bytes}, {"max_stderr_bytes", l.max_stderr_bytes},
+      {"max_output_bytes", l.max_output_bytes}, {"max_frame_bytes", l.max_frame_bytes},
+      {"max_tool_calls", l.max_tool_calls},     {"max_capture_file_bytes", l.max_capture_file_bytes},
+      {"max_capture_total_bytes", l.max_capture_total_bytes}};
+  for (const auto& [name, value] : positive) {
+    if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
+  }
+  // The interpreter and the runner need room to start; below this the child cannot start at all,
+  // and the failure would look like the user's fault.
+  if (l.memory_bytes < (64LL << 20)) return InvalidArgument("limit memory_bytes must be at least 64 MiB");
+  if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
+  return Status::Ok();
+}
+
+// The write-once outcome for a child that ended without a terminal frame.
+void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, ExecutionResult& r) {
+  if (exit.exited) {
+    r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
+    r.outcome = Outcome::kError;
+    r.message = "the interpreter exited with code " + std::to_string(exit.exit_code) + " without a result";
+    return;
+  }
+  r.exit_code = 128 + exit.signal;
+  const bool cpu_spent = exit.cpu_seconds + 0.05 >= static_cast<double>(limits.cpu_time_s);
+  if (exit.signal == SIGXCPU || (exit.signal == SIGKILL && cpu_spent)) {
+    r.outcome = Outcome::kCpuLimit;
+    r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
+  } else if (exit.signal == SIGXFSZ) {
+    r.outcome = Outcome::kKilled;
+    r.message = "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
+  } else {
+    r.outcome = Outcome::kKilled;
+    r.message = std::string("the interpreter was killed by signal ") + std::to_string(exit.signal) + " (" +
+                strsignal(exit.signal) + ")";
+  }
+}
+
+class LocalExecutor final : public Executor {
+ public:
+  LocalExecutor(std::string python, std::string runner) : python_(std::move(python)), runner_(std::move(runner)) {}
+
+  BackendKind backend() const override { return BackendKind::kLocal; }
+  IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
+
+  ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
+    const auto start = Clock::now();
+    ExecutionResult result = Run(request, snapshot, start);
+    result.backend = "local";
+    result.isolation = "process";
+    result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    return result;
+  }
+
+ private:
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
+    const ExecutionLimits& limits = snapshot.limits;
+    if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    for (const auto& m : snapshot.mounts) {
+      if (auto checked = ValidateMount(m); !checked.ok()) {
+        return NotRunResult(Outcome::kSetupError, checked.status().message());
+      }
+    }
+    auto workdir = TempDir::Create();
+    if (!workdir.ok()) return NotRunResult(Outcome::kSetupError, workdir.status().message());
+
+    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
+
+    LaunchSpec spec;
+    spec.executable = python_;
+    spec.args = {"-I", "-u", runner_};
+    spec.environment = snapshot.environment;
+    spec.environment["LANG"] = "C.UTF-8";
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    spec.working_dir = workdir->path();
+    spec.limits = ToResourceLimits(limits);
+    auto child = Child::Start(spec);
+    if (!child.ok()) return NotRunResult(Outcome::kSetupError, child.status().message());
+
+    HostLoop loop({(*child)->stdout_fd(), (*child)->stderr_fd(), (*child)->bridge_to_child_fd(),
+                   (*child)->bridge_from_child_fd()},
+                  snapshot.tools, limits);
+    const LoopResult ended = loop.Run(request.code, start + std::chrono::milliseconds(limits.wall_timeout_ms));
+    (*child)->KillAll();
+    loop.DrainOutput(kDrainGrace);
+    const ExitInfo exit = (*child)->Wait();
+
+    ExecutionResult r;
+    r.tool_calls = ended.tool_calls;
+    r.stdout_truncated = loop.stdout_buffer().truncated();
+    r.stderr_truncated = loop.stderr_buffer().truncated();
+    r.stdout_text = loop.stdout_buffer().Take();
+    r.stderr_text = loop.stderr_buffer().Take();
+    switch (ended.end) {
+      case LoopEnd::kComplete:
+        r.outcome = Outcome::kOk;
+        r.exit_code = 0;
+        r.output_present = ended.output_present;
+        r.output_json = ended.output_json;
+        break;
+      case LoopEnd::kUserError:
+        r.exit_code = 1;
+        r.error = ended.error;
+        r.outcome = ended.error.type == "MemoryError" ? Outcome::kMemoryLimit : Outcome::kError;
+        if (r.outcome == Outcome::kMemoryLimit) {
+          r.message = "memory limit of " + std::to_string(limits.memory_bytes) + " bytes reached";
+        }
+        break;
+      case LoopEnd::kOutputLimit:
+        r.exit_code = 1;
+        r.outcome = Outcome::kOutputLimit;
+        r.message = ended.message;
+        break;
+      case LoopEnd::kProtocolError:
+        r.exit_code = 1;
+        r.outcome = Outcome::kError;
+        r.error = UserError{"BridgeError", ended.message, ""};
+        r.message = ended.message;
+        break;
+      case LoopEnd::kTimeout:
+        r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
+        r.outcome = Outcome::kTimeout;
+        r.message = "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
+        break;
+      case LoopEnd::kChildClosed:
+        ClassifyDeath(exit, limits, r);
+        break;
+    }
+
+    Capture capture = CaptureChanges(before, snapshot.mounts,
+                                     {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
+    r.files = std::move(capture.files);
+    r.omitted_files = std::move(capture.omitted);
+    return r;
+  }
+
+  const std::string python_;
+  const std::string runner_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
+  if (options.isolation != IsolationLevel::kProcess) {
+    return Unavailable("the namespaces isolation level is not built yet; use the process level");
+  }
+  auto validator = Validator::Embedded();
+  if (!validator.ok()) return validator.status();
+  std::string python = options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
+  if (Status s = CheckInterpreterMatches(**validator, python); !s.ok()) return s;
+  const std::string data_dir = options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
+  std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
+  if (!options.resource_dir.empty() && std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
+    runner = (std::filesystem::path(data_dir) / "runner.py").string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(runner, ec)) return NotFound("runner not found at " + runner);
+  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner)));
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,33 @@
+// Bridge frames: newline-delimited compact JSON objects, UTF-8, each at most a byte cap.
+// The decoder is fed raw bytes from the child and never trusts them.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codeact/status.hpp"
+
+namespace codeact::internal {
+
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(std::int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+
+  // Appends bytes and moves every complete frame into `frames`. A frame over the cap or one
+  // that is not a JSON object is an error; the decoder is then finished.
+  Status Feed(std::string_view bytes, std::vector<boost::json::object>& frames);
+
+ private:
+  std::int64_t max_frame_bytes_;
+  std::string pending_;
+  bool failed_ = false;
+};
+
+// Serialises one frame with its terminating newline.
+std::string EncodeFrame(const boost::json::object& frame);
+
+}  // namespace codeact::internal

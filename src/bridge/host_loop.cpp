@@ -1,0 +1,286 @@
+#include "bridge/host_loop.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "bridge/frame_codec.hpp"
+#include "json/serialize.hpp"
+
+namespace codeact::internal {
+namespace json = boost::json;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Finished tool calls, handed from handler threads to the loop. Shared with the threads so a
+// handler that outlives its run (it hung past the deadline) writes into a closed box, harmlessly.
+class Completions {
+ public:
+  Completions() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+      wake_read_ = fds[0];
+      wake_write_ = fds[1];
+    }
+  }
+  ~Completions() {
+    if (wake_read_ >= 0) close(wake_read_);
+    if (wake_write_ >= 0) close(wake_write_);
+  }
+  bool ok() const { return wake_read_ >= 0; }
+  int wake_fd() const { return wake_read_; }
+
+  void Post(std::string frame) {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    ready_.push_back(std::move(frame));
+    const char byte = 1;
+    [[maybe_unused]] ssize_t n = write(wake_write_, &byte, 1);  // full pipe: a wake-up is pending
+  }
+  std::vector<std::string> Take() {
+    char buf[256];
+    while (read(wake_read_, buf, sizeof buf) > 0) {
+    }
+    std::lock_guard lock(mu_);
+    return std::exchange(ready_, {});
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> ready_;
+  bool closed_ = false;
+  int wake_read_ = -1;
+  int wake_write_ = -1;
+};
+
+json::object ErrorReply(std::int64_t id, std::string_view type, std::string_view message) {
+  return {{"type", "tool_result"}, {"id", id}, {"ok", false}, {"error_type", type}, {"message", message}};
+}
+
+std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_frame_bytes) {
+  if (!r.ok) return EncodeFrame(ErrorReply(id, r.error_type.empty() ? "ToolFailed" : r.error_type, r.message));
+  json::error_code ec;
+  json::value value = json::parse(r.result_json, ec);
+  if (ec) return EncodeFrame(ErrorReply(id, "ToolFailed", "the tool returned invalid JSON"));
+  std::string frame = EncodeFrame({{"type", "tool_result"}, {"id", id}, {"ok", true}, {"result", std::move(value)}});
+  if (static_cast<std::int64_t>(frame.size()) > max_frame_bytes) {
+    return EncodeFrame(ErrorReply(id, "ToolResultTooLarge",
+                                  "the tool's result of " + std::to_string(frame.size()) +
+                                      " bytes exceeds the frame limit of " + std::to_string(max_frame_bytes) +
+                                      " bytes"));
+  }
+  return frame;
+}
+
+void RunHandler(const HostTool& tool, std::int64_t id, std::string kwargs, std::int64_t max_frame_bytes,
+                const std::shared_ptr<Completions>& box) {
+  ToolResult r;
+  try {
+    r = tool.handler ? tool.handler(kwargs) : ToolResult::Failure("ToolFailed", "tool has no handler");
+  } catch (const std::exception& e) {
+    r = ToolResult::Failure("ToolFailed", e.what());
+  } catch (...) {
+    r = ToolResult::Failure("ToolFailed", "the tool raised a non-standard exception");
+  }
+  box->Post(ResultFrame(id, r, max_frame_bytes));
+}
+
+std::string StringField(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+}  // namespace
+
+HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits)
+    : channels_(channels),
+      tools_(tools),
+      limits_(limits),
+      stdout_(limits.max_stdout_bytes),
+      stderr_(limits.max_stderr_bytes) {}
+
+LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
+  LoopResult result;
+  auto box = std::make_shared<Completions>();
+  if (!box->ok()) {
+    result.end = LoopEnd::kProtocolError;
+    result.message = "cannot create the tool wake-up pipe";
+    return result;
+  }
+  std::map<std::string, const HostTool*> by_name;
+  json::array names;
+  for (const auto& t : tools_) {
+    by_name[t.name] = &t;
+    names.emplace_back(t.name);
+  }
+
+  std::string outbox = EncodeFrame({{"type", "request"},
+                                    {"code", code},
+                                    {"tools", std::move(names)},
+                                    {"max_output_bytes", limits_.max_output_bytes},
+                                    {"max_frame_bytes", limits_.max_frame_bytes},
+                                    {"max_tool_calls", limits_.max_tool_calls}});
+  if (channels_.to_child_fd >= 0) {
+    fcntl(channels_.to_child_fd, F_SETFL, fcntl(channels_.to_child_fd, F_GETFL) | O_NONBLOCK);
+  }
+
+  FrameDecoder decoder(limits_.max_frame_bytes);
+  std::set<std::int64_t> in_flight;
+  bool stdout_open = channels_.stdout_fd >= 0;
+  bool stderr_open = channels_.stderr_fd >= 0;
+  bool bridge_open = channels_.from_child_fd >= 0;
+  bool finished = false;
+  std::vector<json::object> frames;
+  char buf[64 * 1024];
+
+  auto end_with = [&](LoopEnd end, std::string message) {
+    result.end = end;
+    result.message = std::move(message);
+    finished = true;
+  };
+
+  auto handle_frame = [&](json::object& f) {
+    const std::string type = StringField(f, "type");
+    if (type == "tool_call") {
+      const json::value* id_v = f.if_contains("id");
+      const json::value* kwargs_v = f.if_contains("kwargs");
+      if (!id_v || !id_v->is_int64() || (kwargs_v && !kwargs_v->is_object())) {
+        end_with(LoopEnd::kProtocolError, "malformed tool_call frame from the child");
+        return;
+      }
+      const std::int64_t id = id_v->as_int64();
+      if (!in_flight.insert(id).second) {
+        end_with(LoopEnd::kProtocolError, "tool_call id " + std::to_string(id) + " is already in flight");
+        return;
+      }
+      const std::string name = StringField(f, "name");
+      if (result.tool_calls >= limits_.max_tool_calls) {
+        box->Post(EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
+                                         "the run may make at most " + std::to_string(limits_.max_tool_calls) +
+                                             " tool calls")));
+        return;
+      }
+      ++result.tool_calls;
+      auto it = by_name.find(name);
+      if (it == by_name.end()) {
+        box->Post(EncodeFrame(ErrorReply(id, "UnknownTool", "no tool named \"" + name + "\"")));
+        return;
+      }
+      std::string kwargs = kwargs_v ? SerializeJson(*kwargs_v) : "{}";
+      std::thread(RunHandler, *it->second, id, std::move(kwargs), limits_.max_frame_bytes, box).detach();
+    } else if (type == "complete") {
+      const json::value* present = f.if_contains("output_present");
+      result.output_present = present && present->is_bool() && present->as_bool();
+      if (const json::value* out = f.if_contains("output"); out && result.output_present) {
+        result.output_json = SerializeJson(*out);
+      }
+      end_with(LoopEnd::kComplete, "");
+    } else if (type == "error") {
+      result.error = {StringField(f, "error_type"), StringField(f, "message"), StringField(f, "traceback")};
+      if (result.error.type.empty()) result.error.type = "Error";
+      end_with(LoopEnd::kUserError, "");
+    } else if (type == "limit") {
+      end_with(LoopEnd::kOutputLimit, StringField(f, "message"));
+    }
+    // "ready" and unknown types are ignored.
+  };
+
+  while (!finished) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      end_with(LoopEnd::kTimeout, "");
+      break;
+    }
+    if (!bridge_open) {
+      end_with(LoopEnd::kChildClosed, "");
+      break;
+    }
+    pollfd fds[5];
+    int n = 0;
+    const int i_bridge = n;
+    fds[n++] = {channels_.from_child_fd, POLLIN, 0};
+    const int i_wake = n;
+    fds[n++] = {box->wake_fd(), POLLIN, 0};
+    const int i_out = stdout_open ? n : -1;
+    if (stdout_open) fds[n++] = {channels_.stdout_fd, POLLIN, 0};
+    const int i_err = stderr_open ? n : -1;
+    if (stderr_open) fds[n++] = {channels_.stderr_fd, POLLIN, 0};
+    const int i_to = !outbox.empty() ? n : -1;
+    if (!outbox.empty()) fds[n++] = {channels_.to_child_fd, POLLOUT, 0};
+
+    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    const int ready = poll(fds, n, static_cast<int>(std::min<std::int64_t>(wait_ms, 60'000)));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      end_with(LoopEnd::kProtocolError, "poll failed");
+      break;
+    }
+    if (i_out >= 0 && fds[i_out].revents) stdout_open = DrainAvailable(channels_.stdout_fd, stdout_);
+    if (i_err >= 0 && fds[i_err].revents) stderr_open = DrainAvailable(channels_.stderr_fd, stderr_);
+    if (fds[i_wake].revents) {
+      for (auto& frame : box->Take()) outbox += frame;
+    }
+    if (i_to >= 0 && fds[i_to].revents) {
+      if (fds[i_to].revents & (POLLERR | POLLHUP)) {
+        outbox.clear();  // the child closed its end; its exit shows on the bridge
+      } else {
+        const ssize_t w = write(channels_.to_child_fd, outbox.data(), outbox.size());
+        if (w > 0) outbox.erase(0, static_cast<std::size_t>(w));
+        if (w < 0 && errno != EAGAIN && errno != EINTR) outbox.clear();
+      }
+    }
+    if (fds[i_bridge].revents) {
+      const ssize_t r = read(channels_.from_child_fd, buf, sizeof buf);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        bridge_open = false;
+        continue;
+      }
+      if (r > 0) {
+        frames.clear();
+        const Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(r)), frames);
+        for (auto& f : frames) {
+          if (finished) break;
+          handle_frame(f);
+        }
+        if (!s.ok() && !finished) {
+          end_with(s.code() == StatusCode::kResourceExhausted ? LoopEnd::kOutputLimit : LoopEnd::kProtocolError,
+                   s.message());
+        }
+      }
+    }
+  }
+  box->Close();
+  return result;
+}
+
+void HostLoop::DrainOutput(std::chrono::milliseconds grace) {
+  const auto deadline = Clock::now() + grace;
+  bool out_open = channels_.stdout_fd >= 0;
+  bool err_open = channels_.stderr_fd >= 0;
+  while (out_open || err_open) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd fds[2];
+    int n = 0;
+    if (out_open) fds[n++] = {channels_.stdout_fd, POLLIN, 0};
+    if (err_open) fds[n++] = {channels_.stderr_fd, POLLIN, 0};
+    if (poll(fds, n, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    int k = 0;
+    if (out_open && fds[k++].revents) out_open = DrainAvailable(channels_.stdout_fd, stdout_);
+    if (err_open && fds[k++].revents) err_open = DrainAvailable(channels_.stderr_fd, stderr_);
+  }
+}
+
+}  // namespace codeact::internal

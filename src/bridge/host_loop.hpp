@@ -1,0 +1,64 @@
+// The host side of one run: sends the request, serves tool calls, reads stdout/stderr with
+// byte caps, and stops at the terminal frame, the child's end, or the wall-clock deadline.
+// Killing and reaping the child is the caller's job; this loop only talks to its fds.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codeact/execution.hpp"
+#include "codeact/limits.hpp"
+#include "codeact/tool.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+
+struct RunChannels {
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  int to_child_fd = -1;
+  int from_child_fd = -1;
+};
+
+enum class LoopEnd {
+  kComplete,       // terminal "complete" frame
+  kUserError,      // terminal "error" frame
+  kOutputLimit,    // the runner's "limit" frame, or a frame from the child over the cap
+  kProtocolError,  // a malformed frame: the run ends with a clear error
+  kChildClosed,    // the bridge closed without a terminal frame (the child died or exited)
+  kTimeout,        // the wall clock
+};
+
+struct LoopResult {
+  LoopEnd end = LoopEnd::kChildClosed;
+  bool output_present = false;
+  std::string output_json = "null";
+  UserError error;          // for kUserError
+  std::string message;      // for kOutputLimit / kProtocolError
+  std::int64_t tool_calls = 0;
+};
+
+class HostLoop {
+ public:
+  HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits);
+
+  // Runs until the run ends; never throws.
+  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline);
+
+  // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
+  void DrainOutput(std::chrono::milliseconds grace);
+
+  CappedBuffer& stdout_buffer() { return stdout_; }
+  CappedBuffer& stderr_buffer() { return stderr_; }
+
+ private:
+  RunChannels channels_;
+  const std::vector<HostTool>& tools_;
+  const ExecutionLimits& limits_;
+  CappedBuffer stdout_;
+  CappedBuffer stderr_;
+};
+
+}  // namespace codeact::internal

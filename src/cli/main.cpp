@@ -1,0 +1,41 @@
+// codeact: the command-line surface. Flags and wiring only; each subcommand lives in its own file.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: codeact <command> [options]
+
+commands:
+  run FILE|-        validate and run code; prints the result JSON (exit 0 when it succeeded)
+  describe          print the execute_code tool definition and the agent instructions
+  validate FILE|-   check code against the validator policy; prints the report as JSON
+  mcp               serve execute_code over MCP (JSON-RPC on stdio)
+
+run `codeact <command> --help` for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace codeact::cli;
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  if (command == "run") return CmdRun(rest);
+  if (command == "mcp") return CmdMcp(rest);
+  if (command == "describe") return CmdDescribe(rest);
+  if (command == "validate") return CmdValidate(rest);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  std::cerr << "codeact: unknown command \"" << command << "\"\n" << kUsage;
+  return kExitUsage;
+}

@@ -1,0 +1,95 @@
+// codeact mcp [provider flags]: the stdio MCP server (src/server/mcp_server.hpp).
+#include <charconv>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/provider_flags.hpp"
+#include "server/mcp_server.hpp"
+
+namespace codeact::cli {
+namespace {
+
+constexpr const char* kMcpHelp =
+    R"(usage: codeact mcp [options]
+
+Serves the Model Context Protocol over stdio (JSON-RPC 2.0, one message per line) with one
+tool, execute_code. Host tools from --tools are reachable only from inside the code, through
+`await call_tool("name", ...)`. stdout carries the protocol only; logs go to stderr.
+
+Approval: when a run needs approval (a tool with "requires_approval": true), it runs only if
+--approve was given; without it the call returns a result with outcome "approval_required"
+(isError true) and nothing runs. MCP has no per-call approval channel here, so the decision is
+made when the server starts.
+
+server options:
+  --max-line-bytes N     longest request line accepted (default 4194304); longer -> error -32600
+  --max-concurrent N     tools/call runs at once (default 4); more calls wait their turn
+  --quiet                no log lines on stderr
+
+provider options:
+)";
+
+bool PositiveInt(const std::string& text, long long& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out > 0;
+}
+
+}  // namespace
+
+int CmdMcp(const std::vector<std::string>& argv) {
+  for (const auto& a : argv) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kMcpHelp << kProviderFlagsHelp;
+      return kExitOk;
+    }
+  }
+  FlagSpec spec;
+  spec.with_value = {"--max-line-bytes", "--max-concurrent"};
+  spec.switches = {"--quiet"};
+  auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
+  if (!args.ok() || !args->positionals().empty()) {
+    std::cerr << "codeact mcp: "
+              << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
+                            : args.status().message())
+              << "\n"
+              << kMcpHelp << kProviderFlagsHelp;
+    return kExitUsage;
+  }
+  internal::McpServerOptions options;
+  long long number = 0;
+  if (auto text = args->Get("--max-line-bytes")) {
+    if (!PositiveInt(*text, number)) {
+      std::cerr << "codeact mcp: --max-line-bytes needs a positive integer, got \"" << *text
+                << "\"\n";
+      return kExitUsage;
+    }
+    options.max_line_bytes = static_cast<std::size_t>(number);
+  }
+  if (auto text = args->Get("--max-concurrent")) {
+    if (!PositiveInt(*text, number) || number > 1024) {
+      std::cerr << "codeact mcp: --max-concurrent needs an integer from 1 to 1024, got \"" << *text
+                << "\"\n";
+      return kExitUsage;
+    }
+    options.max_concurrent_calls = static_cast<int>(number);
+  }
+  options.log_to_stderr = !args->Has("--quiet");
+
+  auto provider = BuildProvider(*args);
+  if (!provider.ok()) {
+    std::cerr << "codeact mcp: " << provider.status().message() << "\n";
+    return kExitUsage;
+  }
+  const ExecuteCodeFunction function(*provider);
+  InvokeOptions invoke;
+  if (args->Has("--approve")) invoke.approved = true;
+
+  options.instructions = (*provider)->Instructions();
+  options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
+  options.execute = [function, invoke](const std::string& arguments_json) {
+    return function.InvokeResult(arguments_json, invoke);
+  };
+  return internal::ServeStdio(std::move(options));
+}
+
+}  // namespace codeact::cli

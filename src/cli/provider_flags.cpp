@@ -1,0 +1,126 @@
+#include "cli/provider_flags.hpp"
+
+#include <charconv>
+
+#include "codeact/command_tool.hpp"
+#include "codeact/json.hpp"
+
+namespace codeact::cli {
+namespace {
+
+StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string& text, double scale) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(value > 0) || value * scale > 9e15) {
+    return InvalidArgument(flag + " needs a positive number, got \"" + text + "\"");
+  }
+  return static_cast<std::int64_t>(value * scale);
+}
+
+// HOST:MOUNT[:ro|:rw]
+StatusOr<FileMount> ParseMount(const std::string& text) {
+  FileMount m;
+  std::string rest = text;
+  if (rest.size() > 3 && (rest.ends_with(":ro") || rest.ends_with(":rw"))) {
+    m.mode = rest.ends_with(":ro") ? MountMode::kReadOnly : MountMode::kReadWrite;
+    rest.resize(rest.size() - 3);
+  }
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+    return InvalidArgument("--mount needs HOST:MOUNT[:ro|:rw], got \"" + text + "\"");
+  }
+  m.host_path = rest.substr(0, colon);
+  m.mount_path = rest.substr(colon + 1);
+  return m;
+}
+
+}  // namespace
+
+const char* const kProviderFlagsHelp =
+    R"(  --timeout S            wall-clock limit in seconds, tool calls included (default 30)
+  --cpu S                CPU-time limit in seconds (default 30)
+  --memory-mb N          address-space limit in MiB (default 1024)
+  --max-stdout-bytes N   stdout cap (default 1048576)
+  --max-stderr-bytes N   stderr cap (default 1048576)
+  --mount HOST:MOUNT[:ro|:rw]   a host directory the code may use (repeatable; default rw)
+  --env K=V              a variable of the child's environment (repeatable; nothing else is passed)
+  --tools FILE           host tools as commands (see include/codeact/command_tool.hpp)
+  --policy FILE          validator policy as JSON lists (custom lists replace the defaults)
+  --allow-import M       allow one more module (repeatable)
+  --block-import M       block a module (repeatable)
+  --no-validate          skip the validator (trusted code only)
+  --approve              approve runs that need approval
+  --python PATH          child interpreter (default: the embedded validator's installation)
+)";
+
+FlagSpec WithProviderFlags(FlagSpec spec) {
+  for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
+                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python"}) {
+    spec.with_value.insert(f);
+  }
+  spec.switches.insert("--no-validate");
+  spec.switches.insert("--approve");
+  return spec;
+}
+
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
+  ProviderOptions options;
+  ExecutionLimits& limits = options.limits;
+  const std::pair<const char*, std::pair<std::int64_t*, double>> numbers[] = {
+      {"--timeout", {&limits.wall_timeout_ms, 1000.0}},
+      {"--cpu", {&limits.cpu_time_s, 1.0}},
+      {"--memory-mb", {&limits.memory_bytes, 1024.0 * 1024.0}},
+      {"--max-stdout-bytes", {&limits.max_stdout_bytes, 1.0}},
+      {"--max-stderr-bytes", {&limits.max_stderr_bytes, 1.0}},
+  };
+  for (const auto& [flag, target] : numbers) {
+    if (auto text = args.Get(flag)) {
+      auto value = PositiveNumber(flag, *text, target.second);
+      if (!value.ok()) return value.status();
+      *target.first = *value;
+    }
+  }
+  if (args.Get("--cpu")) {
+    // RLIMIT_CPU counts whole seconds; round a fraction up rather than to zero.
+    limits.cpu_time_s = std::max<std::int64_t>(limits.cpu_time_s, 1);
+  }
+  for (const auto& kv : args.GetAll("--env")) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
+    options.environment[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (auto file = args.Get("--policy")) {
+    auto text = ReadInput(*file);
+    if (!text.ok()) return text.status();
+    auto policy = PolicyFromJson(*text);
+    if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
+    options.policy = std::move(*policy);
+  }
+  for (const auto& m : args.GetAll("--allow-import")) options.policy.extra_allowed_imports.push_back(m);
+  for (const auto& m : args.GetAll("--block-import")) options.policy.extra_blocked_imports.push_back(m);
+  options.validate = !args.Has("--no-validate");
+  if (auto python = args.Get("--python")) options.executor.python_path = *python;
+
+  std::vector<FileMount> mounts;
+  for (const auto& text : args.GetAll("--mount")) {
+    auto mount = ParseMount(text);
+    if (!mount.ok()) return mount.status();
+    mounts.push_back(std::move(*mount));
+  }
+  std::vector<HostTool> tools;
+  if (auto file = args.Get("--tools")) {
+    auto loaded = LoadToolsFile(*file);
+    if (!loaded.ok()) return loaded.status();
+    tools = std::move(*loaded);
+  }
+
+  auto provider = LocalCodeActProvider::Create(std::move(options));
+  if (!provider.ok()) return provider.status();
+  for (auto& m : mounts) {
+    if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
+  }
+  for (auto& t : tools) (*provider)->AddTool(std::move(t));
+  return std::shared_ptr<CodeActProvider>(std::move(*provider));
+}
+
+}  // namespace codeact::cli

@@ -1,0 +1,20 @@
+// The flags shared by `run`, `describe` and `mcp`: limits, mounts, environment, tools, policy
+// and interpreter, turned into a ready LocalCodeActProvider.
+#pragma once
+
+#include <memory>
+
+#include "cli/args.hpp"
+#include "codeact/provider.hpp"
+
+namespace codeact::cli {
+
+// Adds the provider flags to a command's own flags.
+FlagSpec WithProviderFlags(FlagSpec spec);
+
+// Text for the usage message.
+extern const char* const kProviderFlagsHelp;
+
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args);
+
+}  // namespace codeact::cli

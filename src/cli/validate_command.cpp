@@ -1,0 +1,53 @@
+// codeact validate [--allow-import M]... [--block-import M]... [--policy FILE] FILE|-
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "codeact/json.hpp"
+#include "codeact/validator.hpp"
+
+namespace codeact::cli {
+
+int CmdValidate(const std::vector<std::string>& argv) {
+  auto args = Args::Parse(argv, {{"--allow-import", "--block-import", "--policy"}, {}});
+  if (!args.ok()) {
+    std::cerr << "codeact validate: " << args.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (args->positionals().size() != 1) {
+    std::cerr << "usage: codeact validate [--allow-import M]... [--block-import M]... [--policy FILE] FILE|-\n";
+    return kExitUsage;
+  }
+  ValidationPolicy policy;
+  if (auto file = args->Get("--policy")) {
+    auto text = ReadInput(*file);
+    if (!text.ok()) {
+      std::cerr << "codeact validate: " << text.status().message() << "\n";
+      return kExitUsage;
+    }
+    auto parsed = PolicyFromJson(*text);
+    if (!parsed.ok()) {
+      std::cerr << "codeact validate: " << *file << ": " << parsed.status().message() << "\n";
+      return kExitUsage;
+    }
+    policy = std::move(*parsed);
+  }
+  for (const auto& m : args->GetAll("--allow-import")) policy.extra_allowed_imports.push_back(m);
+  for (const auto& m : args->GetAll("--block-import")) policy.extra_blocked_imports.push_back(m);
+
+  auto code = ReadInput(args->positionals()[0]);
+  if (!code.ok()) {
+    std::cerr << "codeact validate: " << code.status().message() << "\n";
+    return kExitUsage;
+  }
+  auto validator = Validator::Embedded();
+  if (!validator.ok()) {
+    std::cerr << "codeact validate: " << validator.status().message() << "\n";
+    return kExitUsage;
+  }
+  const ValidationReport report = (*validator)->Validate(*code, policy);
+  std::cout << ToJson(report) << "\n";
+  return report.ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace codeact::cli

@@ -1,0 +1,56 @@
+#include "common/utf8.hpp"
+
+#include <cstdint>
+
+namespace codeact::internal {
+namespace {
+
+// Length of the valid sequence starting at s[i], or 0 if invalid (RFC 3629: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+std::size_t ValidSequenceLength(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<std::uint8_t>(s[i + k]); };
+  const std::size_t left = s.size() - i;
+  const std::uint8_t c = b(0);
+  if (c < 0x80) return 1;
+  const auto cont = [&](std::size_t k) { return k < left && (b(k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;
+    if (c == 0xED && b(1) >= 0xA0) return 0;
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;
+    if (c == 0xF4 && b(1) >= 0x90) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const std::size_t n = ValidSequenceLength(bytes, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == bytes.size()) return std::string(bytes);
+  std::string out(bytes.substr(0, i));
+  while (i < bytes.size()) {
+    const std::size_t n = ValidSequenceLength(bytes, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(bytes.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,84 @@
+#include "json/definitions.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+
+#include "json/serialize.hpp"
+
+namespace codeact::internal {
+namespace json = boost::json;
+
+StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json) {
+  json::error_code ec;
+  const json::value v = json::parse(schema_json, ec);
+  if (ec || !v.is_object()) return InvalidArgument("the parameters schema is not a JSON object");
+  std::vector<SchemaParam> params;
+  const json::object& schema = v.as_object();
+  const json::value* props = schema.if_contains("properties");
+  if (props == nullptr) return params;
+  if (!props->is_object()) return InvalidArgument("the schema's \"properties\" must be an object");
+  std::vector<std::string> required;
+  if (const json::value* req = schema.if_contains("required"); req && req->is_array()) {
+    for (const auto& r : req->as_array()) {
+      if (r.is_string()) required.emplace_back(r.as_string());
+    }
+  }
+  for (const auto& [name, spec] : props->as_object()) {
+    SchemaParam p;
+    p.name = name;
+    p.type = "any";
+    if (spec.is_object()) {
+      if (const json::value* t = spec.as_object().if_contains("type"); t && t->is_string()) p.type = t->as_string();
+      if (const json::value* d = spec.as_object().if_contains("description"); d && d->is_string()) {
+        p.description = d->as_string();
+      }
+    }
+    p.required = std::find(required.begin(), required.end(), p.name) != required.end();
+    params.push_back(std::move(p));
+  }
+  return params;
+}
+
+StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json) {
+  json::error_code ec;
+  const json::value v = json::parse(arguments_json, ec);
+  if (ec) return InvalidArgument("arguments are not valid JSON: " + ec.message());
+  if (!v.is_object()) return InvalidArgument("arguments must be a JSON object with a \"code\" string");
+  const json::value* code = v.as_object().if_contains("code");
+  if (code == nullptr) return InvalidArgument("missing required argument \"code\"");
+  if (!code->is_string()) return InvalidArgument("argument \"code\" must be a string");
+  std::string text(code->as_string());
+  if (text.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+    return InvalidArgument("argument \"code\" is empty");
+  }
+  return text;
+}
+
+std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description) {
+  json::object schema{{"type", "object"},
+                      {"properties",
+                       json::object{{"code", json::object{{"type", "string"},
+                                                          {"description", "Python source to run. Top-level "
+                                                                          "await works; the value of a final "
+                                                                          "bare expression is returned."}}}}},
+                      {"required", json::array{"code"}},
+                      {"additionalProperties", false}};
+  if (format == DefinitionFormat::kMcp) {
+    return SerializeJson(json::object{{"name", ExecuteCodeFunction::kName},
+                                        {"description", description},
+                                        {"inputSchema", std::move(schema)}});
+  }
+  return SerializeJson(json::object{
+      {"type", "function"},
+      {"function", json::object{{"name", ExecuteCodeFunction::kName},
+                                {"description", description},
+                                {"parameters", std::move(schema)}}}});
+}
+
+std::string DescriptionDocumentJson(std::string_view definition_json, std::string_view instructions) {
+  return SerializeJson(json::object{{"tools", json::array{json::parse(definition_json)}},
+                                      {"instructions", instructions}});
+}
+
+}  // namespace codeact::internal

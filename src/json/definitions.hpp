@@ -1,0 +1,33 @@
+// JSON pieces of the execute_code tool: its definitions, its arguments and the tool schemas it
+// describes. Kept here so the provider does not depend on the JSON library.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codeact/provider.hpp"
+#include "codeact/status.hpp"
+
+namespace codeact::internal {
+
+struct SchemaParam {
+  std::string name;
+  std::string type;  // "string", "integer", "number", "boolean", "array", "object", "any"
+  bool required = false;
+  std::string description;
+};
+
+// Top-level properties of an object schema, in declaration order. A malformed schema gives an
+// error, so a broken tool definition is caught when the tool is described, not when it runs.
+StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json);
+
+// {"code": "..."} -> the code. Missing, non-string, empty or whitespace-only code is an error.
+StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json);
+
+std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description);
+
+// {"tools":[definition],"instructions":"..."} for `codeact describe`.
+std::string DescriptionDocumentJson(std::string_view definition_json, std::string_view instructions);
+
+}  // namespace codeact::internal

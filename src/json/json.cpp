@@ -1,0 +1,203 @@
+// Boost.JSON adapter for the public types (json.hpp). Exceptions from Boost stop here.
+#include "codeact/json.hpp"
+
+#include <boost/json.hpp>
+
+#include "common/utf8.hpp"
+#include "json/base64.hpp"
+#include "json/serialize.hpp"
+
+namespace codeact {
+namespace json = boost::json;
+namespace {
+
+json::string Text(std::string_view s) { return json::string(internal::SanitizeUtf8(s)); }
+
+json::array ViolationsToJson(const std::vector<Violation>& violations) {
+  json::array out;
+  for (const auto& v : violations) {
+    out.push_back(json::object{{"line", v.line}, {"col", v.col}, {"rule", Text(v.rule)},
+                               {"message", Text(v.message)}, {"hint", Text(v.hint)}});
+  }
+  return out;
+}
+
+json::array Strings(const std::vector<std::string>& list) {
+  json::array out;
+  for (const auto& s : list) out.emplace_back(Text(s));
+  return out;
+}
+
+StatusOr<std::vector<std::string>> StringList(const json::value& v, std::string_view key) {
+  if (!v.is_array()) return InvalidArgument("policy key \"" + std::string(key) + "\" must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : v.as_array()) {
+    if (!item.is_string()) {
+      return InvalidArgument("policy key \"" + std::string(key) + "\" must be a list of strings");
+    }
+    out.emplace_back(item.as_string());
+  }
+  return out;
+}
+
+Outcome OutcomeFromName(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(Outcome::kInternalError); ++k) {
+    if (OutcomeName(static_cast<Outcome>(k)) == name) return static_cast<Outcome>(k);
+  }
+  return Outcome::kInternalError;
+}
+
+}  // namespace
+
+std::string ToJson(const ValidationReport& report) {
+  return internal::SerializeJson(json::object{{"ok", report.ok}, {"violations", ViolationsToJson(report.violations)}});
+}
+
+std::string ToJson(const ExecutionResult& r) {
+  json::value output;
+  if (r.output_present) {
+    json::error_code ec;
+    output = json::parse(r.output_json, ec);
+    if (ec) output = nullptr;
+  }
+  json::value error;
+  if (r.error) {
+    error = json::object{{"type", Text(r.error->type)}, {"message", Text(r.error->message)},
+                         {"traceback", Text(r.error->traceback)}};
+  }
+  json::array files;
+  for (const auto& f : r.files) {
+    files.push_back(json::object{{"path", Text(f.path)}, {"media_type", f.media_type}, {"size", f.size},
+                                 {"data_base64", internal::Base64Encode(f.data)}});
+  }
+  json::array omitted;
+  for (const auto& f : r.omitted_files) {
+    omitted.push_back(json::object{{"path", Text(f.path)}, {"reason", Text(f.reason)}});
+  }
+  json::object o{
+      {"stdout", Text(r.stdout_text)},
+      {"stderr", Text(r.stderr_text)},
+      {"stdout_truncated", r.stdout_truncated},
+      {"stderr_truncated", r.stderr_truncated},
+      {"exit_code", r.exit_code},
+      {"success", r.success()},
+      {"outcome", OutcomeName(r.outcome)},
+      {"output_present", r.output_present},
+      {"output", std::move(output)},
+      {"error", std::move(error)},
+      {"violations", ViolationsToJson(r.violations)},
+      {"files", std::move(files)},
+      {"omitted_files", std::move(omitted)},
+      {"tool_calls", r.tool_calls},
+      {"duration_ms", r.duration_ms},
+      {"backend", r.backend},
+      {"isolation", r.isolation},
+      {"message", Text(r.message)},
+  };
+  return internal::SerializeJson(o);
+}
+
+StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
+  try {
+    const json::value v = json::parse(text);
+    const json::object& o = v.as_object();
+    ExecutionResult r;
+    r.stdout_text = o.at("stdout").as_string();
+    r.stderr_text = o.at("stderr").as_string();
+    r.stdout_truncated = o.at("stdout_truncated").as_bool();
+    r.stderr_truncated = o.at("stderr_truncated").as_bool();
+    r.exit_code = static_cast<int>(o.at("exit_code").to_number<std::int64_t>());
+    r.outcome = OutcomeFromName(o.at("outcome").as_string());
+    r.output_present = o.at("output_present").as_bool();
+    r.output_json = internal::SerializeJson(o.at("output"));
+    if (const auto& e = o.at("error"); e.is_object()) {
+      r.error = UserError{std::string(e.at("type").as_string()), std::string(e.at("message").as_string()),
+                          std::string(e.at("traceback").as_string())};
+    }
+    for (const auto& item : o.at("violations").as_array()) {
+      const auto& vo = item.as_object();
+      r.violations.push_back({static_cast<int>(vo.at("line").to_number<std::int64_t>()),
+                              static_cast<int>(vo.at("col").to_number<std::int64_t>()),
+                              std::string(vo.at("rule").as_string()), std::string(vo.at("message").as_string()),
+                              std::string(vo.at("hint").as_string())});
+    }
+    for (const auto& item : o.at("files").as_array()) {
+      const auto& fo = item.as_object();
+      auto data = internal::Base64Decode(fo.at("data_base64").as_string());
+      if (!data) return InvalidArgument("result file data is not valid base64");
+      r.files.push_back({std::string(fo.at("path").as_string()), std::string(fo.at("media_type").as_string()),
+                         fo.at("size").to_number<std::int64_t>(), std::move(*data)});
+    }
+    for (const auto& item : o.at("omitted_files").as_array()) {
+      const auto& fo = item.as_object();
+      r.omitted_files.push_back({std::string(fo.at("path").as_string()), std::string(fo.at("reason").as_string())});
+    }
+    r.tool_calls = o.at("tool_calls").to_number<std::int64_t>();
+    r.duration_ms = o.at("duration_ms").to_number<std::int64_t>();
+    r.backend = o.at("backend").as_string();
+    r.isolation = o.at("isolation").as_string();
+    if (const auto* m = o.if_contains("message"); m && m->is_string()) r.message = m->as_string();
+    return r;
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("not an execution result: ") + e.what());
+  }
+}
+
+StatusOr<ValidationPolicy> PolicyFromJson(std::string_view text) {
+  json::error_code ec;
+  const json::value v = json::parse(text, ec);
+  if (ec) return InvalidArgument("policy is not valid JSON: " + ec.message());
+  if (!v.is_object()) return InvalidArgument("policy must be a JSON object");
+  ValidationPolicy policy;
+  for (const auto& [key, value] : v.as_object()) {
+    auto list = [&](std::string_view k) { return StringList(value, k); };
+    auto integer = [&](std::int64_t& out) -> Status {
+      if (!value.is_int64() && !value.is_uint64()) {
+        return InvalidArgument("policy key \"" + std::string(key) + "\" must be an integer");
+      }
+      out = value.to_number<std::int64_t>();
+      if (out <= 0) return InvalidArgument("policy key \"" + std::string(key) + "\" must be positive");
+      return Status::Ok();
+    };
+    if (key == "allowed_imports" || key == "blocked_builtins" || key == "allowed_dunder_attributes" ||
+        key == "extra_allowed_imports" || key == "extra_blocked_imports") {
+      auto l = list(key);
+      if (!l.ok()) return l.status();
+      if (key == "allowed_imports") policy.allowed_imports = std::move(*l);
+      if (key == "blocked_builtins") policy.blocked_builtins = std::move(*l);
+      if (key == "allowed_dunder_attributes") policy.allowed_dunder_attributes = std::move(*l);
+      if (key == "extra_allowed_imports") policy.extra_allowed_imports = std::move(*l);
+      if (key == "extra_blocked_imports") policy.extra_blocked_imports = std::move(*l);
+    } else if (key == "allow_dynamic_format") {
+      if (!value.is_bool()) return InvalidArgument("policy key \"allow_dynamic_format\" must be true or false");
+      policy.allow_dynamic_format = value.as_bool();
+    } else if (key == "max_code_bytes") {
+      if (Status s = integer(policy.max_code_bytes); !s.ok()) return s;
+    } else if (key == "validation_timeout_ms") {
+      if (Status s = integer(policy.validation_timeout_ms); !s.ok()) return s;
+    } else if (key == "max_ast_depth") {
+      std::int64_t depth = 0;
+      if (Status s = integer(depth); !s.ok()) return s;
+      policy.max_ast_depth = static_cast<std::int32_t>(std::min<std::int64_t>(depth, 10'000));
+    } else {
+      return InvalidArgument("unknown policy key \"" + std::string(key) + "\"");
+    }
+  }
+  return policy;
+}
+
+std::string ToJson(const ValidationPolicy& p) {
+  json::object o;
+  if (p.allowed_imports) o["allowed_imports"] = Strings(*p.allowed_imports);
+  if (p.blocked_builtins) o["blocked_builtins"] = Strings(*p.blocked_builtins);
+  if (p.allowed_dunder_attributes) o["allowed_dunder_attributes"] = Strings(*p.allowed_dunder_attributes);
+  o["extra_allowed_imports"] = Strings(p.extra_allowed_imports);
+  o["extra_blocked_imports"] = Strings(p.extra_blocked_imports);
+  o["allow_dynamic_format"] = p.allow_dynamic_format;
+  o["max_code_bytes"] = p.max_code_bytes;
+  o["max_ast_depth"] = p.max_ast_depth;
+  o["validation_timeout_ms"] = p.validation_timeout_ms;
+  return internal::SerializeJson(o);
+}
+
+}  // namespace codeact

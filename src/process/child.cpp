@@ -1,0 +1,279 @@
+#include "process/child.hpp"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "process/launch.hpp"
+#include "process/posix_util.hpp"
+
+namespace codeact::internal {
+namespace {
+
+// Start lays out the child's fds as stdin, stdout, stderr, bridge read, bridge write.
+static_assert(kChildBridgeReadFd == 3 && kChildBridgeWriteFd == 4 && kMaxChildFds == 5);
+
+constexpr std::string_view kRunTokenVariable = "CODEACT_RUN_TOKEN";
+// A pass that finds no new token holder ends the sweep; this bounds a pathological case.
+constexpr int kMaxSweepPasses = 32;
+constexpr std::size_t kMaxEnvironBytes = 16u << 20;
+
+StatusOr<std::string> NewRunToken() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("getrandom", errno);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  token.reserve(2 * sizeof bytes);
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 0xF];
+  }
+  return token;
+}
+
+Status ValidateSpec(const LaunchSpec& spec) {
+  if (spec.executable.empty() || spec.executable.front() != '/') {
+    return InvalidArgument("the executable must be an absolute path, got \"" + spec.executable +
+                           "\"");
+  }
+  for (const auto& [key, value] : spec.environment) {
+    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos) {
+      return InvalidArgument("invalid environment variable name \"" + key + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads /proc/<pid>/environ into `buffer`; false if it cannot be read (gone, not ours, a
+// kernel thread) or is implausibly large.
+bool ReadEnviron(pid_t pid, std::string& buffer) {
+  buffer.clear();
+  const std::string path = "/proc/" + std::to_string(pid) + "/environ";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return false;
+  char chunk[16 * 1024];
+  while (buffer.size() < kMaxEnvironBytes) {
+    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+    if (n > 0) {
+      buffer.append(chunk, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return true;
+    } else if (errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// True if the NUL-separated environment block holds exactly the entry `entry`.
+bool HasEnvironEntry(std::string_view block, std::string_view entry) {
+  std::size_t pos = 0;
+  while ((pos = block.find(entry, pos)) != std::string_view::npos) {
+    const bool starts = pos == 0 || block[pos - 1] == '\0';
+    const std::size_t end = pos + entry.size();
+    const bool ends = end == block.size() || block[end] == '\0';
+    if (starts && ends) return true;
+    pos = end;
+  }
+  return false;
+}
+
+// SIGKILLs every process (other than the host) whose environment carries `entry`.
+void SweepByEnvironEntry(const std::string& entry) {
+  const pid_t self = ::getpid();
+  std::set<pid_t> killed;
+  std::string environ_block;
+  for (int pass = 0; pass < kMaxSweepPasses; ++pass) {
+    bool found_new = false;
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return;
+    while (const dirent* ent = ::readdir(proc)) {
+      char* end = nullptr;
+      const long value = std::strtol(ent->d_name, &end, 10);
+      if (end == ent->d_name || *end != '\0' || value <= 0) continue;
+      const auto pid = static_cast<pid_t>(value);
+      if (pid == self) continue;
+      if (!ReadEnviron(pid, environ_block) || !HasEnvironEntry(environ_block, entry)) continue;
+      ::kill(pid, SIGKILL);
+      // A killed process stays visible until its memory is released; only new ones (children
+      // forked before the kill landed) call for another pass. Once SIGKILL is pending, fork fails.
+      if (killed.insert(pid).second) found_new = true;
+    }
+    ::closedir(proc);
+    if (!found_new) return;
+  }
+}
+
+}  // namespace
+
+struct Child::Impl {
+  pid_t pid = -1;
+  std::string token;
+  UniqueFd stdout_fd;
+  UniqueFd stderr_fd;
+  UniqueFd to_child;
+  UniqueFd from_child;
+
+  // Guards reaping: the group kill happens under it, so it can never hit a reused group id.
+  std::mutex mu;
+  bool reaped = false;
+  ExitInfo exit;
+
+  // Reaps if the child has exited (or always, with `block`). Caller holds `mu`.
+  bool ReapLocked(bool block) {
+    if (reaped) return true;
+    int status = 0;
+    rusage usage{};
+    pid_t r;
+    do {
+      r = ::wait4(pid, &status, block ? 0 : WNOHANG, &usage);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) return false;
+    reaped = true;
+    // ECHILD: someone else reaped it (a host with SIGCHLD ignored, or a stray waitpid(-1));
+    // the status is lost and stays "unknown" (exited=false, signal=0).
+    exit = r == pid ? ExitInfoFrom(status, usage) : ExitInfo{};
+    return true;
+  }
+};
+
+Child::Child(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
+  try {
+    if (Status valid = ValidateSpec(spec); !valid.ok()) return valid;
+    auto token = NewRunToken();
+    if (!token.ok()) return token.status();
+
+    LaunchPlan plan;
+    plan.executable = spec.executable;
+    plan.args = spec.args;
+    plan.working_dir = spec.working_dir;
+    plan.limits = spec.limits;
+    std::vector<std::string> environment;
+    environment.reserve(spec.environment.size() + 1);
+    for (const auto& [key, value] : spec.environment) {
+      if (key != kRunTokenVariable) environment.push_back(key + "=" + value);
+    }
+    environment.push_back(std::string(kRunTokenVariable) + "=" + *token);
+    plan.environment = std::move(environment);
+
+    UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!dev_null) return ErrnoStatus("open(/dev/null)", errno);
+    auto out = MakePipe();
+    if (!out.ok()) return out.status();
+    auto err = MakePipe();
+    if (!err.ok()) return err.status();
+    PipeFds to_child, from_child;
+    plan.child_fds = {dev_null.get(), out->write.get(), err->write.get()};
+    if (spec.bridge) {
+      auto to = MakePipe();
+      if (!to.ok()) return to.status();
+      auto from = MakePipe();
+      if (!from.ok()) return from.status();
+      to_child = std::move(*to);
+      from_child = std::move(*from);
+      plan.child_fds.push_back(to_child.read.get());
+      plan.child_fds.push_back(from_child.write.get());
+      if (Status s = SetNonBlocking(from_child.read.get()); !s.ok()) return s;
+    }
+    if (Status s = SetNonBlocking(out->read.get()); !s.ok()) return s;
+    if (Status s = SetNonBlocking(err->read.get()); !s.ok()) return s;
+
+    // Allocate before launching, so nothing after a successful launch can throw.
+    auto impl = std::make_unique<Impl>();
+    impl->token = std::move(*token);
+    auto child = std::unique_ptr<Child>(new Child(std::move(impl)));
+
+    auto pid = LaunchProcess(plan);
+    if (!pid.ok()) return pid.status();
+    // The child-side ends close when the PipeFds and dev_null go out of scope.
+    Impl& state = *child->impl_;
+    state.pid = *pid;
+    state.stdout_fd = std::move(out->read);
+    state.stderr_fd = std::move(err->read);
+    state.to_child = std::move(to_child.write);
+    state.from_child = std::move(from_child.read);
+    return child;
+  } catch (const std::exception& e) {
+    return Internal(std::string("Child::Start: ") + e.what());
+  }
+}
+
+Child::~Child() {
+  if (!impl_ || impl_->pid <= 0) return;
+  bool reaped;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    reaped = impl_->reaped;
+  }
+  if (!reaped) {
+    KillAll();
+    Wait();
+  }
+}
+
+pid_t Child::pid() const { return impl_->pid; }
+int Child::stdout_fd() const { return impl_->stdout_fd.get(); }
+int Child::stderr_fd() const { return impl_->stderr_fd.get(); }
+int Child::bridge_to_child_fd() const { return impl_->to_child.get(); }
+int Child::bridge_from_child_fd() const { return impl_->from_child.get(); }
+void Child::CloseBridgeToChild() { impl_->to_child.reset(); }
+const std::string& Child::run_token() const { return impl_->token; }
+
+void Child::KillAll() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    // The unreaped leader (alive or zombie) pins the group id, so this cannot hit a stranger.
+    if (!impl_->reaped) ::kill(-impl_->pid, SIGKILL);
+  }
+  try {
+    SweepByEnvironEntry(std::string(kRunTokenVariable) + "=" + impl_->token);
+  } catch (const std::exception&) {
+    // Out of memory while sweeping: the group kill above still happened.
+  }
+}
+
+ExitInfo Child::Wait() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->reaped) return impl_->exit;
+  }
+  // Wait for the exit without reaping, so KillAll (under the mutex) never races the reap.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(impl_->pid), &info, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR) {
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->ReapLocked(/*block=*/true);
+  return impl_->exit;
+}
+
+std::optional<ExitInfo> Child::TryWait() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->ReapLocked(/*block=*/false)) return std::nullopt;
+  return impl_->exit;
+}
+
+}  // namespace codeact::internal

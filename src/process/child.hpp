@@ -1,0 +1,155 @@
+// Child: one directly-started program (no shell) under rlimits, in its own process group,
+// with stdin on /dev/null, stdout/stderr on pipes and two bridge pipes at fixed fd numbers.
+// This folder is the only place that uses Boost.Process and POSIX process calls.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codeact/status.hpp"
+
+namespace codeact::internal {
+
+// Bridge fd numbers inside the child.
+inline constexpr int kChildBridgeReadFd = 3;   // host -> child
+inline constexpr int kChildBridgeWriteFd = 4;  // child -> host
+
+struct ResourceLimits {
+  std::int64_t cpu_time_s = 30;  // RLIMIT_CPU soft; hard = soft + 1 (SIGXCPU, then SIGKILL)
+  std::int64_t memory_bytes = 1LL << 30;          // RLIMIT_AS
+  std::int64_t max_file_size_bytes = 64LL << 20;  // RLIMIT_FSIZE
+  std::int64_t max_open_files = 256;              // RLIMIT_NOFILE
+  std::int64_t max_processes = 32;                // RLIMIT_NPROC (root is exempt: see README)
+};
+
+struct LaunchSpec {
+  std::string executable;                          // absolute path, exec'd directly
+  std::vector<std::string> args;                   // argv[1..]
+  std::map<std::string, std::string> environment;  // exactly this environment, nothing inherited
+                                                   // (plus CODEACT_RUN_TOKEN, which Start sets)
+  std::string working_dir;                         // empty: the host's working directory
+  ResourceLimits limits;
+  bool bridge = true;  // open the two bridge pipes at kChildBridgeReadFd/kChildBridgeWriteFd
+};
+
+struct ExitInfo {
+  bool exited = false;  // normal exit: exit_code valid
+  int exit_code = -1;
+  int signal = 0;          // killed by this signal when !exited
+  double cpu_seconds = 0;  // user + system of the child (and reaped descendants)
+};
+
+class Child {
+ public:
+  // All-or-nothing: every rlimit, the process group, the parent-death signal, the fd layout
+  // apply in the child before exec, or Start fails with the reason and leaves nothing behind.
+  // A failed step is named in the message, e.g. "chdir(/x) failed: No such file or directory"
+  // or "execve(/usr/bin/nope) failed: ...". Signal dispositions and the signal mask are reset
+  // to the defaults in the child. Returns once the program has been exec'd.
+  // PR_SET_PDEATHSIG fires when the *thread* that called Start exits: start long-lived
+  // children from a thread that outlives them.
+  static StatusOr<std::unique_ptr<Child>> Start(const LaunchSpec& spec);
+
+  // Kills the group and reaps the child if the caller did not.
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const;
+  // Host ends; all O_CLOEXEC. stdout, stderr and from_child are O_NONBLOCK (poll them and
+  // read with DrainAvailable). to_child is *blocking*: writing a frame returns once the child
+  // has taken it into the pipe. That cannot deadlock as long as the child reads fd 3
+  // continuously (the runner does, on its own), and a child that stops reading is ended by the
+  // wall-clock watchdog's KillAll(), after which the blocked write fails with EPIPE. Write with
+  // WriteAll() below, which turns a dead reader into a Status instead of a host-killing SIGPIPE.
+  // -1 once closed (or when LaunchSpec::bridge is false). Not thread-safe, unlike KillAll/Wait.
+  int stdout_fd() const;
+  int stderr_fd() const;
+  int bridge_to_child_fd() const;    // host writes frames here
+  int bridge_from_child_fd() const;  // host reads frames here
+  void CloseBridgeToChild();         // lets the child see EOF
+
+  // SIGKILL to the whole process group, then to every process that still carries this
+  // child's run token in its environment (daemons that left the group with setsid); the token
+  // sweep of /proc repeats until a pass finds no new process. Idempotent; async with respect
+  // to Wait (a watchdog thread may call it while another thread waits).
+  // Call it *before* Wait at the end of a run: once the child has been reaped its group id may
+  // be reused, so KillAll then only sweeps by token. Limits: a process that overwrote its own
+  // environment, or whose /proc entry the host cannot read, escapes the sweep.
+  void KillAll();
+
+  // Reaps the child; blocks until it exits. Idempotent (returns the same info again).
+  ExitInfo Wait();
+  // Non-blocking reap.
+  std::optional<ExitInfo> TryWait();
+
+  // The random token placed in the child's environment as CODEACT_RUN_TOKEN.
+  const std::string& run_token() const;
+
+ private:
+  struct Impl;
+  explicit Child(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Appends to a buffer up to a byte cap; past it, keeps counting but stores nothing.
+class CappedBuffer {
+ public:
+  explicit CappedBuffer(std::int64_t cap_bytes) : cap_(cap_bytes) {}
+  void Append(const char* data, std::size_t size);
+  bool truncated() const { return truncated_; }
+  std::int64_t total_bytes() const { return total_; }
+  const std::string& data() const { return data_; }
+  std::string Take() { return std::move(data_); }
+
+ private:
+  std::int64_t cap_;
+  std::int64_t total_ = 0;
+  bool truncated_ = false;
+  std::string data_;
+};
+
+// Reads everything available from a non-blocking fd into `out`.
+// Returns false on EOF or a hard error (the fd is then finished), true if it would block.
+// Also returns true after 1 MiB in one call, so a fast writer cannot pin the caller's loop:
+// true always means "poll again".
+bool DrainAvailable(int fd, CappedBuffer& out);
+
+// Writes all of `data` to `fd` (blocking or not: EAGAIN waits in poll). SIGPIPE is blocked in
+// the calling thread for the duration, so a reader that died gives an UNAVAILABLE status
+// instead of killing the host. Blocks until everything is written or the reader is gone.
+Status WriteAll(int fd, std::string_view data);
+
+struct CommandResult {
+  ExitInfo exit;
+  std::string stdout_text;
+  std::string stderr_text;
+  bool stdout_truncated = false;  // more than max_output_bytes arrived; the rest was discarded
+  bool stderr_truncated = false;
+  bool timed_out = false;  // the timeout killed the command's process group
+};
+
+// Runs a short helper command (no shell) with `stdin_data` on stdin, the host's environment
+// minus nothing, and a wall-clock timeout; output is capped at `max_output_bytes` per stream.
+// Used for command tools and interpreter probes. argv[0] is searched in PATH unless it
+// contains a '/' (the command then sees the resolved path as its argv[0]). The command runs in its
+// own process group; on timeout the group gets SIGKILL, output read so far is kept (at most one
+// more second is spent draining pipes that an escaped process still holds), and timed_out is set. A
+// command that exits but leaves a process holding its stdout/stderr open counts as running until
+// the timeout. `working_dir` empty: the host's working directory (a missing one fails the start
+// with a chdir message). Thread-safe.
+StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                   const std::string& stdin_data, std::chrono::milliseconds timeout,
+                                   std::int64_t max_output_bytes = 1LL << 20,
+                                   const std::string& working_dir = {});
+
+}  // namespace codeact::internal

@@ -1,0 +1,429 @@
+#include "process/launch.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "process/boost_process.hpp"
+#include "process/posix_util.hpp"
+
+extern "C" char** environ;
+
+namespace codeact::internal {
+namespace {
+
+namespace bp = boost::process::v2;
+
+// How exec-setup failures reach the parent
+// -----------------------------------------
+// Boost.Process 1.81's posix::default_launcher has an error pipe of its own, but it carries only
+// the child's errno (so the failing step is lost), its child calls ::exit() rather than _exit()
+// after a failed exec (running the host's atexit handlers and stdio flushes in the forked copy,
+// which can deadlock on locks other threads held at fork time), and its on_error hooks are
+// never selected (their SFINAE signature does not match the call). So the setup initializer
+// below runs the whole checklist *and the execve itself* and never returns to the launcher:
+// on any failure it writes a SetupFailure record to a report pipe of our own (O_CLOEXEC)
+// and _exit()s. The parent reads that pipe until EOF: EOF with no record means execve
+// succeeded (the close-on-exec write end vanished), a record names the failing step. The
+// launcher's own pipe is closed by the fd sweep in the child, so its parent side simply sees
+// EOF and returns the process, which we detach and reap ourselves (wait4, for the rusage).
+enum class Step : std::int32_t {
+  kSignalDisposition,
+  kSignalMask,
+  kSetpgid,
+  kParentDeathSignal,
+  kParentExited,
+  kChdir,
+  kMoveFd,
+  kDup2,
+  kCloseRange,
+  kSetrlimit,
+  kExecve,
+};
+
+struct SetupFailure {
+  std::int32_t step;
+  std::int32_t err;
+  std::int32_t detail;  // fd number (kDup2, kMoveFd), resource index (kSetrlimit), signal
+};
+
+struct LimitSetting {
+  int resource;
+  const char* name;
+  rlimit value;
+};
+
+// Everything the child needs, computed before fork: after fork the child only reads this,
+// makes system calls and writes a fixed-size record (all async-signal-safe).
+struct ChildSetup {
+  pid_t parent_pid = -1;
+  int report_fd = -1;
+  int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
+  int fd_count = 0;
+  const char* working_dir = nullptr;
+  LimitSetting limits[6] = {};
+  int limit_count = 0;
+  int fallback_close_max = 0;  // upper bound for the close loop when close_range is missing
+};
+
+[[noreturn]] void FailSetup(int report_fd, Step step, int err, int detail = 0) {
+  const SetupFailure record{static_cast<std::int32_t>(step), err != 0 ? err : EINVAL, detail};
+  // A 12-byte write to a pipe is atomic; if it fails there is no one else to tell.
+  [[maybe_unused]] ssize_t ignored = ::write(report_fd, &record, sizeof record);
+  ::_exit(127);
+}
+
+int CloseRange(unsigned first, unsigned last) {
+  // The raw system call: glibc's close_range wrapper may be missing on older systems.
+  return ::syscall(SYS_close_range, first, last, 0) == 0 ? 0 : errno;
+}
+
+// Closes every fd >= first except `keep` (which is >= first). Returns 0 or an errno.
+int CloseFdsFrom(int first, int keep, int fallback_max) {
+  int err = 0;
+  if (keep > first) err = CloseRange(first, keep - 1);
+  if (err == 0) err = CloseRange(keep + 1, ~0U);
+  if (err != ENOSYS) return err;
+  // Kernels before 5.9 have no close_range: close up to the NOFILE limit read before fork.
+  for (int fd = first; fd < fallback_max; ++fd) {
+    if (fd != keep) ::close(fd);
+  }
+  return 0;
+}
+
+// Runs in the child between fork and exec. Never returns.
+[[noreturn]] void RunChildSetup(const ChildSetup& setup, const char* executable,
+                                const char* const* argv, const char* const* envp) {
+  int report_fd = setup.report_fd;
+
+  // 1. Signals: the host may ignore signals or block them in the forking thread (we block
+  // all of them around fork ourselves so no host handler can run here). Reset dispositions
+  // first, then unblock, so nothing pending is delivered to a host handler.
+  struct sigaction default_action = {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    // glibc reserves two real-time signals for itself and answers EINVAL for them.
+    if (::sigaction(sig, &default_action, nullptr) != 0 && errno != EINVAL) {
+      FailSetup(report_fd, Step::kSignalDisposition, errno, sig);
+    }
+  }
+  sigset_t empty_mask;
+  sigemptyset(&empty_mask);
+  if (::sigprocmask(SIG_SETMASK, &empty_mask, nullptr) != 0) {
+    FailSetup(report_fd, Step::kSignalMask, errno);
+  }
+
+  // 2. Own process group, so the host can kill everything the program starts in one call.
+  // (Boost.Process 1.81 has no process-group initializer.)
+  if (::setpgid(0, 0) != 0) FailSetup(report_fd, Step::kSetpgid, errno);
+
+  // 3. Die with the host. If the parent already died between fork and prctl, the signal
+  // will never come: detect that by the parent pid changing (reparenting).
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+    FailSetup(report_fd, Step::kParentDeathSignal, errno);
+  if (::getppid() != setup.parent_pid) FailSetup(report_fd, Step::kParentExited, ESRCH);
+
+  // 4. Working directory (before the fd layout, so a relative path means the host's cwd).
+  if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
+    FailSetup(report_fd, Step::kChdir, errno);
+  }
+
+  // 5. Fd layout. A source may itself sit on 0-4 (a host with stdio closed, or a descriptor
+  // another thread just freed), where an earlier dup2 would clobber it: move every such fd,
+  // and the report pipe, above the layout first.
+  int sources[kMaxChildFds];
+  for (int i = 0; i < setup.fd_count; ++i) {
+    sources[i] = setup.fds[i];
+    if (sources[i] < kMaxChildFds) {
+      sources[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, kMaxChildFds);
+      if (sources[i] < 0) FailSetup(report_fd, Step::kMoveFd, errno, setup.fds[i]);
+    }
+  }
+  if (report_fd < kMaxChildFds) {
+    const int moved = ::fcntl(report_fd, F_DUPFD_CLOEXEC, kMaxChildFds);
+    if (moved < 0) FailSetup(report_fd, Step::kMoveFd, errno, report_fd);
+    report_fd = moved;
+  }
+  for (int target = 0; target < setup.fd_count; ++target) {
+    // dup2 clears FD_CLOEXEC on the target, so exactly these survive the exec.
+    if (::dup2(sources[target], target) < 0) FailSetup(report_fd, Step::kDup2, errno, target);
+  }
+
+  // 6. Close everything else, including the launcher's own pipe and any descriptor the host
+  // opened without O_CLOEXEC. The report pipe stays until execve closes it (O_CLOEXEC).
+  if (int err = CloseFdsFrom(setup.fd_count, report_fd, setup.fallback_close_max); err != 0) {
+    FailSetup(report_fd, Step::kCloseRange, err);
+  }
+
+  // 7. Resource limits.
+  for (int i = 0; i < setup.limit_count; ++i) {
+    const LimitSetting& limit = setup.limits[i];
+    if (::setrlimit(limit.resource, &limit.value) != 0) {
+      FailSetup(report_fd, Step::kSetrlimit, errno, i);
+    }
+  }
+
+  // 8. Exec, exactly as the launcher would (its argv, its env pointer), but failing through
+  // our report pipe and _exit instead of its errno-only pipe and exit().
+  ::execve(executable, const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+  FailSetup(report_fd, Step::kExecve, errno);
+}
+
+// The Boost.Process v2 initializer: on_exec_setup runs in the child after fork.
+struct ChildSetupInitializer {
+  const ChildSetup* setup;
+
+  template <typename Launcher>
+  boost::system::error_code on_exec_setup(Launcher& launcher,
+                                          const std::filesystem::path& executable,
+                                          const char* const* argv) {
+    RunChildSetup(*setup, executable.c_str(), argv, launcher.env);
+  }
+};
+
+std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
+                        const LaunchPlan& plan) {
+  std::string step;
+  switch (static_cast<Step>(failure.step)) {
+    case Step::kSignalDisposition:
+      step = "sigaction(" + std::to_string(failure.detail) + ", SIG_DFL)";
+      break;
+    case Step::kSignalMask:
+      step = "sigprocmask(SIG_SETMASK, {})";
+      break;
+    case Step::kSetpgid:
+      step = "setpgid(0, 0)";
+      break;
+    case Step::kParentDeathSignal:
+      step = "prctl(PR_SET_PDEATHSIG, SIGKILL)";
+      break;
+    case Step::kParentExited:
+      return "the parent exited while the child was starting (PR_SET_PDEATHSIG would never fire)";
+    case Step::kChdir:
+      step = "chdir(" + plan.working_dir + ")";
+      break;
+    case Step::kMoveFd:
+      step = "fcntl(" + std::to_string(failure.detail) + ", F_DUPFD_CLOEXEC)";
+      break;
+    case Step::kDup2:
+      step = "dup2 onto fd " + std::to_string(failure.detail);
+      break;
+    case Step::kCloseRange:
+      step = "close_range(" + std::to_string(setup.fd_count) + ", ~0U)";
+      break;
+    case Step::kSetrlimit:
+      if (failure.detail >= 0 && failure.detail < setup.limit_count) {
+        const LimitSetting& limit = setup.limits[failure.detail];
+        step = std::string("setrlimit(") + limit.name + ", " +
+               std::to_string(limit.value.rlim_cur) + ")";
+      } else {
+        step = "setrlimit";
+      }
+      break;
+    case Step::kExecve:
+      step = "execve(" + plan.executable + ")";
+      break;
+    default:
+      step = "child setup step " + std::to_string(failure.step);
+      break;
+  }
+  return step + " failed: " + ErrnoText(failure.err);
+}
+
+void ReapBlocking(pid_t pid) {
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+Status ValidatePlan(const LaunchPlan& plan) {
+  auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
+  if (plan.executable.empty()) return InvalidArgument("the executable path is empty");
+  if (has_nul(plan.executable)) return InvalidArgument("the executable path contains a NUL byte");
+  for (const std::string& arg : plan.args) {
+    if (has_nul(arg)) return InvalidArgument("an argument contains a NUL byte");
+  }
+  if (plan.environment) {
+    for (const std::string& entry : *plan.environment) {
+      if (has_nul(entry)) return InvalidArgument("an environment entry contains a NUL byte");
+    }
+  }
+  if (has_nul(plan.working_dir))
+    return InvalidArgument("the working directory contains a NUL byte");
+  if (plan.child_fds.size() != 3 && plan.child_fds.size() != kMaxChildFds) {
+    return Internal("LaunchProcess needs 3 or 5 child fds");
+  }
+  for (int fd : plan.child_fds) {
+    if (fd < 0) return Internal("LaunchProcess got an invalid child fd");
+  }
+  if (plan.limits) {
+    const ResourceLimits& l = *plan.limits;
+    if (l.cpu_time_s < 0 || l.memory_bytes < 0 || l.max_file_size_bytes < 0 ||
+        l.max_open_files < 0 || l.max_processes < 0) {
+      return InvalidArgument("resource limits must not be negative");
+    }
+  }
+  return Status::Ok();
+}
+
+void AddLimit(ChildSetup& setup, int resource, const char* name, std::int64_t soft,
+              std::int64_t hard) {
+  LimitSetting& limit = setup.limits[setup.limit_count++];
+  limit.resource = resource;
+  limit.name = name;
+  limit.value.rlim_cur = static_cast<rlim_t>(soft);
+  limit.value.rlim_max = static_cast<rlim_t>(hard);
+}
+
+// Blocks every signal in the calling thread for the fork, so no host handler runs in the
+// child before it resets the dispositions.
+class ScopedBlockAllSignals {
+ public:
+  ScopedBlockAllSignals() {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old_);
+  }
+  ~ScopedBlockAllSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  ScopedBlockAllSignals(const ScopedBlockAllSignals&) = delete;
+  ScopedBlockAllSignals& operator=(const ScopedBlockAllSignals&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
+}  // namespace
+
+ExitInfo ExitInfoFrom(int status, const rusage& usage) {
+  ExitInfo info;
+  if (WIFEXITED(status)) {
+    info.exited = true;
+    info.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    info.signal = WTERMSIG(status);
+  }
+  info.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                     static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  return info;
+}
+
+StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
+  if (Status valid = ValidatePlan(plan); !valid.ok()) return valid;
+
+  // Everything the child touches is built here, before fork.
+  std::vector<const char*> envp;
+  if (plan.environment) {
+    envp.reserve(plan.environment->size() + 1);
+    for (const std::string& entry : *plan.environment) envp.push_back(entry.c_str());
+    envp.push_back(nullptr);
+  }
+
+  ChildSetup setup;
+  setup.parent_pid = ::getpid();
+  setup.fd_count = static_cast<int>(plan.child_fds.size());
+  for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
+  setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
+  if (plan.limits) {
+    const ResourceLimits& l = *plan.limits;
+    AddLimit(setup, RLIMIT_CORE, "RLIMIT_CORE", 0, 0);
+    // SIGXCPU at the soft limit; SIGKILL one second later if the program ignores it.
+    AddLimit(setup, RLIMIT_CPU, "RLIMIT_CPU", l.cpu_time_s, l.cpu_time_s + 1);
+    AddLimit(setup, RLIMIT_FSIZE, "RLIMIT_FSIZE", l.max_file_size_bytes, l.max_file_size_bytes);
+    AddLimit(setup, RLIMIT_NOFILE, "RLIMIT_NOFILE", l.max_open_files, l.max_open_files);
+    AddLimit(setup, RLIMIT_NPROC, "RLIMIT_NPROC", l.max_processes, l.max_processes);
+    // Last, so the earlier steps never run short of address space.
+    AddLimit(setup, RLIMIT_AS, "RLIMIT_AS", l.memory_bytes, l.memory_bytes);
+  }
+  rlimit nofile{};
+  setup.fallback_close_max = 65536;
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    setup.fallback_close_max = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 30));
+  }
+
+  auto report = MakePipe();
+  if (!report.ok()) return report.status();
+  // Read after the launcher returns, when the child has exec'd or exited; another thread's
+  // fork may briefly hold a copy of the write end, so the read is a blocking read to EOF.
+  setup.report_fd = report->write.get();
+
+  pid_t pid = -1;
+  boost::system::error_code launch_error;
+  std::string launch_exception;
+  {
+    ScopedBlockAllSignals block_signals;
+    // A private, never-run context: the launcher calls notify_fork on it in the child (which
+    // allocates; glibc keeps malloc usable in the child of a multi-threaded fork), and no other
+    // thread can hold its locks.
+    boost::asio::io_context context;
+    bp::posix::default_launcher launcher;
+    launcher.env = plan.environment ? envp.data() : ::environ;
+    try {
+      // The executor overload: in 1.81 the execution-context overload drops the error_code.
+      auto process =
+          launcher(context.get_executor(), launch_error, std::filesystem::path(plan.executable),
+                   plan.args, ChildSetupInitializer{&setup});
+      // Detach: basic_process's destructor would waitpid(WNOHANG) and could reap the child
+      // before we collect its status and rusage.
+      process.detach();
+    } catch (const std::exception& e) {
+      // E.g. pidfd_open failing after the fork: the child exists, handled below.
+      launch_exception = e.what();
+    }
+    pid = launcher.pid;
+  }
+  report->write.reset();
+
+  if (pid <= 0) {
+    if (launch_error) return ErrnoStatus("fork", launch_error.value());
+    return Internal(
+        "starting " + plan.executable + " failed: " +
+        (launch_exception.empty() ? std::string("no child was created") : launch_exception));
+  }
+
+  SetupFailure failure{};
+  std::size_t got = 0;
+  while (got < sizeof failure) {
+    const ssize_t n =
+        ::read(report->read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  if (got == sizeof failure) {
+    ReapBlocking(pid);  // it has _exit()ed already
+    return Status(CodeForErrno(failure.err), StepMessage(failure, setup, plan));
+  }
+  if (got != 0) {
+    ::kill(pid, SIGKILL);
+    ReapBlocking(pid);
+    return Internal("starting " + plan.executable +
+                    " failed: truncated setup report from the child");
+  }
+  if (launch_error || !launch_exception.empty()) {
+    // The program runs but Boost failed around it: do not leave it behind.
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    ReapBlocking(pid);
+    return Internal("starting " + plan.executable + " failed after fork: " +
+                    (launch_error ? launch_error.message() : launch_exception));
+  }
+  return pid;
+}
+
+}  // namespace codeact::internal

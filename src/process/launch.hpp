@@ -1,0 +1,44 @@
+// LaunchProcess: fork and exec one program through Boost.Process v2 with a checklist of
+// setup steps run in the child between fork and exec. Shared by Child and RunCommand.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codeact/status.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+
+inline constexpr int kMaxChildFds = 5;  // 0-2 stdio, 3-4 bridge
+
+struct LaunchPlan {
+  std::string executable;         // exec'd as given (no PATH search)
+  std::vector<std::string> args;  // argv[1..]; argv[0] is `executable`
+  // "KEY=value" entries, exactly the child's environment; nullopt inherits the host's.
+  std::optional<std::vector<std::string>> environment;
+  std::string working_dir;  // empty: the host's working directory
+  // child_fds[i] becomes fd i in the child (3 or 5 entries, all valid). Every other fd is
+  // closed. The sources may be O_CLOEXEC and may have any number, 0-4 included.
+  std::vector<int> child_fds;
+  std::optional<ResourceLimits> limits;  // nullopt: inherit the host's limits
+};
+
+// In the child, in order, each step all-or-nothing: signal dispositions to default and an
+// empty signal mask; setpgid(0, 0); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
+// same); chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
+// limits); execve. Returns the pid once the program has been exec'd, or the failing step as
+// "<step> failed: <reason>" after the child has been reaped.
+//
+// The child is in its own process group (pgid == pid) and dies with SIGKILL when the thread
+// that called LaunchProcess exits (PR_SET_PDEATHSIG follows the thread, not the process).
+StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan);
+
+// A wait4 status and rusage as an ExitInfo.
+ExitInfo ExitInfoFrom(int status, const rusage& usage);
+
+}  // namespace codeact::internal

@@ -1,0 +1,95 @@
+#include "process/posix_util.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace codeact::internal {
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) {
+    // Linux releases the descriptor even when close reports EINTR; retrying could close a
+    // descriptor another thread has just been given.
+    ::close(fd_);
+  }
+  fd_ = fd;
+}
+
+StatusOr<PipeFds> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2(O_CLOEXEC)", errno);
+  PipeFds pipe;
+  pipe.read.reset(fds[0]);
+  pipe.write.reset(fds[1]);
+  return pipe;
+}
+
+Status SetNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return ErrnoStatus("fcntl(O_NONBLOCK)", errno);
+  }
+  return Status::Ok();
+}
+
+std::string ErrnoText(int err) {
+  char buffer[256];
+  // GNU strerror_r: returns a pointer to the text, which may or may not be `buffer`.
+  return ::strerror_r(err, buffer, sizeof buffer);
+}
+
+StatusCode CodeForErrno(int err) {
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return StatusCode::kNotFound;
+    case EACCES:
+    case EPERM:
+      return StatusCode::kPermissionDenied;
+    case EAGAIN:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE:
+    case E2BIG:
+      return StatusCode::kResourceExhausted;
+    case EINVAL:
+    case ENOEXEC:
+    case ELOOP:
+    case ENAMETOOLONG:
+      return StatusCode::kInvalidArgument;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+Status ErrnoStatus(std::string_view what, int err) {
+  std::string message(what);
+  message += " failed: ";
+  message += ErrnoText(err);
+  return Status(CodeForErrno(err), std::move(message));
+}
+
+ScopedSigpipeBlock::ScopedSigpipeBlock() {
+  sigemptyset(&pipe_set_);
+  sigaddset(&pipe_set_, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+  ::pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_mask_);
+}
+
+ScopedSigpipeBlock::~ScopedSigpipeBlock() {
+  if (!was_pending_) {
+    const timespec no_wait{};
+    // A standard signal is pending at most once; EAGAIN ends the loop.
+    while (::sigtimedwait(&pipe_set_, nullptr, &no_wait) == SIGPIPE) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,111 @@
+// What the agent reads: the instructions and the per-run execute_code description (DESIGN 4.1).
+#include <cctype>
+#include <sstream>
+
+#include "codeact/provider.hpp"
+#include "json/definitions.hpp"
+
+namespace codeact {
+namespace {
+
+std::string Bytes(std::int64_t n) {
+  if (n % (1LL << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  if (n % (1LL << 10) == 0) return std::to_string(n >> 10) + " KiB";
+  return std::to_string(n) + " bytes";
+}
+
+std::string Seconds(std::int64_t ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms) + " ms";
+}
+
+void DescribeTool(std::ostringstream& out, const HostTool& tool) {
+  auto params = internal::SchemaParams(tool.parameters_schema);
+  std::string signature;
+  std::string kwargs;
+  if (params.ok()) {
+    for (const auto& p : *params) {
+      if (!signature.empty()) signature += ", ";
+      signature += p.name + ": " + p.type + (p.required ? "" : " = None");
+      if (!kwargs.empty()) kwargs += ", ";
+      kwargs += p.name + "=...";
+    }
+  } else {
+    signature = "**kwargs";
+  }
+  out << "- `" << tool.name << "(" << signature << ")` — "
+      << (tool.description.empty() ? "(no description)" : tool.description) << "\n"
+      << "  call: `await call_tool(\"" << tool.name << "\"" << (kwargs.empty() ? "" : ", " + kwargs) << ")`";
+  const bool identifier = !tool.name.empty() && !std::isdigit(static_cast<unsigned char>(tool.name[0])) &&
+                          tool.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                              std::string::npos;
+  if (identifier) out << " or `await " << tool.name << "(" << kwargs << ")`";
+  out << "\n";
+  if (params.ok()) {
+    for (const auto& p : *params) {
+      if (!p.description.empty()) out << "    - " << p.name << ": " << p.description << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string CodeActProvider::Instructions() const {
+  return "You can run Python code with the `execute_code` tool. Write one short program that does "
+         "the whole task: combine steps in one call instead of calling the tool many times. Host "
+         "tools are reachable only from inside the code with `await call_tool(\"name\", arg=value)`; "
+         "check their results and catch `ToolError` where a call may fail. Print what you need to "
+         "see — only stdout, stderr and the value of a final bare expression come back. Nothing "
+         "persists between calls: pass values explicitly from one call to the next. If the result "
+         "has violations, fix the code as the hints say and try again.";
+}
+
+std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
+  const bool host_paths_visible = executor_->isolation() == IsolationLevel::kProcess &&
+                                  executor_->backend() == BackendKind::kLocal;
+  std::ostringstream out;
+  out << "Run Python 3 code in a sandbox (" << BackendName(executor_->backend()) << " backend, "
+      << IsolationName(executor_->isolation()) << " isolation) and return its result. Top-level `await` "
+      << "works; the value of a final bare expression is returned as `output`.\n\n"
+      << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
+      << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
+      << "traceback}, violations [{line, col, rule, message, hint}], files (written to read-write "
+      << "mounts), tool_calls.\n";
+
+  if (s.tools.empty()) {
+    out << "\nNo host tools are available.\n";
+  } else {
+    out << "\nHost tools (keyword arguments only; a failed call raises ToolError with .error_type "
+           "and .message):\n";
+    for (const auto& tool : s.tools) DescribeTool(out, tool);
+  }
+
+  if (!s.mounts.empty()) {
+    out << "\nFiles:\n";
+    for (const auto& m : s.mounts) {
+      out << "- " << m.mount_path << " (" << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
+      if (host_paths_visible) out << ": use the path " << m.host_path;
+      if (m.mode == MountMode::kReadWrite) {
+        out << "; new or changed files are returned (up to " << Bytes(m.write_bytes_limit) << ")";
+      }
+      out << "\n";
+    }
+  }
+  out << "\nNetwork: ";
+  if (s.network_targets.empty()) {
+    out << "no network access is intended; do not rely on it.\n";
+  } else {
+    out << "only these hosts are reachable:";
+    for (const auto& n : s.network_targets) out << " " << n;
+    out << "\n";
+  }
+  const ExecutionLimits& l = s.limits;
+  out << "\nLimits: " << Seconds(l.wall_timeout_ms) << " wall clock (tool calls included), "
+      << l.cpu_time_s << " s CPU, " << Bytes(l.memory_bytes) << " memory, stdout and stderr "
+      << Bytes(l.max_stdout_bytes) << " / " << Bytes(l.max_stderr_bytes) << " (truncated past that), "
+      << l.max_tool_calls << " tool calls.\n"
+      << "\nState does not persist between calls: every call starts a fresh interpreter.\n";
+  return out.str();
+}
+
+}  // namespace codeact

@@ -1,0 +1,62 @@
+#include "provider/fingerprint.hpp"
+
+#include <cstdio>
+
+namespace codeact::internal {
+namespace {
+
+// FNV-1a over a canonical text; each field is length-prefixed so no two configs collide by
+// concatenation.
+class Hasher {
+ public:
+  Hasher& Add(std::string_view s) {
+    AddRaw(std::to_string(s.size()));
+    AddRaw(":");
+    AddRaw(s);
+    return *this;
+  }
+  Hasher& Add(std::int64_t v) { return Add(std::to_string(v)); }
+  std::string Hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  void AddRaw(std::string_view s) {
+    for (unsigned char c : s) {
+      h_ ^= c;
+      h_ *= 0x100000001b3ULL;
+    }
+  }
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+}  // namespace
+
+std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry_version,
+                               const ExecutorOptions& executor) {
+  Hasher h;
+  h.Add("tools").Add(static_cast<std::int64_t>(tool_registry_version));
+  for (const auto& t : s.tools) h.Add(t.name);  // snapshot tools are sorted by name
+  h.Add("mounts");
+  for (const auto& m : s.mounts) {
+    h.Add(m.host_path).Add(m.mount_path).Add(MountModeName(m.mode)).Add(m.write_bytes_limit);
+  }
+  h.Add("network");
+  for (const auto& n : s.network_targets) h.Add(n);
+  h.Add("env");
+  for (const auto& [k, v] : s.environment) h.Add(k).Add(v);
+  const ExecutionLimits& l = s.limits;
+  h.Add("limits");
+  for (std::int64_t v : {l.wall_timeout_ms, l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files,
+                         l.max_processes, l.max_stdout_bytes, l.max_stderr_bytes, l.max_output_bytes,
+                         l.max_frame_bytes, l.max_tool_calls, l.max_capture_file_bytes, l.max_capture_total_bytes}) {
+    h.Add(v);
+  }
+  h.Add("backend").Add(BackendName(executor.backend)).Add(IsolationName(executor.isolation));
+  h.Add(executor.python_path).Add(executor.resource_dir);
+  return h.Hex();
+}
+
+}  // namespace codeact::internal

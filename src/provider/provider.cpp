@@ -1,0 +1,207 @@
+#include "codeact/provider.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "codeact/json.hpp"
+#include "json/definitions.hpp"
+#include "provider/fingerprint.hpp"
+
+namespace codeact {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ExecutionResult ArgumentError(const std::string& message) {
+  ExecutionResult r = NotRunResult(Outcome::kValidationFailed, message);
+  r.violations.push_back({0, 0, "argument-error", message, "call execute_code with {\"code\": \"<python source>\"}"});
+  return r;
+}
+
+}  // namespace
+
+CodeActProvider::CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
+                                 std::unique_ptr<Executor> executor)
+    : options_(std::move(options)),
+      validator_(std::move(validator)),
+      executor_(std::move(executor)),
+      limits_(options_.limits),
+      environment_(options_.environment) {}
+
+void CodeActProvider::AddTool(HostTool tool) { tools_.Add(std::move(tool)); }
+std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const { return tools_.Get(name); }
+bool CodeActProvider::RemoveTool(const std::string& name) { return tools_.Remove(name); }
+void CodeActProvider::ClearTools() { tools_.Clear(); }
+
+Status CodeActProvider::AddMount(FileMount mount) {
+  auto checked = ValidateMount(std::move(mount));
+  if (!checked.ok()) return checked.status();
+  std::lock_guard lock(mu_);
+  std::string key = checked->mount_path;
+  mounts_.insert_or_assign(std::move(key), std::move(*checked));
+  return Status::Ok();
+}
+
+std::optional<FileMount> CodeActProvider::GetMount(const std::string& mount_path) const {
+  auto key = NormaliseMountPath(mount_path);
+  if (!key.ok()) return std::nullopt;
+  std::lock_guard lock(mu_);
+  auto it = mounts_.find(*key);
+  if (it == mounts_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool CodeActProvider::RemoveMount(const std::string& mount_path) {
+  auto key = NormaliseMountPath(mount_path);
+  if (!key.ok()) return false;
+  std::lock_guard lock(mu_);
+  return mounts_.erase(*key) > 0;
+}
+
+void CodeActProvider::ClearMounts() {
+  std::lock_guard lock(mu_);
+  mounts_.clear();
+}
+
+void CodeActProvider::AddNetworkTarget(const std::string& host) {
+  std::lock_guard lock(mu_);
+  if (std::find(network_targets_.begin(), network_targets_.end(), host) == network_targets_.end()) {
+    network_targets_.push_back(host);
+    std::sort(network_targets_.begin(), network_targets_.end());
+  }
+}
+
+bool CodeActProvider::RemoveNetworkTarget(const std::string& host) {
+  std::lock_guard lock(mu_);
+  auto it = std::find(network_targets_.begin(), network_targets_.end(), host);
+  if (it == network_targets_.end()) return false;
+  network_targets_.erase(it);
+  return true;
+}
+
+void CodeActProvider::ClearNetworkTargets() {
+  std::lock_guard lock(mu_);
+  network_targets_.clear();
+}
+
+void CodeActProvider::SetLimits(const ExecutionLimits& limits) {
+  std::lock_guard lock(mu_);
+  limits_ = limits;
+}
+
+void CodeActProvider::SetEnvironment(std::map<std::string, std::string> environment) {
+  std::lock_guard lock(mu_);
+  environment_ = std::move(environment);
+}
+
+RunSnapshot CodeActProvider::Snapshot() const {
+  RunSnapshot s;
+  const std::uint64_t version = tools_.version();
+  s.tools = tools_.Snapshot();
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [path, mount] : mounts_) s.mounts.push_back(mount);
+    s.network_targets = network_targets_;
+    s.environment = environment_;
+    s.limits = limits_;
+  }
+  s.policy = options_.policy;
+  s.fingerprint = internal::ComputeFingerprint(s, version, options_.executor);
+  return s;
+}
+
+bool CodeActProvider::RequiresApproval(const RunSnapshot& snapshot) const {
+  if (options_.approval_mode == ApprovalMode::kAlwaysRequire) return true;
+  return std::any_of(snapshot.tools.begin(), snapshot.tools.end(), [](const HostTool& t) { return t.requires_approval; });
+}
+
+ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOptions& options) {
+  return Execute(code, Snapshot(), options);
+}
+
+ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnapshot& snapshot,
+                                         const InvokeOptions& options) {
+  const auto start = Clock::now();
+  auto finish = [&](ExecutionResult r) {
+    if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
+    if (r.isolation.empty()) r.isolation = std::string(IsolationName(executor_->isolation()));
+    r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    return r;
+  };
+
+  if (RequiresApproval(snapshot)) {
+    ApprovalRequest request;
+    request.code = code;
+    request.always_required = options_.approval_mode == ApprovalMode::kAlwaysRequire;
+    for (const auto& t : snapshot.tools) {
+      if (t.requires_approval) request.tools_requiring_approval.push_back(t.name);
+    }
+    bool approved = false;
+    if (options.approved.has_value()) {
+      approved = *options.approved;
+    } else if (options.approve) {
+      try {
+        approved = options.approve(request);
+      } catch (...) {
+        approved = false;  // a failing approver never approves
+      }
+    }
+    if (!approved) {
+      std::string why = request.always_required ? "every run needs approval"
+                                                : "this run can call tools that need approval:";
+      for (const auto& name : request.tools_requiring_approval) why += " " + name;
+      return finish(NotRunResult(Outcome::kApprovalRequired,
+                                 (options.approved.has_value() || options.approve ? "approval denied: "
+                                                                                  : "approval required: ") +
+                                     why));
+    }
+  }
+
+  if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+    return finish(ArgumentError("argument \"code\" is empty"));
+  }
+  if (options_.validate) {
+    ValidationReport report = validator_->Validate(code, snapshot.policy);
+    if (!report.ok) {
+      ExecutionResult r = NotRunResult(Outcome::kValidationFailed,
+                                       "the code was rejected by the validator; nothing ran");
+      r.violations = std::move(report.violations);
+      return finish(std::move(r));
+    }
+  }
+  return finish(executor_->Execute(ExecutionRequest{code}, snapshot));
+}
+
+StatusOr<std::shared_ptr<LocalCodeActProvider>> LocalCodeActProvider::Create(ProviderOptions options) {
+  if (options.executor.backend != BackendKind::kLocal) {
+    return InvalidArgument("LocalCodeActProvider needs the local backend");
+  }
+  auto validator = Validator::Embedded();
+  if (!validator.ok()) return validator.status();
+  auto executor = CreateExecutor(options.executor);
+  if (!executor.ok()) return executor.status();
+  return std::shared_ptr<LocalCodeActProvider>(
+      new LocalCodeActProvider(std::move(options), std::move(*validator), std::move(*executor)));
+}
+
+std::string ExecuteCodeFunction::Definition(DefinitionFormat format) const {
+  return internal::ExecuteCodeDefinitionJson(format, provider_->ToolDescription(provider_->Snapshot()));
+}
+
+ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_json,
+                                                  const InvokeOptions& options) const {
+  auto code = internal::ParseCodeArgument(arguments_json);
+  if (!code.ok()) {
+    ExecutionResult r = ArgumentError(code.status().message());
+    r.backend = std::string(BackendName(provider_->executor().backend()));
+    r.isolation = std::string(IsolationName(provider_->executor().isolation()));
+    return r;
+  }
+  return provider_->Execute(*code, options);
+}
+
+std::string ExecuteCodeFunction::Invoke(const std::string& arguments_json, const InvokeOptions& options) const {
+  return ToJson(InvokeResult(arguments_json, options));
+}
+
+}  // namespace codeact

@@ -1,0 +1,45 @@
+#include "codeact/tool.hpp"
+
+namespace codeact {
+
+void ToolRegistry::Add(HostTool tool) {
+  std::lock_guard lock(mu_);
+  std::string name = tool.name;
+  tools_.insert_or_assign(std::move(name), std::move(tool));
+  ++version_;
+}
+
+std::optional<HostTool> ToolRegistry::Get(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = tools_.find(name);
+  if (it == tools_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool ToolRegistry::Remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  const bool removed = tools_.erase(name) > 0;
+  if (removed) ++version_;
+  return removed;
+}
+
+void ToolRegistry::Clear() {
+  std::lock_guard lock(mu_);
+  if (!tools_.empty()) ++version_;
+  tools_.clear();
+}
+
+std::vector<HostTool> ToolRegistry::Snapshot() const {
+  std::lock_guard lock(mu_);
+  std::vector<HostTool> out;
+  out.reserve(tools_.size());
+  for (const auto& [name, tool] : tools_) out.push_back(tool);
+  return out;
+}
+
+std::uint64_t ToolRegistry::version() const {
+  std::lock_guard lock(mu_);
+  return version_;
+}
+
+}  // namespace codeact

@@ -1,0 +1,87 @@
+// McpServer: the Model Context Protocol server of `codeact mcp`. JSON-RPC 2.0 over stdio, one
+// UTF-8 JSON object per line. It offers exactly one tool, `execute_code`; host tools are
+// reachable only from inside the executed code.
+//
+// What it does, and where it is lenient on purpose:
+// - Lifecycle: `initialize` negotiates the protocol version (2025-06-18, 2025-03-26, 2024-11-05;
+//   an unknown request gets the latest), `notifications/initialized`, `ping`. Requests sent
+//   before `initialize` are served rather than refused: the spec only says clients SHOULD NOT.
+// - `tools/list` -> [execute_code]; `tools/call` -> text content (stdout, stderr, output, error,
+//   files) plus `structuredContent` holding the ExecutionResult JSON (DESIGN 4.2) and
+//   `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments are
+//   a tool result (the provider's argument error, isError true), so the model can read and fix it.
+// - Errors: -32700 malformed JSON (id null), -32600 not an object / no "jsonrpc":"2.0" / bad id /
+//   a batch array / a line over `max_line_bytes`, -32601 unknown method, -32602 bad params.
+//   Notifications never get a response; responses from the client are ignored (the server
+//   sends no requests). Blank lines are skipped.
+// - `tools/call` runs on a pool of `max_concurrent_calls` threads; more calls queue (up to
+//   `max_queued_calls`, then the reader waits). Responses are written whole, one line each,
+//   under one lock. `notifications/cancelled` is ignored: a run always ends by its own limits.
+// - On end of input the server waits for the calls in flight, then returns.
+//
+// Internal (codeact::internal); the library's public API does not include it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "codeact/execution.hpp"
+
+namespace codeact::internal {
+
+struct McpServerOptions {
+  std::string server_name = "codeact";
+  std::string server_version;  // empty: the build's version
+  std::string instructions;    // sent in the initialize result
+  // The MCP definition of execute_code ({"name","description","inputSchema"}), asked per
+  // tools/list so the description follows the provider's current snapshot.
+  std::function<std::string()> tool_definition;
+  // Runs execute_code with the call's `arguments` serialised as JSON ("{}" when absent).
+  // Called from pool threads, concurrently; it must not throw (if it does, the call gets -32603).
+  std::function<ExecutionResult(const std::string& arguments_json)> execute;
+
+  std::size_t max_line_bytes = 4u << 20;  // a longer request line is answered -32600 and skipped
+  int max_concurrent_calls = 4;           // tools/call runs at once
+  std::size_t max_queued_calls = 64;      // waiting calls before the reader stops reading
+  bool log_to_stderr = true;              // one line per call and per protocol error
+};
+
+// Writes one response line (without its newline). Must write the whole line or nothing.
+using McpLineWriter = std::function<void(std::string_view line)>;
+
+class McpServer {
+ public:
+  explicit McpServer(McpServerOptions options);
+  ~McpServer();
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
+
+  // Handles one message synchronously (a tools/call runs inline). Returns the response line
+  // without its newline, or nothing for a notification, a client response or a blank line.
+  // Never throws.
+  std::optional<std::string> HandleLine(std::string_view line);
+
+  // Reads messages from `in` until end of input; answers through `write` (called from several
+  // threads, one call per whole line, serialised by the server). Returns once every call in
+  // flight has been answered. Lines over max_line_bytes are discarded while being read.
+  void Serve(std::istream& in, const McpLineWriter& write);
+
+  const McpServerOptions& options() const { return options_; }
+
+ private:
+  struct Impl;
+  McpServerOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Serves on the process's stdin/stdout. stdout carries JSON-RPC only: fd 1 is moved to a
+// private descriptor and fd 1 then points at stderr, so a stray write by a library cannot
+// corrupt the protocol. Returns the exit code (0 after end of input).
+int ServeStdio(McpServerOptions options);
+
+}  // namespace codeact::internal

@@ -1,0 +1,229 @@
+// The embedded validator: the only translation unit that includes pybind11.
+//
+// The interpreter starts once per process without installing signal handlers, then releases
+// the GIL; each Validate call takes the GIL only while the Python package runs. A watchdog
+// thread enforces the validation time limit by raising TimeoutError asynchronously in the
+// validating thread.
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "codeact/validator.hpp"
+#include "common/data_dir.hpp"
+
+namespace py = pybind11;
+
+namespace codeact {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ValidationReport Reject(std::string rule, std::string message, std::string hint) {
+  ValidationReport report;
+  report.ok = false;
+  report.violations.push_back({0, 0, std::move(rule), std::move(message), std::move(hint)});
+  return report;
+}
+
+py::dict PolicyToDict(const ValidationPolicy& policy) {
+  py::dict d;
+  if (policy.allowed_imports) d["allowed_imports"] = *policy.allowed_imports;
+  if (policy.blocked_builtins) d["blocked_builtins"] = *policy.blocked_builtins;
+  if (policy.allowed_dunder_attributes) {
+    d["allowed_dunder_attributes"] = *policy.allowed_dunder_attributes;
+  }
+  d["extra_allowed_imports"] = policy.extra_allowed_imports;
+  d["extra_blocked_imports"] = policy.extra_blocked_imports;
+  d["allow_dynamic_format"] = policy.allow_dynamic_format;
+  d["max_code_bytes"] = policy.max_code_bytes;
+  d["max_ast_depth"] = policy.max_ast_depth;
+  return d;
+}
+
+ValidationReport ReportFromPython(const py::handle& result) {
+  ValidationReport report;
+  report.ok = result["ok"].cast<bool>();
+  for (const py::handle v : result["violations"]) {
+    report.violations.push_back({v["line"].cast<int>(), v["col"].cast<int>(),
+                                 v["rule"].cast<std::string>(), v["message"].cast<std::string>(),
+                                 v["hint"].cast<std::string>()});
+  }
+  if (!report.ok && report.violations.empty()) {
+    report.violations.push_back({0, 0, "internal-error", "validator rejected without a reason",
+                                 "report this as a bug"});
+  }
+  return report;
+}
+
+class EmbeddedValidator final : public Validator {
+ public:
+  EmbeddedValidator(py::object validate, PythonVersion version, std::string interpreter)
+      : validate_(std::move(validate)), version_(version), interpreter_(std::move(interpreter)) {
+    watchdog_ = std::thread([this] { WatchdogLoop(); });
+  }
+
+  // The process-wide instance lives until exit; Python objects are never released after
+  // the interpreter may have gone away.
+  ~EmbeddedValidator() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    validate_.release();
+  }
+
+  ValidationReport Validate(std::string_view code, const ValidationPolicy& policy) override {
+    if (policy.max_code_bytes > 0 && static_cast<std::int64_t>(code.size()) > policy.max_code_bytes) {
+      return Reject("code-too-large",
+                    "code is " + std::to_string(code.size()) + " bytes; the limit is " +
+                        std::to_string(policy.max_code_bytes) + " bytes",
+                    "split the work into several smaller execute_code calls");
+    }
+    try {
+      py::gil_scoped_acquire gil;
+      const unsigned long thread_id = PyThread_get_thread_ident();
+      const std::uint64_t call = Register(thread_id, policy.validation_timeout_ms);
+      ValidationReport report;
+      bool timed_out = false;
+      try {
+        py::object result = validate_(py::str(code.data(), code.size()), PolicyToDict(policy));
+        report = ReportFromPython(result);
+      } catch (py::error_already_set& e) {
+        timed_out = e.matches(PyExc_TimeoutError);
+        report = timed_out ? ValidationReport{} : Reject("internal-error",
+                                                         std::string("validator failed: ") + e.what(),
+                                                         "report this as a bug");
+      } catch (const py::cast_error& e) {
+        report = Reject("internal-error", std::string("validator returned a malformed report: ") + e.what(),
+                        "report this as a bug");
+      }
+      timed_out = Unregister(call, thread_id) || timed_out;
+      if (timed_out) {
+        return Reject("validation-timeout",
+                      "validation took longer than " + std::to_string(policy.validation_timeout_ms) + " ms",
+                      "submit shorter, simpler code");
+      }
+      return report;
+    } catch (const std::exception& e) {
+      return Reject("internal-error", std::string("validator failed: ") + e.what(), "report this as a bug");
+    }
+  }
+
+  PythonVersion EmbeddedVersion() const override { return version_; }
+  std::string InstallationInterpreter() const override { return interpreter_; }
+
+ private:
+  struct Call {
+    unsigned long thread_id;
+    Clock::time_point deadline;
+    bool fired = false;
+  };
+
+  std::uint64_t Register(unsigned long thread_id, std::int64_t timeout_ms) {
+    std::lock_guard lock(mu_);
+    const std::uint64_t id = ++next_call_;
+    calls_[id] = Call{thread_id, Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(timeout_ms, 1))};
+    cv_.notify_all();
+    return id;
+  }
+
+  // Called with the GIL held, so the watchdog (which also holds the GIL to fire) cannot race
+  // past this point: a fired exception still pending is cleared here. Returns whether it fired.
+  bool Unregister(std::uint64_t id, unsigned long thread_id) {
+    std::lock_guard lock(mu_);
+    const bool fired = calls_[id].fired;
+    calls_.erase(id);
+    if (fired) PyThreadState_SetAsyncExc(thread_id, nullptr);
+    return fired;
+  }
+
+  void WatchdogLoop() {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      auto next = Clock::time_point::max();
+      std::uint64_t due = 0;
+      for (const auto& [id, call] : calls_) {
+        if (!call.fired && call.deadline < next) {
+          next = call.deadline;
+          due = id;
+        }
+      }
+      if (due == 0) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (cv_.wait_until(lock, next) != std::cv_status::timeout) continue;
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        std::lock_guard relock(mu_);
+        auto it = calls_.find(due);
+        if (it != calls_.end() && !it->second.fired) {
+          it->second.fired = true;
+          PyThreadState_SetAsyncExc(it->second.thread_id, PyExc_TimeoutError);
+        }
+      }
+      lock.lock();
+    }
+  }
+
+  py::object validate_;
+  const PythonVersion version_;
+  const std::string interpreter_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::uint64_t, Call> calls_;
+  std::uint64_t next_call_ = 0;
+  bool stopping_ = false;
+  std::thread watchdog_;
+};
+
+StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) {
+  const bool owns_interpreter = !Py_IsInitialized();
+  try {
+    if (owns_interpreter) py::initialize_interpreter(/*init_signal_handlers=*/false);
+    std::shared_ptr<Validator> validator;
+    {
+      py::gil_scoped_acquire gil;
+      py::module_ sys = py::module_::import("sys");
+      sys.attr("dont_write_bytecode") = true;
+      sys.attr("path").attr("insert")(0, data_dir);
+      py::object validate = py::module_::import("validator").attr("validate");
+      py::object info = sys.attr("version_info");
+      PythonVersion version{info.attr("major").cast<int>(), info.attr("minor").cast<int>()};
+      const std::string interpreter = sys.attr("base_prefix").cast<std::string>() + "/bin/python" +
+                                      std::to_string(version.major) + "." + std::to_string(version.minor);
+      validator = std::make_shared<EmbeddedValidator>(std::move(validate), version, interpreter);
+    }
+    // Hand the GIL back: from here on each Validate call takes it only for its own duration.
+    if (owns_interpreter) PyEval_SaveThread();
+    return validator;
+  } catch (const std::exception& e) {
+    if (owns_interpreter && PyGILState_Check()) PyEval_SaveThread();
+    return FailedPrecondition("cannot load the validator package from " + data_dir + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Validator>> Validator::Embedded(const std::string& data_dir) {
+  static std::mutex mu;
+  // Deliberately leaked: Python objects must not be released during static destruction.
+  static auto* instance = new StatusOr<std::shared_ptr<Validator>>(Unavailable("not started"));
+  static bool started = false;
+  std::lock_guard lock(mu);
+  if (!started) {
+    started = true;
+    *instance = StartEmbedded(data_dir.empty() ? internal::DefaultDataDir() : data_dir);
+  }
+  return *instance;
+}
+
+}  // namespace codeact

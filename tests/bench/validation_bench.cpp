@@ -1,0 +1,27 @@
+// Validation of a 50-line program through the embedded interpreter (target p50 <= 300 us).
+// Run: ./build/tests/codeact_bench --benchmark_filter=Validate --benchmark_repetitions=5
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+
+#include "codeact/validator.hpp"
+#include "programs.hpp"
+
+namespace {
+
+void BM_ValidateFiftyLines(benchmark::State& state) {
+  auto validator = codeact::Validator::Embedded();
+  if (!validator.ok()) {
+    state.SkipWithError(validator.status().ToString().c_str());
+    return;
+  }
+  const codeact::ValidationPolicy policy;
+  for (auto _ : state) {
+    auto report = (*validator)->Validate(codeact::bench::kFiftyLineProgram, policy);
+    if (!report.ok) state.SkipWithError("the benchmark program was rejected");
+    benchmark::DoNotOptimize(report);
+  }
+}
+BENCHMARK(BM_ValidateFiftyLines)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -1,0 +1,123 @@
+// The codeact binary as a black box.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "process/child.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+
+struct Cli {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Cli RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
+  args.insert(args.begin(), CODEACT_BINARY);
+  auto r = internal::RunCommand(args, stdin_data, std::chrono::seconds(60), 64 << 20);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return {-1, "", ""};
+  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text, r->stderr_text};
+}
+
+std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
+
+TEST(CliTest, RunHelloSample) {
+  const Cli c = RunCli({"run", Source("samples/hello.py")});
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("success").as_bool(), true);
+  EXPECT_EQ(v.at("stdout").as_string(), "hello from codeact: mean=3.875\n");
+  EXPECT_EQ(v.at("output"), bj::parse("[1,1,2,3,4,5,6,9]"));
+}
+
+TEST(CliTest, ValidateRejectsOsSystem) {
+  const Cli c = RunCli({"validate", "-"}, "import os; os.system('id')\n");
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("ok").as_bool(), false);
+  EXPECT_NE(std::string(v.at("violations").at(0).at("message").as_string()).find("os.system"), std::string::npos)
+      << c.out;
+}
+
+TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
+  EXPECT_EQ(RunCli({"validate", "-"}, "import json\nprint(json.dumps([1]))\n").exit_code, 0);
+  EXPECT_EQ(RunCli({"validate", "--block-import", "json", "-"}, "import json\n").exit_code, 1);
+  EXPECT_EQ(RunCli({"validate", "--allow-import", "xml", "-"}, "import xml\n").exit_code, 0);
+  EXPECT_EQ(RunCli({"validate", "--bogus", "-"}, "x=1").exit_code, 2);
+  EXPECT_EQ(RunCli({"validate"}).exit_code, 2);
+  EXPECT_EQ(RunCli({"validate", "/nonexistent/file.py"}).exit_code, 2);
+}
+
+TEST(CliTest, RunTimeoutIsQuickAndSpecific) {
+  const auto start = std::chrono::steady_clock::now();
+  const Cli c = RunCli({"run", "--timeout", "1", "-"}, "import time\ntime.sleep(60)\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_EQ(bj::parse(c.out).at("outcome").as_string(), "timeout");
+}
+
+TEST(CliTest, RunFloodIsTruncatedToTheCap) {
+  const Cli c = RunCli({"run", "-"}, "print('x'*10**8)\n");
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("stdout_truncated").as_bool(), true);
+  EXPECT_EQ(v.at("stdout").as_string().size(), 1u << 20);
+}
+
+TEST(CliTest, RunWithACommandTool) {
+  const Cli c = RunCli({"run", "--tools", Source("samples/tools/tools.json"), "-"},
+                       "r = await call_tool('add', a=2, b=3)\nprint(r)\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("stdout").as_string(), "5\n");
+  EXPECT_EQ(v.at("tool_calls").as_int64(), 1);
+}
+
+TEST(CliTest, RunRejectedCodeShowsViolations) {
+  const Cli c = RunCli({"run", "-"}, "import subprocess\nsubprocess.run(['id'])\n");
+  EXPECT_EQ(c.exit_code, 1);
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("outcome").as_string(), "validation_failed");
+  EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "import-blocked");
+}
+
+TEST(CliTest, RunCapturesFilesFromAReadWriteMount) {
+  const auto dir = std::filesystem::temp_directory_path() / ("codeact-cli-mount-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const Cli c = RunCli({"run", "--mount", dir.string() + ":/out", "-"},
+                       "from pathlib import Path\nPath(" + bj::serialize(bj::value(dir.string())) +
+                           ", 'report.txt').write_text('hi')\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  ASSERT_EQ(v.at("files").as_array().size(), 1u) << c.out;
+  EXPECT_EQ(v.at("files").at(0).at("path").as_string(), "/out/report.txt");
+  EXPECT_EQ(v.at("files").at(0).at("data_base64").as_string(), "aGk=");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, BadInvocationsExitTwo) {
+  EXPECT_EQ(RunCli({}).exit_code, 2);
+  EXPECT_EQ(RunCli({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunCli({"run", "--timeout", "abc", "-"}, "print(1)").exit_code, 2);
+  EXPECT_EQ(RunCli({"run", "--mount", "/nonexistent:/x", "-"}, "print(1)").exit_code, 2);
+  EXPECT_EQ(RunCli({"run", "--python", "/bin/false", "-"}, "print(1)").exit_code, 2);
+}
+
+TEST(CliTest, DescribeGivesAnOpenAIToolsList) {
+  const Cli c = RunCli({"describe", "--tools", Source("samples/tools/tools.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const bj::value v = bj::parse(c.out);
+  const auto& fn = v.at("tools").at(0).at("function");
+  EXPECT_EQ(fn.at("name").as_string(), "execute_code");
+  EXPECT_NE(std::string(fn.at("description").as_string()).find("add("), std::string::npos);
+  EXPECT_FALSE(v.at("instructions").as_string().empty());
+}
+
+}  // namespace
+}  // namespace codeact

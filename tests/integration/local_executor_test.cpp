@@ -1,0 +1,213 @@
+// The local executor against real children: each limit has a misbehaving fixture
+// (tests/fixtures/limits) run WITHOUT validation, so the executor itself is what is tested.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "codeact/executor.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+using testing::Fixture;
+using testing::LocalExecutor;
+using testing::Snapshot;
+namespace bj = boost::json;
+
+ExecutionResult RunCode(const std::string& code, const RunSnapshot& snapshot = Snapshot()) {
+  return LocalExecutor()->Execute({code}, snapshot);
+}
+
+std::set<pid_t> Pids(const std::string& text) {
+  std::set<pid_t> pids;
+  std::istringstream in(text);
+  for (pid_t p; in >> p;) pids.insert(p);
+  return pids;
+}
+
+TEST(LocalExecutorTest, HelloWithOutputValue) {
+  const ExecutionResult r = RunCode("print('hello')\n{'a': 1, 2: (3, float('nan'))}\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_TRUE(r.success());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.stdout_text, "hello\n");
+  EXPECT_TRUE(r.output_present);
+  EXPECT_EQ(bj::parse(r.output_json), bj::parse(R"({"a":1,"2":[3,null]})"));
+  EXPECT_EQ(r.backend, "local");
+  EXPECT_EQ(r.isolation, "process");
+}
+
+TEST(LocalExecutorTest, UserExceptionHasTracebackWithUserLines) {
+  const ExecutionResult r = RunCode("x = 1\ny = 0\nprint(x / y)\n");
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->type, "ZeroDivisionError");
+  EXPECT_NE(r.error->traceback.find("line 3"), std::string::npos) << r.error->traceback;
+  EXPECT_NE(r.error->traceback.find("print(x / y)"), std::string::npos) << r.error->traceback;
+  EXPECT_EQ(r.error->traceback.find("runner.py"), std::string::npos) << r.error->traceback;
+}
+
+TEST(LocalExecutorTest, WallClockKillsAndKeepsEarlierOutput) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  const ExecutionResult r = RunCode(Fixture("sleep_past_wall_clock.py"), Snapshot(limits));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.outcome, Outcome::kTimeout);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(r.stdout_text, "started\n");
+  EXPECT_LT(took, std::chrono::milliseconds(2000));
+}
+
+TEST(LocalExecutorTest, CpuLimit) {
+  ExecutionLimits limits;
+  limits.cpu_time_s = 1;
+  limits.wall_timeout_ms = 20'000;
+  const ExecutionResult r = RunCode(Fixture("busy_cpu.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kCpuLimit) << r.message;
+  EXPECT_GT(r.exit_code, 128);
+}
+
+TEST(LocalExecutorTest, MemoryLimit) {
+  ExecutionLimits limits;
+  limits.memory_bytes = 512LL << 20;
+  const ExecutionResult r = RunCode(Fixture("allocate_memory.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kMemoryLimit) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text.find("allocated"), std::string::npos);
+}
+
+TEST(LocalExecutorTest, StdoutFloodThroughPrintIsCappedExactly) {
+  ExecutionLimits limits;
+  limits.max_stdout_bytes = 1000;
+  const ExecutionResult r = RunCode(Fixture("stdout_flood_print.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_TRUE(r.stdout_truncated);
+  EXPECT_EQ(r.stdout_text, std::string(1000, 'x'));
+}
+
+TEST(LocalExecutorTest, StdoutFloodThroughRawFdIsCappedExactly) {
+  ExecutionLimits limits;
+  limits.max_stdout_bytes = 4096;
+  const ExecutionResult r = RunCode(Fixture("stdout_flood_fd.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_TRUE(r.stdout_truncated);
+  EXPECT_EQ(r.stdout_text, std::string(4096, 'y'));
+}
+
+TEST(LocalExecutorTest, HugeExceptionMessageStaysUnderTheFrameCap) {
+  const ExecutionResult r = RunCode(Fixture("huge_exception.py"));
+  EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->type, "ValueError");
+  EXPECT_LT(r.error->message.size(), 1u << 20);
+  EXPECT_GT(r.error->message.size(), 1000u);
+}
+
+TEST(LocalExecutorTest, ForkedChildrenAreAllDeadAfterTheRun) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 3000;
+  const ExecutionResult r = RunCode(Fixture("fork_children.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kTimeout);
+  const auto pids = Pids(r.stdout_text);
+  EXPECT_EQ(pids.size(), 50u) << r.stdout_text << r.stderr_text;
+  EXPECT_TRUE(testing::WaitAllDead(pids).empty());
+}
+
+TEST(LocalExecutorTest, DaemonThatLeftTheGroupIsDeadAfterTheRun) {
+  const ExecutionResult r = RunCode(Fixture("daemon.py"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  const auto pids = Pids(r.stdout_text);
+  ASSERT_EQ(pids.size(), 1u) << r.stdout_text;
+  EXPECT_TRUE(testing::WaitAllDead(pids).empty());
+}
+
+TEST(LocalExecutorTest, IgnoredSigtermAndSwallowedExceptionsStillEndOnTheWallClock) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1000;
+  for (const char* fixture : {"ignore_sigterm.py", "swallow_base_exception.py"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const ExecutionResult r = RunCode(Fixture(fixture), Snapshot(limits));
+    EXPECT_EQ(r.outcome, Outcome::kTimeout) << fixture;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500)) << fixture;
+  }
+}
+
+TEST(LocalExecutorTest, AtexitAndDelLoopsDoNotHoldTheRun) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 5000;
+  const ExecutionResult r = RunCode(Fixture("atexit_loop.py"), Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(r.stdout_text, "done\n");
+  EXPECT_LT(r.duration_ms, 3000);
+}
+
+TEST(LocalExecutorTest, HostSecretIsNotVisible) {
+  setenv("CODEACT_TEST_SECRET", "hunter2", 1);
+  RunSnapshot s = Snapshot();
+  s.environment["VISIBLE"] = "yes";
+  const ExecutionResult r = RunCode(Fixture("read_env.py"), s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(r.stdout_text.find("CODEACT_TEST_SECRET"), std::string::npos);
+  EXPECT_EQ(r.stdout_text.find("PATH"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("VISIBLE"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("LANG"), std::string::npos);
+}
+
+TEST(LocalExecutorTest, ChildSeesOnlyStdioAndTheBridge) {
+  const ExecutionResult r = RunCode(Fixture("list_fds.py"));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(r.stdout_text, "0 1 2 3 4\n");
+}
+
+TEST(LocalExecutorTest, ForgedFrameEndsTheRunWithAClearError) {
+  const ExecutionResult r = RunCode(Fixture("forge_frame.py"));
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->type, "BridgeError");
+  EXPECT_NE(r.error->message.find("malformed bridge frame"), std::string::npos) << r.error->message;
+
+  // Well-formed JSON with the wrong field types is refused just as clearly.
+  const ExecutionResult typed = RunCode("import os\nos.write(4, b'{\"type\":\"tool_call\",\"id\":\"x\"}\\n')\n");
+  EXPECT_EQ(typed.outcome, Outcome::kError);
+  ASSERT_TRUE(typed.error.has_value());
+  EXPECT_EQ(typed.error->message, "malformed tool_call frame from the child");
+}
+
+TEST(LocalExecutorTest, BadLimitsAreRefusedNotIgnored) {
+  ExecutionLimits limits;
+  limits.max_open_files = 0;
+  const ExecutionResult r = RunCode("print(1)", Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("max_open_files"), std::string::npos);
+}
+
+TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
+  const std::string tmp = std::filesystem::temp_directory_path() / ("codeact-leak-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(tmp);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  ExecutionLimits quick;
+  quick.wall_timeout_ms = 300;
+  RunCode("print(1)");  // warm up lazily created state
+  const int fds_before = testing::CountOpenFds();
+  for (int i = 0; i < 300; ++i) {
+    const bool kill = i % 10 == 0;
+    const ExecutionResult r = RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(quick));
+    ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
+  }
+  EXPECT_EQ(testing::CountOpenFds(), fds_before);
+  EXPECT_EQ(testing::CountZombieChildren(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  std::filesystem::remove_all(tmp);
+  unsetenv("TMPDIR");
+}
+
+}  // namespace
+}  // namespace codeact

@@ -1,0 +1,108 @@
+// Helpers shared by the integration tests: a local executor, snapshots, fixtures, process and
+// fd accounting.
+#pragma once
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "codeact/executor.hpp"
+
+namespace codeact::testing {
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string Fixture(const std::string& name) {
+  return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/limits/" + name);
+}
+
+inline std::shared_ptr<Executor> LocalExecutor() {
+  static std::shared_ptr<Executor> executor = [] {
+    auto e = CreateExecutor({});
+    if (!e.ok()) throw std::runtime_error(e.status().ToString());
+    return std::shared_ptr<Executor>(std::move(*e));
+  }();
+  return executor;
+}
+
+inline RunSnapshot Snapshot(ExecutionLimits limits = {}) {
+  RunSnapshot s;
+  s.limits = limits;
+  return s;
+}
+
+inline int CountOpenFds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d) != nullptr) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+inline bool ProcessAlive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Waits (with a generous deadline) until none of `pids` is alive; returns those still alive.
+inline std::set<pid_t> WaitAllDead(const std::set<pid_t>& pids, std::chrono::seconds deadline = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  std::set<pid_t> alive = pids;
+  while (!alive.empty() && std::chrono::steady_clock::now() < end) {
+    for (auto it = alive.begin(); it != alive.end();) it = ProcessAlive(*it) ? std::next(it) : alive.erase(it);
+    if (!alive.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return alive;
+}
+
+// Our children that are zombies (not yet reaped).
+inline int CountZombieChildren() {
+  int zombies = 0;
+  const std::string self = std::to_string(getpid());
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto close = line.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(line.substr(close + 2));
+      std::string state, ppid;
+      rest >> state >> ppid;
+      if (state == "Z" && ppid == self) ++zombies;
+    }
+    closedir(d);
+  }
+  return zombies;
+}
+
+inline int CountTempRunDirs() {
+  int n = 0;
+  const char* tmp = std::getenv("TMPDIR");
+  if (DIR* d = opendir(tmp && *tmp ? tmp : "/tmp")) {
+    while (dirent* e = readdir(d)) {
+      if (std::string(e->d_name).rfind("codeact-run-", 0) == 0) ++n;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+}  // namespace codeact::testing

@@ -1,0 +1,160 @@
+// Tool calls through the bridge against a real child.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <condition_variable>
+#include <mutex>
+
+#include "codeact/executor.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+using testing::LocalExecutor;
+
+HostTool Add() {
+  return {"add", "Add two numbers", R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}})",
+          false, [](const std::string& kwargs) {
+            const bj::value v = bj::parse(kwargs);
+            return ToolResult::Success(
+                bj::serialize(bj::value(v.at("a").to_number<double>() + v.at("b").to_number<double>())));
+          }};
+}
+
+HostTool Failing() {
+  return {"fail", "Always fails", R"({"type":"object"})", false,
+          [](const std::string&) { return ToolResult::Failure("PermissionError", "not allowed today"); }};
+}
+
+HostTool Throwing() {
+  return {"boom", "Throws", R"({"type":"object"})", false,
+          [](const std::string&) -> ToolResult { throw std::runtime_error("handler exploded"); }};
+}
+
+HostTool Hanging() {
+  return {"hang", "Never returns in time", R"({"type":"object"})", false, [](const std::string&) {
+            std::this_thread::sleep_for(std::chrono::seconds(5));
+            return ToolResult::Success("null");
+          }};
+}
+
+RunSnapshot WithTools(std::vector<HostTool> tools, ExecutionLimits limits = {}) {
+  RunSnapshot s;
+  s.tools = std::move(tools);
+  s.limits = limits;
+  return s;
+}
+
+TEST(ToolBridgeTest, RoundTripInBothForms) {
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"x = await call_tool('add', a=1, b=2)\ny = await add(a=x, b=10)\nprint(x, y)\ny\n"}, WithTools({Add()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  EXPECT_EQ(r.stdout_text, "3.0 13.0\n");
+  EXPECT_EQ(r.output_json, "13.0");
+  EXPECT_EQ(r.tool_calls, 2);
+}
+
+TEST(ToolBridgeTest, UnknownToolIsACatchableError) {
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"try:\n    await call_tool('nope', a=1)\nexcept ToolError as e:\n    print(e.error_type)\n"}, WithTools({Add()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "UnknownTool\n");
+}
+
+TEST(ToolBridgeTest, FailingAndThrowingToolsCarryTypeAndMessage) {
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"for name in ('fail', 'boom'):\n"
+       "    try:\n"
+       "        await call_tool(name)\n"
+       "    except ToolError as e:\n"
+       "        print(e.error_type, '|', e.message)\n"},
+      WithTools({Failing(), Throwing()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "PermissionError | not allowed today\nToolFailed | handler exploded\n");
+}
+
+TEST(ToolBridgeTest, UncaughtToolErrorIsAUserError) {
+  const ExecutionResult r = LocalExecutor()->Execute({"await call_tool('fail')\n"}, WithTools({Failing()}));
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_NE(r.error->message.find("not allowed today"), std::string::npos) << r.error->message;
+}
+
+TEST(ToolBridgeTest, HangingToolIsBoundedByTheWallClock) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 700;
+  const auto start = std::chrono::steady_clock::now();
+  const ExecutionResult r = LocalExecutor()->Execute({"await call_tool('hang')\n"}, WithTools({Hanging()}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
+}
+
+TEST(ToolBridgeTest, GatherOfManyCalls) {
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"import asyncio\n"
+       "results = await asyncio.gather(*(add(a=i, b=i) for i in range(50)))\n"
+       "sum(results)\n"},
+      WithTools({Add()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(bj::parse(r.output_json).to_number<double>(), 2450.0);
+  EXPECT_EQ(r.tool_calls, 50);
+}
+
+TEST(ToolBridgeTest, BudgetExceeded) {
+  ExecutionLimits limits;
+  limits.max_tool_calls = 3;
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"n = 0\n"
+       "try:\n"
+       "    for i in range(10):\n"
+       "        await add(a=1, b=1)\n"
+       "        n += 1\n"
+       "except ToolError as e:\n"
+       "    print(n, e.error_type)\n"},
+      WithTools({Add()}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text.substr(0, 2), "3 ");
+  EXPECT_LE(r.tool_calls, 3);
+}
+
+TEST(ToolBridgeTest, OversizedArgumentFrameIsRefused) {
+  ExecutionLimits limits;
+  limits.max_frame_bytes = 64 * 1024;
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"try:\n    await add(a='x' * 100000, b=1)\nexcept ToolError as e:\n    print('refused')\n"},
+      WithTools({Add()}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "refused\n");
+  EXPECT_EQ(r.tool_calls, 0);
+}
+
+TEST(ToolBridgeTest, OversizedToolResultIsAnErrorNotACrash) {
+  ExecutionLimits limits;
+  limits.max_frame_bytes = 64 * 1024;
+  HostTool big{"big", "", R"({"type":"object"})", false,
+               [](const std::string&) { return ToolResult::Success("\"" + std::string(200000, 'z') + "\""); }};
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"try:\n    await big()\nexcept ToolError as e:\n    print(e.error_type)\n"}, WithTools({big}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "ToolResultTooLarge\n");
+}
+
+TEST(ToolBridgeTest, ToolGetsTheKwargsAsJson) {
+  std::string seen;
+  std::mutex mu;
+  HostTool echo{"echo", "", R"({"type":"object"})", false, [&](const std::string& kwargs) {
+                  std::lock_guard lock(mu);
+                  seen = kwargs;
+                  return ToolResult::Success(kwargs);
+                }};
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"await echo(text='héllo', n=[1, 2], d={'k': None})\n"}, WithTools({echo}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(bj::parse(seen), bj::parse(R"({"text":"héllo","n":[1,2],"d":{"k":null}})"));
+  EXPECT_EQ(bj::parse(r.output_json), bj::parse(seen));
+}
+
+}  // namespace
+}  // namespace codeact

@@ -1,0 +1,287 @@
+// The provider with a fake executor: registries, snapshots, fingerprint, approval, description.
+#include "codeact/provider.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "codeact/json.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+
+// Records what it was asked to run; runs nothing.
+class FakeExecutor final : public Executor {
+ public:
+  ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
+    ++runs;
+    std::lock_guard lock(mu);
+    last_code = request.code;
+    last_tools = snapshot.tools.size();
+    ExecutionResult r;
+    r.outcome = Outcome::kOk;
+    r.exit_code = 0;
+    r.stdout_text = "ran\n";
+    return r;
+  }
+  BackendKind backend() const override { return BackendKind::kLocal; }
+  IsolationLevel isolation() const override { return isolation_; }
+
+  std::atomic<int> runs{0};
+  std::mutex mu;
+  std::string last_code;
+  std::size_t last_tools = 0;
+  IsolationLevel isolation_ = IsolationLevel::kProcess;
+};
+
+class TestProvider : public CodeActProvider {
+ public:
+  static std::shared_ptr<TestProvider> Make(ProviderOptions options = {}, FakeExecutor** fake = nullptr) {
+    auto executor = std::make_unique<FakeExecutor>();
+    if (fake) *fake = executor.get();
+    return std::shared_ptr<TestProvider>(
+        new TestProvider(std::move(options), *Validator::Embedded(), std::move(executor)));
+  }
+
+ private:
+  using CodeActProvider::CodeActProvider;
+};
+
+HostTool Tool(const std::string& name, bool approval = false) {
+  return {name, "does " + name,
+          R"({"type":"object","properties":{"q":{"type":"string","description":"the query"},"n":{"type":"integer"}},"required":["q"]})",
+          approval, [](const std::string&) { return ToolResult::Success("1"); }};
+}
+
+std::string TempDirPath(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("codeact-provider-test-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::create_directories(p);
+  return p.string();
+}
+
+TEST(ProviderTest, ToolRegistryAddReplacesRemoveAndClear) {
+  auto p = TestProvider::Make();
+  p->AddTool(Tool("search"));
+  HostTool replacement = Tool("search");
+  replacement.description = "replaced";
+  p->AddTool(replacement);
+  ASSERT_TRUE(p->GetTool("search").has_value());
+  EXPECT_EQ(p->GetTool("search")->description, "replaced");
+  EXPECT_EQ(p->Snapshot().tools.size(), 1u);
+  EXPECT_TRUE(p->RemoveTool("search"));
+  EXPECT_FALSE(p->RemoveTool("search"));
+  p->AddTool(Tool("a"));
+  p->AddTool(Tool("b"));
+  p->ClearTools();
+  EXPECT_TRUE(p->Snapshot().tools.empty());
+}
+
+TEST(ProviderTest, MountRegistryNormalisesAndReplaces) {
+  auto p = TestProvider::Make();
+  const std::string dir = TempDirPath("mounts");
+  ASSERT_TRUE(p->AddMount({dir, "data//out/./", MountMode::kReadWrite}).ok());
+  ASSERT_TRUE(p->GetMount("/data/out").has_value());
+  EXPECT_TRUE(p->AddMount({dir, "/data/out", MountMode::kReadOnly}).ok());
+  EXPECT_EQ(p->Snapshot().mounts.size(), 1u);
+  EXPECT_EQ(p->Snapshot().mounts[0].mode, MountMode::kReadOnly);
+  EXPECT_FALSE(p->AddMount({dir, "/a/../b", MountMode::kReadOnly}).ok());
+  EXPECT_FALSE(p->AddMount({dir + "/missing", "/m", MountMode::kReadOnly}).ok());
+  EXPECT_TRUE(p->RemoveMount("/data/out"));
+  EXPECT_TRUE(p->Snapshot().mounts.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProviderTest, SnapshotIsUnaffectedByLaterChanges) {
+  auto p = TestProvider::Make();
+  p->AddTool(Tool("a"));
+  const RunSnapshot before = p->Snapshot();
+  p->AddTool(Tool("b"));
+  p->RemoveTool("a");
+  ASSERT_EQ(before.tools.size(), 1u);
+  EXPECT_EQ(before.tools[0].name, "a");
+  EXPECT_EQ(p->Snapshot().tools[0].name, "b");
+}
+
+TEST(ProviderTest, FingerprintFollowsConfigNotToolOrder) {
+  auto p1 = TestProvider::Make();
+  auto p2 = TestProvider::Make();
+  p1->AddTool(Tool("a"));
+  p1->AddTool(Tool("b"));
+  p2->AddTool(Tool("b"));
+  p2->AddTool(Tool("a"));
+  EXPECT_EQ(p1->Snapshot().fingerprint, p2->Snapshot().fingerprint);
+  EXPECT_EQ(p1->Snapshot().fingerprint, p1->Snapshot().fingerprint);
+
+  const std::string base = p1->Snapshot().fingerprint;
+  p1->AddTool(Tool("c"));
+  const std::string with_tool = p1->Snapshot().fingerprint;
+  EXPECT_NE(with_tool, base);
+
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1234;
+  p1->SetLimits(limits);
+  const std::string with_limits = p1->Snapshot().fingerprint;
+  EXPECT_NE(with_limits, with_tool);
+
+  const std::string dir = TempDirPath("fp");
+  ASSERT_TRUE(p1->AddMount({dir, "/out"}).ok());
+  EXPECT_NE(p1->Snapshot().fingerprint, with_limits);
+  p1->SetEnvironment({{"A", "1"}});
+  const std::string with_env = p1->Snapshot().fingerprint;
+  p1->SetEnvironment({{"A", "2"}});
+  EXPECT_NE(p1->Snapshot().fingerprint, with_env);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProviderTest, NoApprovalNeededByDefault) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  p->AddTool(Tool("read"));
+  const ExecutionResult r = p->Execute("print(1)\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(fake->runs, 1);
+}
+
+TEST(ProviderTest, AToolThatNeedsApprovalGatesTheWholeBlock) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  p->AddTool(Tool("read"));
+  p->AddTool(Tool("delete_all", /*approval=*/true));
+  // The code does not even call delete_all: one approval covers the block, which could.
+  ExecutionResult r = p->Execute("print(1)\n");
+  EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);
+  EXPECT_NE(r.message.find("delete_all"), std::string::npos);
+  EXPECT_EQ(fake->runs, 0);
+
+  r = p->Execute("print(1)\n", {.approved = false});
+  EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);
+  EXPECT_EQ(fake->runs, 0);
+
+  ApprovalRequest seen;
+  r = p->Execute("print(2)\n", {.approve = [&](const ApprovalRequest& req) {
+                                  seen = req;
+                                  return true;
+                                }});
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(seen.code, "print(2)\n");
+  EXPECT_EQ(seen.tools_requiring_approval, std::vector<std::string>{"delete_all"});
+  EXPECT_EQ(fake->runs, 1);
+
+  r = p->Execute("print(3)\n", {.approve = [](const ApprovalRequest&) -> bool { throw std::runtime_error("x"); }});
+  EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);  // a failing approver never approves
+
+  p->RemoveTool("delete_all");
+  r = p->Execute("print(4)\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_EQ(fake->runs, 2);
+}
+
+TEST(ProviderTest, AlwaysRequireMode) {
+  FakeExecutor* fake = nullptr;
+  ProviderOptions options;
+  options.approval_mode = ApprovalMode::kAlwaysRequire;
+  auto p = TestProvider::Make(options, &fake);
+  EXPECT_EQ(p->Execute("print(1)\n").outcome, Outcome::kApprovalRequired);
+  EXPECT_EQ(p->Execute("print(1)\n", {.approved = true}).outcome, Outcome::kOk);
+  EXPECT_EQ(fake->runs, 1);
+}
+
+TEST(ProviderTest, ValidationRunsBeforeTheExecutor) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  const ExecutionResult r = p->Execute("import subprocess\n");
+  EXPECT_EQ(r.outcome, Outcome::kValidationFailed);
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_EQ(r.violations[0].rule, "import-blocked");
+  EXPECT_EQ(fake->runs, 0);
+}
+
+TEST(ProviderTest, ExecuteCodeFunctionArgumentErrorsAreResults) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  const ExecuteCodeFunction f(p);
+  for (const char* bad : {"", "[]", R"({"code": 3})", R"({"code": "   \n"})", R"({"kode": "x"})", "{"}) {
+    const bj::value v = bj::parse(f.Invoke(bad));
+    EXPECT_EQ(v.at("outcome").as_string(), "validation_failed") << bad;
+    EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "argument-error") << bad;
+    EXPECT_EQ(v.at("success").as_bool(), false);
+  }
+  EXPECT_EQ(fake->runs, 0);
+  const bj::value ok = bj::parse(f.Invoke(R"j({"code": "print(1)"})j"));
+  EXPECT_EQ(ok.at("success").as_bool(), true);
+  EXPECT_EQ(fake->last_code, "print(1)");
+}
+
+TEST(ProviderTest, DefinitionsInBothFormats) {
+  auto p = TestProvider::Make();
+  p->AddTool(Tool("search"));
+  const ExecuteCodeFunction f(p);
+  const bj::value openai = bj::parse(f.Definition(DefinitionFormat::kOpenAI));
+  EXPECT_EQ(openai.at("type").as_string(), "function");
+  EXPECT_EQ(openai.at("function").at("name").as_string(), "execute_code");
+  EXPECT_EQ(openai.at("function").at("parameters").at("required").at(0).as_string(), "code");
+  EXPECT_NE(std::string(openai.at("function").at("description").as_string()).find("search"), std::string::npos);
+  const bj::value mcp = bj::parse(f.Definition(DefinitionFormat::kMcp));
+  EXPECT_EQ(mcp.at("name").as_string(), "execute_code");
+  EXPECT_EQ(mcp.at("inputSchema").at("properties").at("code").at("type").as_string(), "string");
+}
+
+TEST(ProviderTest, DescriptionListsToolsMountsAndLimits) {
+  auto p = TestProvider::Make();
+  p->AddTool(Tool("search"));
+  const std::string dir = TempDirPath("desc");
+  ASSERT_TRUE(p->AddMount({dir, "/out"}).ok());
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 12'000;
+  p->SetLimits(limits);
+  const std::string d = p->ToolDescription(p->Snapshot());
+  EXPECT_NE(d.find("`search(q: string, n: integer = None)` — does search"), std::string::npos) << d;
+  EXPECT_NE(d.find("await call_tool(\"search\", q=..., n=...)"), std::string::npos) << d;
+  EXPECT_NE(d.find("await search(q=..., n=...)"), std::string::npos) << d;
+  EXPECT_NE(d.find("q: the query"), std::string::npos) << d;
+  EXPECT_NE(d.find("/out (read-write)"), std::string::npos) << d;
+  EXPECT_NE(d.find(dir), std::string::npos) << "the process level exposes host paths: " << d;
+  EXPECT_NE(d.find("12 s wall clock"), std::string::npos) << d;
+  EXPECT_NE(d.find("does not persist"), std::string::npos) << d;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  fake->isolation_ = IsolationLevel::kNamespaces;
+  const std::string dir = TempDirPath("hidden");
+  ASSERT_TRUE(p->AddMount({dir, "/out"}).ok());
+  const std::string d = p->ToolDescription(p->Snapshot());
+  EXPECT_NE(d.find("/out (read-write)"), std::string::npos) << d;
+  EXPECT_EQ(d.find(dir), std::string::npos) << d;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProviderTest, ManyInvokesAtOnce) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  const ExecuteCodeFunction f(p);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        if (bj::parse(f.Invoke(R"j({"code":"print(1)"})j")).at("success").as_bool()) ++ok;
+        p->AddTool(Tool("t" + std::to_string(i)));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 160);
+  EXPECT_EQ(fake->runs, 160);
+}
+
+}  // namespace
+}  // namespace codeact

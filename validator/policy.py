@@ -1,0 +1,425 @@
+"""Validator policy: the default lists (the single source of truth) and their compiled form.
+
+The C++ host (include/codeact/policy.hpp) passes a plain dict whose keys are POLICY_KEYS. A list
+given under allowed_imports / blocked_builtins / allowed_dunder_attributes REPLACES the default
+list; extra_allowed_imports / extra_blocked_imports adjust whichever import list is in force,
+and a blocked import always wins over an allowed one.
+
+Everything else in this file is fixed policy that a dict cannot change: names that are never
+allowed (`__builtins__`), frame and code internals, module pivots and the `os` restriction.
+Those protect the meaning of the configurable lists (an allowed module must not hand out a
+blocked one) rather than express a preference.
+"""
+
+# --- Imports -------------------------------------------------------------------------------
+
+# Pure, side-effect-free modules that agent code really uses (DESIGN.md 4.4). An entry allows
+# exactly that dotted name. A submodule needs its own entry (`collections.abc`), or a wildcard
+# entry `pkg.*` that allows `pkg` and every public submodule below it. The defaults use no
+# wildcard on purpose: a new submodule is a new review.
+DEFAULT_ALLOWED_IMPORTS = (
+    "math", "cmath", "statistics", "json", "csv", "io", "re", "string", "textwrap",
+    "datetime", "zoneinfo", "time", "calendar", "collections", "itertools", "functools",
+    "operator", "typing", "dataclasses", "enum", "abc", "contextlib", "copy", "pprint",
+    "decimal", "fractions", "numbers", "random", "heapq", "bisect", "array", "base64",
+    "binascii", "hashlib", "hmac", "uuid", "zlib", "difflib", "unicodedata", "asyncio",
+    "pathlib", "os",
+    # Pure submodules of the above.
+    "collections.abc", "os.path", "json.decoder", "json.encoder",
+)
+
+# Process, network, introspection, serialisation and native modules. These stay blocked when
+# a wildcard or a parent package would otherwise allow them; naming one exactly in an allow
+# list (e.g. extra_allowed_imports=["threading"]) allows it. `os` is listed although it is
+# allowed by default: its use is then limited to os.environ and os.path (rule os-attribute).
+DEFAULT_BLOCKED_MODULES = (
+    "sys", "subprocess", "socket", "ssl", "ctypes", "importlib", "builtins",
+    "multiprocessing", "threading", "signal", "resource", "pty", "shutil", "pickle",
+    "marshal", "shelve", "gc", "inspect", "code", "codeop", "types", "ast", "dis", "os",
+    "posix", "nt", "pwd", "grp", "fcntl", "mmap", "select", "selectors",
+    "asyncio.subprocess", "_thread", "_io", "_posixsubprocess", "concurrent", "runpy",
+    "pkgutil", "zipimport", "sysconfig", "tempfile", "webbrowser", "urllib", "http",
+    "ftplib", "smtplib", "telnetlib", "xmlrpc", "socketserver", "bltns",
+)
+
+# `from __future__ import ...` is a compiler directive, not a module the code can use.
+ALWAYS_ALLOWED_IMPORTS = frozenset({"__future__"})
+
+# Shown in the hint of import-blocked for the modules agents reach for most often.
+MODULE_HINTS = {
+    "sys": "sys is not available: print() writes to stdout and raising an exception reports "
+           "failure",
+    "subprocess": "processes cannot be started; use `await call_tool(...)` to reach host "
+                  "capabilities",
+    "socket": "there is no network; use `await call_tool(...)` to reach host capabilities",
+    "ssl": "there is no network; use `await call_tool(...)` to reach host capabilities",
+    "urllib": "there is no network; use `await call_tool(...)` to reach host capabilities",
+    "http": "there is no network; use `await call_tool(...)` to reach host capabilities",
+    "threading": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
+    "multiprocessing": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
+    "concurrent": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
+    "pickle": "use json to serialise data",
+    "marshal": "use json to serialise data",
+    "shelve": "use json to serialise data",
+    "shutil": "use pathlib (Path.read_text, Path.write_text, Path.unlink) for files",
+    "tempfile": "write files under the working directory or a mounted folder with pathlib",
+    "importlib": "use a plain import statement of an allowed module",
+}
+
+# --- Builtins and names ----------------------------------------------------------------------
+
+DEFAULT_BLOCKED_BUILTINS = (
+    "eval", "exec", "compile", "__import__", "globals", "locals", "vars", "dir", "getattr",
+    "setattr", "delattr", "hasattr", "breakpoint", "help", "input", "memoryview",
+    "__build_class__", "exit", "quit",
+)
+
+# Never allowed, whatever the policy says: they hand out the builtins or the import machinery.
+ALWAYS_BLOCKED_NAMES = frozenset({"__builtins__", "__loader__", "__spec__"})
+
+BUILTIN_HINTS = {
+    "eval": "write the expression directly; to parse data use json.loads or int()/float()",
+    "exec": "write the code directly instead of building it as a string",
+    "compile": "write the code directly instead of building it as a string",
+    "__import__": "use a plain import statement of an allowed module",
+    "globals": "keep shared values in your own dict",
+    "locals": "keep shared values in your own dict",
+    "vars": "keep values in your own dict, or use dataclasses.asdict() for a dataclass",
+    "dir": "use the documented attributes directly",
+    "getattr": "access attributes directly (obj.name) or keep values in a dict",
+    "setattr": "assign attributes directly (obj.name = value) or keep values in a dict",
+    "delattr": "delete attributes directly (del obj.name) or keep values in a dict",
+    "hasattr": "use isinstance() or keep values in a dict and test `key in d`",
+    "breakpoint": "there is no debugger; print() what you need to see",
+    "help": "there is no interactive help; the tool description lists what is available",
+    "input": "stdin is closed; pass data as literals or fetch it with `await call_tool(...)`",
+    "memoryview": "use bytes or bytearray",
+    "__build_class__": "use a class statement",
+    "exit": "let the program end, or raise an exception to report failure",
+    "quit": "let the program end, or raise an exception to report failure",
+    "__builtins__": "use the builtins directly by name",
+    "__loader__": "use a plain import statement of an allowed module",
+    "__spec__": "use a plain import statement of an allowed module",
+}
+
+# --- Attributes ------------------------------------------------------------------------------
+
+# Dunder attributes an ordinary class needs to read. Defining any dunder method in a class body
+# is fine; only attribute ACCESS `x.__foo__` is checked.
+DEFAULT_ALLOWED_DUNDER_ATTRIBUTES = (
+    "__name__", "__doc__", "__init__", "__str__", "__repr__", "__eq__", "__hash__",
+    "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__aenter__", "__aexit__",
+)
+
+# Frame, code, generator and traceback internals: each is a step of a frame walk to globals.
+INTERNAL_ATTRIBUTES = frozenset({
+    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "gi_suspended",
+    "cr_frame", "cr_code", "cr_await", "cr_origin", "cr_running", "cr_suspended",
+    "ag_frame", "ag_code", "ag_await", "ag_running",
+    "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_lasti", "f_trace",
+    "f_trace_lines", "f_trace_opcodes",
+    "tb_frame", "tb_next", "tb_lasti",
+    "co_code", "co_consts", "co_names", "co_varnames", "co_cellvars", "co_freevars",
+    "co_filename", "co_lnotab", "co_linetable", "co_exceptiontable", "co_positions",
+    "co_lines", "co_qualname", "co_flags",
+    "func_globals", "func_code", "func_closure", "func_defaults", "func_dict",
+    "im_func", "im_self", "im_class", "cell_contents", "mro",
+})
+
+# Attribute names that hand out a blocked module, rejected on ANY object: CPython 3.11 modules
+# expose what they import (`datetime.sys`, `enum.bltns`, `uuid.os`, `random._os`,
+# `asyncio.base_events.threading`). None of these is an ordinary attribute name, so checking
+# every object costs ordinary code nothing. The `_name` spelling of each is included.
+_PIVOTS = (
+    "sys", "os", "builtins", "bltns", "subprocess", "importlib", "ctypes", "posix", "nt",
+    "_thread", "_io", "_posixsubprocess", "pty", "marshal", "pickle", "multiprocessing",
+    "threading", "runpy", "pkgutil", "zipimport", "sysconfig", "shutil", "concurrent",
+    "fcntl", "gc", "_imp", "_bootstrap", "_bootstrap_external", "_signal", "_socket", "_ssl",
+    "_types", "_posixshmem", "_winapi", "msvcrt",
+)
+PIVOT_ATTRIBUTES_ANYWHERE = frozenset(_PIVOTS) | frozenset("_" + p.lstrip("_") for p in _PIVOTS)
+
+# Blocked module names that are also common attribute names (`err.code`, `schema.types`,
+# `conn.ssl`, `self.signal`): rejected only on a module or a chain of attributes rooted at one
+# (`asyncio.base_events.socket`, `dataclasses.inspect`). The blocked import list in force is
+# added to this set.
+PIVOT_ATTRIBUTES_ON_MODULES = frozenset({
+    "code", "codeop", "types", "ast", "dis", "signal", "resource", "select", "selectors",
+    "socket", "ssl", "inspect", "http", "urllib", "ftplib", "smtplib", "telnetlib", "xmlrpc",
+    "socketserver", "tempfile", "webbrowser", "shelve", "pwd", "grp", "mmap", "traceback",
+    "linecache", "platform", "atexit", "logging", "tokenize", "weakref", "copyreg",
+})
+
+# Module-level attributes of allowed modules that are gadgets. Keyed by (module, attribute).
+MODULE_ATTRIBUTE_EXCEPTIONS = {
+    ("operator", "attrgetter"): "use a lambda: `lambda o: o.name`",
+    ("operator", "methodcaller"): "use a lambda: `lambda o: o.method(arg)`",
+    ("string", "Formatter"): "use an f-string or str.format with a literal template",
+    ("typing", "get_type_hints"): "read the annotations you wrote, or use dataclasses.fields()",
+    ("asyncio", "create_subprocess_exec"): "processes cannot be started; use "
+                                           "`await call_tool(...)` to reach host capabilities",
+    ("asyncio", "create_subprocess_shell"): "processes cannot be started; use "
+                                            "`await call_tool(...)` to reach host capabilities",
+    ("asyncio", "subprocess"): "processes cannot be started; use `await call_tool(...)` to "
+                               "reach host capabilities",
+}
+
+# Of the above, the attribute names distinctive enough to reject on any object, so that moving
+# the module through a container (`[operator][0].attrgetter`) does not help.
+MODULE_ATTRIBUTES_ANYWHERE = frozenset({"attrgetter", "methodcaller", "get_type_hints"})
+
+# `os` may only be used as os.environ and os.path (and aliases of os the same way).
+OS_ALLOWED_ATTRIBUTES = frozenset({"environ", "path"})
+
+# Methods whose receiver is a str.format template.
+FORMAT_METHODS = frozenset({"format", "format_map"})
+
+POLICY_KEYS = (
+    "allowed_imports", "blocked_builtins", "allowed_dunder_attributes",
+    "extra_allowed_imports", "extra_blocked_imports", "allow_dynamic_format",
+    "max_code_bytes", "max_ast_depth", "validation_timeout_ms",
+)
+
+DEFAULT_MAX_CODE_BYTES = 64 * 1024
+DEFAULT_MAX_AST_DEPTH = 100
+# 0 disables the time check. Parsing itself cannot be interrupted; the walk checks the clock.
+DEFAULT_VALIDATION_TIMEOUT_MS = 10_000
+
+
+class Policy:
+    """A validated, immutable policy. Build it with Policy.from_dict(d) (raises ValueError on
+    unknown keys or wrong types); `None` in a list field means "the default list"."""
+
+    __slots__ = POLICY_KEYS
+
+    def __init__(self, allowed_imports=None, blocked_builtins=None,
+                 allowed_dunder_attributes=None, extra_allowed_imports=(),
+                 extra_blocked_imports=(), allow_dynamic_format=False,
+                 max_code_bytes=DEFAULT_MAX_CODE_BYTES, max_ast_depth=DEFAULT_MAX_AST_DEPTH,
+                 validation_timeout_ms=DEFAULT_VALIDATION_TIMEOUT_MS):
+        set_ = object.__setattr__
+        set_(self, "allowed_imports", _names("allowed_imports", allowed_imports, True))
+        set_(self, "blocked_builtins", _names("blocked_builtins", blocked_builtins, True))
+        set_(self, "allowed_dunder_attributes",
+             _names("allowed_dunder_attributes", allowed_dunder_attributes, True))
+        set_(self, "extra_allowed_imports",
+             _names("extra_allowed_imports", extra_allowed_imports, False))
+        set_(self, "extra_blocked_imports",
+             _names("extra_blocked_imports", extra_blocked_imports, False))
+        if type(allow_dynamic_format) is not bool:
+            raise ValueError("policy key 'allow_dynamic_format' must be a bool")
+        set_(self, "allow_dynamic_format", allow_dynamic_format)
+        set_(self, "max_code_bytes", _positive("max_code_bytes", max_code_bytes, 1))
+        set_(self, "max_ast_depth", _positive("max_ast_depth", max_ast_depth, 1))
+        set_(self, "validation_timeout_ms",
+             _positive("validation_timeout_ms", validation_timeout_ms, 0))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Policy is immutable")
+
+    @classmethod
+    def from_dict(cls, d):
+        if d is None:
+            return cls()
+        if not isinstance(d, dict):
+            raise ValueError("policy must be a dict or None, not %s" % type(d).__name__)
+        unknown = sorted(str(k) for k in d if k not in POLICY_KEYS)
+        if unknown:
+            raise ValueError("unknown policy key(s): %s (known: %s)"
+                             % (", ".join(unknown), ", ".join(POLICY_KEYS)))
+        # None means "the default" for every key (what an unset std::optional becomes).
+        return cls(**{k: v for k, v in d.items() if v is not None})
+
+    def to_dict(self):
+        """The policy with every default spelled out (lists as lists)."""
+        d = {}
+        for key in POLICY_KEYS:
+            value = getattr(self, key)
+            if value is None:
+                value = _DEFAULT_LISTS[key]
+            d[key] = list(value) if isinstance(value, tuple) else value
+        return d
+
+    def key(self):
+        return tuple(getattr(self, k) for k in POLICY_KEYS)
+
+    def __eq__(self, other):
+        return isinstance(other, Policy) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __repr__(self):
+        return "Policy(%s)" % ", ".join(
+            "%s=%r" % (k, getattr(self, k)) for k in POLICY_KEYS if getattr(self, k) is not None)
+
+
+_DEFAULT_LISTS = {
+    "allowed_imports": DEFAULT_ALLOWED_IMPORTS,
+    "blocked_builtins": DEFAULT_BLOCKED_BUILTINS,
+    "allowed_dunder_attributes": DEFAULT_ALLOWED_DUNDER_ATTRIBUTES,
+}
+
+
+def _names(key, value, optional):
+    if value is None and optional:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("policy key %r must be a list of strings" % key)
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ValueError("policy key %r must contain only non-empty strings, got %r"
+                             % (key, item))
+    return tuple(value)
+
+
+def _positive(key, value, minimum):
+    if type(value) is not int or value < minimum:
+        raise ValueError("policy key %r must be an int >= %d, got %r" % (key, minimum, value))
+    return value
+
+
+DEFAULT_POLICY = Policy().to_dict()
+"""The defaults as a plain dict (a copy: changing it changes nothing)."""
+
+
+class CompiledPolicy:
+    """Lookup sets built once per distinct policy and shared by every validation using it."""
+
+    __slots__ = (
+        "policy", "allowed_exact", "allowed_wildcards", "blocked_user", "blocked_default",
+        "blocked_builtins", "flagged_names", "safe_dunders", "pivot_on_modules",
+        "watched_attributes", "allow_dynamic_format", "max_code_bytes", "max_ast_depth",
+        "timeout_s", "import_hint", "nonascii_sensitive", "known_modules", "_import_memo",
+    )
+
+    def __init__(self, policy):
+        self.policy = policy
+        self._import_memo = {}
+        allowed = policy.allowed_imports
+        if allowed is None:
+            allowed = DEFAULT_ALLOWED_IMPORTS
+        allowed = tuple(allowed) + policy.extra_allowed_imports
+        self.allowed_exact = frozenset(a for a in allowed if not a.endswith(".*"))
+        self.allowed_wildcards = frozenset(a[:-2] for a in allowed if a.endswith(".*"))
+        self.blocked_user = frozenset(policy.extra_blocked_imports)
+        self.blocked_default = frozenset(DEFAULT_BLOCKED_MODULES)
+        builtins = policy.blocked_builtins
+        if builtins is None:
+            builtins = DEFAULT_BLOCKED_BUILTINS
+        self.blocked_builtins = frozenset(builtins)
+        self.flagged_names = self.blocked_builtins | ALWAYS_BLOCKED_NAMES
+        dunders = policy.allowed_dunder_attributes
+        if dunders is None:
+            dunders = DEFAULT_ALLOWED_DUNDER_ATTRIBUTES
+        self.safe_dunders = frozenset(dunders)
+        tops = frozenset(m.split(".")[0] for m in self.blocked_default | self.blocked_user)
+        self.pivot_on_modules = (PIVOT_ATTRIBUTES_ON_MODULES | tops) - PIVOT_ATTRIBUTES_ANYWHERE
+        self.watched_attributes = (
+            INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | self.pivot_on_modules
+            | MODULE_ATTRIBUTES_ANYWHERE | FORMAT_METHODS
+            | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
+        self.known_modules = frozenset(
+            m.split(".")[0] for m in self.allowed_exact | self.allowed_wildcards
+            | self.blocked_default | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
+        self.allow_dynamic_format = policy.allow_dynamic_format
+        self.max_code_bytes = policy.max_code_bytes
+        self.max_ast_depth = policy.max_ast_depth
+        self.timeout_s = policy.validation_timeout_ms / 1000.0
+        shown = sorted((self.allowed_exact | {w + ".*" for w in self.allowed_wildcards})
+                       - self.blocked_user)
+        self.import_hint = ("allowed modules: %s; reach host capabilities with "
+                            "`await call_tool(\"name\", ...)`" % ", ".join(shown))
+        self.nonascii_sensitive = (
+            self.flagged_names | frozenset(DEFAULT_BLOCKED_MODULES) | self.blocked_user
+            | INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | MODULE_ATTRIBUTES_ANYWHERE
+            | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
+
+    def import_allowed(self, dotted):
+        """None when module `dotted` may be imported, else the reason (a short phrase)."""
+        memo = self._import_memo
+        try:
+            return memo[dotted]
+        except KeyError:
+            pass
+        result = self._import_allowed(dotted)
+        if len(memo) < 4096:
+            memo[dotted] = result
+        return result
+
+    def _import_allowed(self, dotted):
+        if dotted in ALWAYS_ALLOWED_IMPORTS:
+            return None
+        parts = dotted.split(".")
+        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        for p in prefixes:
+            if p in self.blocked_user:
+                return "%s is on the policy's block list" % p
+        if "subprocess" in dotted.lower():
+            return "starting processes is never allowed"
+        if dotted in self.allowed_exact:
+            return None
+        wildcard = None
+        for p in prefixes:
+            if p in self.allowed_wildcards:
+                wildcard = p
+        blocked = [p for p in prefixes if p in self.blocked_default]
+        # A wildcard at or below a blocked package is an explicit allow; one above it is not
+        # (`asyncio.*` does not allow asyncio.subprocess).
+        if blocked and (wildcard is None or len(blocked[-1]) > len(wildcard)):
+            return "%s is blocked" % blocked[-1]
+        if wildcard is not None:
+            below = parts[wildcard.count(".") + 1:]
+            if any(part.startswith("_") for part in below):
+                return "private submodules are not allowed"
+            return None
+        if parts[0] in self.allowed_exact:
+            return "submodule %s is not on the allow-list" % dotted
+        return "%s is not on the allow-list" % parts[0]
+
+
+_cache = {}
+_CACHE_LIMIT = 64
+_DEFAULT_COMPILED = None
+
+
+def compiled(policy):
+    """The CompiledPolicy for a dict / Policy / None, cached by the policy's content."""
+    global _DEFAULT_COMPILED
+    if policy is None or (type(policy) is dict and not policy):
+        if _DEFAULT_COMPILED is None:
+            _DEFAULT_COMPILED = CompiledPolicy(Policy())
+        return _DEFAULT_COMPILED
+    if isinstance(policy, Policy):
+        key = policy
+    else:
+        key = _dict_key(policy)
+    hit = _cache.get(key) if key is not None else None
+    if hit is not None:
+        return hit
+    pol = policy if isinstance(policy, Policy) else Policy.from_dict(policy)
+    result = CompiledPolicy(pol)
+    if key is not None:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        _cache[key] = result
+    return result
+
+
+def _dict_key(d):
+    # Types are part of the key so that {"allow_dynamic_format": 1} is not served the entry of
+    # {"allow_dynamic_format": True} (1 == True) and still gets its ValueError.
+    if type(d) is not dict:
+        return None
+    try:
+        items = []
+        for k, v in d.items():
+            if type(v) in (list, tuple):
+                v = tuple((type(x), x) for x in v)
+            items.append((k, type(v), v))
+        items.sort(key=lambda kv: str(kv[0]))
+        key = tuple(items)
+        hash(key)
+        return key
+    except Exception:
+        return None
