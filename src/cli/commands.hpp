@@ -14,6 +14,7 @@ inline constexpr int kExitUsage = 2;
 int CmdValidate(const std::vector<std::string>& args);
 int CmdRun(const std::vector<std::string>& args);
 int CmdDescribe(const std::vector<std::string>& args);
+int CmdBench(const std::vector<std::string>& args);
 int CmdMcp(const std::vector<std::string>& args);
 
 }  // namespace codeact::cli

@@ -12,6 +12,7 @@ constexpr const char* kUsage = R"(usage: codeact <command> [options]
 commands:
   run FILE|-        validate and run code; prints the result JSON (exit 0 when it succeeded)
   describe          print the execute_code tool definition and the agent instructions
+  bench             measure the performance figures (latency percentiles, rates) and print a table
   validate FILE|-   check code against the validator policy; prints the report as JSON
   mcp               serve execute_code over MCP (JSON-RPC on stdio)
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   if (command == "run") return CmdRun(rest);
   if (command == "mcp") return CmdMcp(rest);
   if (command == "describe") return CmdDescribe(rest);
+  if (command == "bench") return CmdBench(rest);
   if (command == "validate") return CmdValidate(rest);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;

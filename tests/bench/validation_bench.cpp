@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "codeact/validator.hpp"
-#include "programs.hpp"
+#include "bench/programs.hpp"
 
 namespace {
 

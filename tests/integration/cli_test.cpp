@@ -121,3 +121,15 @@ TEST(CliTest, DescribeGivesAnOpenAIToolsList) {
 
 }  // namespace
 }  // namespace codeact
+
+namespace codeact {
+namespace {
+
+TEST(CliTest, ADifferentPythonMinorVersionIsRefused) {
+  const Cli c = RunCli({"run", "--python", std::string(CODEACT_TEST_FIXTURES) + "/fake_python310.sh", "-"}, "print(1)");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("is Python 3.10 but the embedded validator is Python 3.11"), std::string::npos) << c.err;
+}
+
+}  // namespace
+}  // namespace codeact

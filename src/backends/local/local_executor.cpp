@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backends/local/warm_pool.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
@@ -64,9 +65,28 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, Executio
   }
 }
 
+// Everything that shapes a started child; equal keys may share warm children.
+std::string StartKey(const RunSnapshot& s) {
+  std::string key;
+  for (const auto& [k, v] : s.environment) key += std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
+  const ResourceLimits r = ToResourceLimits(s.limits);
+  for (std::int64_t v : {r.cpu_time_s, r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
+    key += "|" + std::to_string(v);
+  }
+  return key;
+}
+
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner) : python_(std::move(python)), runner_(std::move(runner)) {}
+  LocalExecutor(std::string python, std::string runner, int warm_pool_size)
+      : python_(std::move(python)), runner_(std::move(runner)) {
+    if (warm_pool_size > 0) {
+      pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s); });
+    }
+  }
+
+  // Idle pooled children, for the benchmark's memory figure.
+  std::vector<pid_t> IdlePids() const { return pool_ ? pool_->IdlePids() : std::vector<pid_t>{}; }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
@@ -89,30 +109,17 @@ class LocalExecutor final : public Executor {
         return NotRunResult(Outcome::kSetupError, checked.status().message());
       }
     }
-    auto workdir = TempDir::Create();
-    if (!workdir.ok()) return NotRunResult(Outcome::kSetupError, workdir.status().message());
-
+    StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
+    if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
+    std::unique_ptr<Child>& child = ready->child;
 
-    LaunchSpec spec;
-    spec.executable = python_;
-    spec.args = {"-I", "-u", runner_};
-    spec.environment = snapshot.environment;
-    spec.environment["LANG"] = "C.UTF-8";
-    spec.environment["CODEACT_BRIDGE_FDS"] =
-        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
-    spec.working_dir = workdir->path();
-    spec.limits = ToResourceLimits(limits);
-    auto child = Child::Start(spec);
-    if (!child.ok()) return NotRunResult(Outcome::kSetupError, child.status().message());
-
-    HostLoop loop({(*child)->stdout_fd(), (*child)->stderr_fd(), (*child)->bridge_to_child_fd(),
-                   (*child)->bridge_from_child_fd()},
+    HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const LoopResult ended = loop.Run(request.code, start + std::chrono::milliseconds(limits.wall_timeout_ms));
-    (*child)->KillAll();
+    child->KillAll();
     loop.DrainOutput(kDrainGrace);
-    const ExitInfo exit = (*child)->Wait();
+    const ExitInfo exit = child->Wait();
 
     ExecutionResult r;
     r.tool_calls = ended.tool_calls;
@@ -163,11 +170,42 @@ class LocalExecutor final : public Executor {
     return r;
   }
 
+  // A child from the warm pool when one is ready for this fingerprint, else one started now.
+  StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot) {
+    if (pool_) {
+      if (auto ready = pool_->Take(StartKey(snapshot), snapshot)) return std::move(*ready);
+    }
+    return Start(snapshot);
+  }
+
+  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot) const {
+    auto workdir = TempDir::Create();
+    if (!workdir.ok()) return workdir.status();
+    LaunchSpec spec;
+    spec.executable = python_;
+    spec.args = {"-I", "-u", runner_};
+    spec.environment = snapshot.environment;
+    spec.environment["LANG"] = "C.UTF-8";
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    spec.working_dir = workdir->path();
+    spec.limits = ToResourceLimits(snapshot.limits);
+    auto child = Child::Start(spec);
+    if (!child.ok()) return child.status();
+    return ReadyChild{std::move(*workdir), std::move(*child)};
+  }
+
   const std::string python_;
   const std::string runner_;
+  std::unique_ptr<WarmPool> pool_;
 };
 
 }  // namespace
+
+std::vector<pid_t> IdleChildPids(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->IdlePids() : std::vector<pid_t>{};
+}
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
   if (options.isolation != IsolationLevel::kProcess) {
@@ -184,7 +222,10 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(runner, ec)) return NotFound("runner not found at " + runner);
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner)));
+  if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
+    return InvalidArgument("warm_pool_size must be between 0 and 64");
+  }
+  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size));
 }
 
 }  // namespace codeact::internal

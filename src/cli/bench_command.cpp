@@ -1,0 +1,204 @@
+// codeact bench [--runs N] [--json FILE]: the performance figures of DESIGN section 7, measured
+// end to end in one run so their ratios can be compared on a noisy machine.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "backends/local/local_executor.hpp"
+#include "bench/programs.hpp"
+#include "bench/stats.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "codeact/executor.hpp"
+#include "codeact/validator.hpp"
+#include "process/child.hpp"
+
+namespace codeact::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::Samples;
+
+struct Figure {
+  std::string name;
+  std::string unit;
+  double p50 = 0, p95 = 0, p99 = 0;  // latency figures
+  double value = 0;                  // rate or size figures
+  std::string goal;
+};
+
+Figure Latency(std::string name, const Samples& s, std::string goal) {
+  return {std::move(name), "us", s.PercentileUs(50), s.PercentileUs(95), s.PercentileUs(99), 0, std::move(goal)};
+}
+
+template <typename F>
+Samples Measure(int runs, F&& body) {
+  Samples s;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = Clock::now();
+    body();
+    s.Add(Clock::now() - start);
+  }
+  return s;
+}
+
+std::int64_t RssKiB(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+HostTool NoopTool() {
+  return {"noop", "returns its argument", R"({"type":"object"})", false,
+          [](const std::string& kwargs) { return ToolResult::Success(kwargs); }};
+}
+
+bool Check(const ExecutionResult& r, const char* what) {
+  if (r.success()) return true;
+  std::cerr << "codeact bench: " << what << " did not succeed: " << OutcomeName(r.outcome) << " " << r.message
+            << r.stderr_text << "\n";
+  return false;
+}
+
+}  // namespace
+
+int CmdBench(const std::vector<std::string>& argv) {
+  auto args = Args::Parse(argv, {{"--runs", "--json", "--python"}, {}});
+  if (!args.ok() || !args->positionals().empty()) {
+    std::cerr << "usage: codeact bench [--runs N] [--json FILE] [--python PATH]\n";
+    return kExitUsage;
+  }
+  const int runs = std::max(10, std::atoi(args->Get("--runs").value_or("200").c_str()));
+  auto validator = Validator::Embedded();
+  if (!validator.ok()) {
+    std::cerr << "codeact bench: " << validator.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::string python = args->Get("--python").value_or((*validator)->InstallationInterpreter());
+  std::vector<Figure> figures;
+
+  // 1. The floor: one bare interpreter start.
+  internal::LaunchSpec bare;
+  bare.executable = python;
+  bare.args = {"-I", "-c", "pass"};
+  bare.working_dir = "/";
+  bare.bridge = false;
+  const Samples start = Measure(runs, [&] {
+    auto child = internal::Child::Start(bare);
+    if (child.ok()) (*child)->Wait();
+  });
+  figures.push_back(Latency("python3 -I -c pass (bare start)", start, "reference"));
+
+  // 2. Validation of a 50-line program, in process.
+  const Samples validate = Measure(std::max(runs, 1000), [&] {
+    (*validator)->Validate(bench::kFiftyLineProgram, ValidationPolicy{});
+  });
+  figures.push_back(Latency("validate 50-line program", validate, "p50 <= 300 us"));
+
+  RunSnapshot snapshot;
+  snapshot.tools = {NoopTool()};
+  snapshot.fingerprint = "bench";
+  snapshot.limits.max_tool_calls = 10'000;
+
+  // 3. execute_code("print(1)") without and with the warm pool.
+  for (int pool : {0, 2}) {
+    ExecutorOptions options;
+    options.python_path = python;
+    options.warm_pool_size = pool;
+    auto executor = CreateExecutor(options);
+    if (!executor.ok()) {
+      std::cerr << "codeact bench: " << executor.status().message() << "\n";
+      return kExitFailed;
+    }
+    if (!Check((*executor)->Execute({"print(1)"}, snapshot), "print(1)")) return kExitFailed;
+    bool ok = true;
+    const Samples exec = Measure(runs, [&] {
+      ok = ok && (*executor)->Execute({"print(1)"}, snapshot).success();
+    });
+    if (!ok) return kExitFailed;
+    figures.push_back(pool == 0 ? Latency("execute print(1), cold (no pool)", exec, "p50 <= 1.2 x bare start")
+                                : Latency("execute print(1), warm pool", exec, "p50 <= 3 ms"));
+    if (pool == 0) {
+      figures.push_back({"cold / bare start (p50 ratio)", "x", 0, 0, 0,
+                         exec.PercentileUs(50) / std::max(1.0, start.PercentileUs(50)), "<= 1.2"});
+      continue;
+    }
+
+    // 4. Tool-call round trips inside one run.
+    const int calls = 5000;
+    const std::string code = "for i in range(" + std::to_string(calls) + "):\n    await noop(i=i)\n";
+    const auto t0 = Clock::now();
+    const ExecutionResult many = (*executor)->Execute({code}, snapshot);
+    const double with_calls = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!Check(many, "the tool-call loop")) return kExitFailed;
+    const double empty = exec.PercentileUs(50) / 1e6;
+    figures.push_back({"tool-call round trips", "calls/s", 0, 0, 0, calls / std::max(1e-6, with_calls - empty),
+                       ">= 10000"});
+
+    // 5. Sustained executions per second from two threads.
+    std::atomic<int> done{0}, failed{0};
+    const int per_thread = runs;
+    const auto s0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < per_thread; ++i) {
+          ((*executor)->Execute({"print(1)"}, snapshot).success() ? done : failed)++;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double secs = std::chrono::duration<double>(Clock::now() - s0).count();
+    figures.push_back({"sustained executions, 2 threads", "runs/s", 0, 0, 0, done / secs, ">= 200"});
+    if (failed > 0) std::cerr << "codeact bench: " << failed << " sustained runs failed\n";
+
+    // 6. Memory of a warm child: an interpreter with the runner loaded, waiting for its request.
+    const auto settle = Clock::now() + std::chrono::seconds(10);
+    std::vector<pid_t> idle;
+    while ((idle = internal::IdleChildPids(**executor)).size() < static_cast<std::size_t>(pool) &&
+           Clock::now() < settle) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    std::int64_t total_kib = 0;
+    for (pid_t pid : idle) total_kib += std::max<std::int64_t>(0, RssKiB(pid));
+    if (!idle.empty()) {
+      figures.push_back({"RSS per warm pooled child", "MiB", 0, 0, 0,
+                         static_cast<double>(total_kib) / 1024.0 / static_cast<double>(idle.size()), "<= 15 MiB"});
+    }
+  }
+
+
+  std::printf("%-40s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
+  for (const auto& f : figures) {
+    if (f.unit == "us") {
+      std::printf("%-40s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95, f.p99, "",
+                  f.goal.c_str());
+    } else {
+      std::printf("%-40s %12s %12s %12s %10.1f %-3s  %s\n", f.name.c_str(), "", "", "", f.value, f.unit.c_str(),
+                  f.goal.c_str());
+    }
+  }
+  if (auto path = args->Get("--json")) {
+    std::ostringstream out;
+    out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"figures\":[";
+    for (std::size_t i = 0; i < figures.size(); ++i) {
+      const auto& f = figures[i];
+      out << (i ? "," : "") << "{\"name\":\"" << f.name << "\",\"unit\":\"" << f.unit << "\",\"p50\":" << f.p50
+          << ",\"p95\":" << f.p95 << ",\"p99\":" << f.p99 << ",\"value\":" << f.value << ",\"goal\":\"" << f.goal
+          << "\"}";
+    }
+    out << "]}\n";
+    std::ofstream(*path) << out.str();
+  }
+  return kExitOk;
+}
+
+}  // namespace codeact::cli

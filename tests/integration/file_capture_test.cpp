@@ -1,0 +1,145 @@
+// File capture through a real run: what the code writes to a read-write mount comes back;
+// links, escapes and read-only mounts do not.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "codeact/executor.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileCaptureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("codeact-capture-" + std::to_string(getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(root_ / "rw");
+    fs::create_directories(root_ / "ro");
+    std::ofstream(root_ / "secret.txt") << "TOP SECRET";
+    std::ofstream(root_ / "rw" / "existing.txt") << "old";
+    std::ofstream(root_ / "rw" / "untouched.txt") << "same";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20) {
+    RunSnapshot s;
+    s.limits = limits;
+    s.mounts.push_back({(root_ / "rw").string(), "/out", MountMode::kReadWrite, mount_limit});
+    s.mounts.push_back({(root_ / "ro").string(), "/in", MountMode::kReadOnly, 1 << 20});
+    s.environment["RW"] = (root_ / "rw").string();
+    s.environment["RO"] = (root_ / "ro").string();
+    s.environment["SECRET"] = (root_ / "secret.txt").string();
+    return testing::LocalExecutor()->Execute({code}, s);
+  }
+
+  fs::path root_;
+};
+
+const CapturedFile* Find(const ExecutionResult& r, const std::string& path) {
+  for (const auto& f : r.files) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
+  const ExecutionResult r = Run(
+      "import os\nfrom pathlib import Path\n"
+      "rw = Path(os.environ['RW'])\n"
+      "(rw / 'b.json').write_text('{\"x\": 1}')\n"
+      "(rw / 'existing.txt').write_text('new content')\n"
+      "(rw / 'deep' / 'er').mkdir(parents=True)\n"
+      "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
+      "(Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.files.size(), 3u);
+  EXPECT_EQ(r.files[0].path, "/out/b.json");
+  EXPECT_EQ(r.files[1].path, "/out/deep/er/a.csv");
+  EXPECT_EQ(r.files[2].path, "/out/existing.txt");
+  EXPECT_EQ(r.files[0].media_type, "application/json");
+  EXPECT_EQ(r.files[1].data, "a,b\n1,2\n");
+  EXPECT_EQ(r.files[2].data, "new content");
+  EXPECT_EQ(Find(r, "/out/untouched.txt"), nullptr);
+  for (const auto& f : r.files) EXPECT_EQ(f.path.find("/in/"), std::string::npos);
+}
+
+TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
+  const ExecutionResult r = Run(
+      "import os\nfrom pathlib import Path\n"
+      "rw = Path(os.environ['RW'])\n"
+      "(rw / 'link.txt').symlink_to(os.environ['SECRET'])\n"
+      "os.link(os.environ['SECRET'], rw / 'hard.txt')\n"
+      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
+  EXPECT_EQ(Find(r, "/out/link.txt"), nullptr);
+  EXPECT_EQ(Find(r, "/out/hard.txt"), nullptr);
+  bool link_reported = false, hard_reported = false;
+  for (const auto& o : r.omitted_files) {
+    if (o.path == "/out/link.txt") link_reported = o.reason.find("symlink") != std::string::npos;
+    if (o.path == "/out/hard.txt") hard_reported = o.reason.find("hardlink") != std::string::npos;
+  }
+  EXPECT_TRUE(link_reported);
+  EXPECT_TRUE(hard_reported);
+}
+
+TEST_F(FileCaptureTest, LimitsOmitWithReasons) {
+  ExecutionLimits limits;
+  limits.max_capture_file_bytes = 1000;
+  limits.max_capture_total_bytes = 1500;
+  const ExecutionResult r = Run(
+      "import os\nfrom pathlib import Path\n"
+      "rw = Path(os.environ['RW'])\n"
+      "(rw / 'a_big.bin').write_bytes(b'x' * 5000)\n"
+      "(rw / 'b_ok.txt').write_text('y' * 900)\n"
+      "(rw / 'c_over_total.txt').write_text('z' * 900)\n",
+      limits);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].path, "/out/b_ok.txt");
+  ASSERT_EQ(r.omitted_files.size(), 2u);
+  EXPECT_EQ(r.omitted_files[0].path, "/out/a_big.bin");
+  EXPECT_NE(r.omitted_files[0].reason.find("per-file limit"), std::string::npos) << r.omitted_files[0].reason;
+  EXPECT_EQ(r.omitted_files[1].path, "/out/c_over_total.txt");
+  EXPECT_NE(r.omitted_files[1].reason.find("total"), std::string::npos) << r.omitted_files[1].reason;
+}
+
+TEST_F(FileCaptureTest, PerMountLimit) {
+  const ExecutionResult r = Run(
+      "import os\nfrom pathlib import Path\n"
+      "rw = Path(os.environ['RW'])\n"
+      "(rw / 'one.txt').write_text('1' * 600)\n"
+      "(rw / 'two.txt').write_text('2' * 600)\n",
+      {}, /*mount_limit=*/1000);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].path, "/out/one.txt");
+  ASSERT_EQ(r.omitted_files.size(), 1u);
+  EXPECT_NE(r.omitted_files[0].reason.find("mount"), std::string::npos) << r.omitted_files[0].reason;
+}
+
+TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
+  const ExecutionResult r = Run(
+      "import os\nprint(os.getcwd())\nprint(sorted(os.listdir('.')))\n"
+      "open('scratch.txt', 'w').write('x')\nprint(oct(os.stat('.').st_mode & 0o777))\n");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  std::istringstream lines(r.stdout_text);
+  std::string cwd, listing, mode;
+  std::getline(lines, cwd);
+  std::getline(lines, listing);
+  std::getline(lines, mode);
+  EXPECT_EQ(listing, "[]");
+  EXPECT_EQ(mode, "0o700");
+  EXPECT_FALSE(fs::exists(cwd)) << cwd;
+  EXPECT_TRUE(r.files.empty());  // the working directory is not a mount
+}
+
+}  // namespace
+}  // namespace codeact
