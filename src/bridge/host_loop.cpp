@@ -236,9 +236,13 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
       if (fds[i_to].revents & (POLLERR | POLLHUP)) {
         outbox.clear();  // the child closed its end; its exit shows on the bridge
       } else {
-        const ssize_t w = write(channels_.to_child_fd, outbox.data(), outbox.size());
-        if (w > 0) outbox.erase(0, static_cast<std::size_t>(w));
-        if (w < 0 && errno != EAGAIN && errno != EINTR) outbox.clear();
+        // A child that died with answers pending must not take the host down with SIGPIPE.
+        const StatusOr<std::size_t> written = WriteSome(channels_.to_child_fd, outbox);
+        if (written.ok()) {
+          outbox.erase(0, *written);
+        } else {
+          outbox.clear();  // the reader is gone; its exit shows on the bridge
+        }
       }
     }
     if (fds[i_bridge].revents) {

@@ -53,6 +53,14 @@ std::vector<std::string> Args::GetAll(const std::string& flag) const {
 
 bool Args::Has(const std::string& flag) const { return switches_.count(flag) > 0; }
 
+bool WantsHelp(const std::vector<std::string>& argv) {
+  for (const auto& a : argv) {
+    if (a == "--") return false;
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
 StatusOr<std::string> ReadInput(const std::string& path) {
   if (path == "-") {
     return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());

@@ -32,6 +32,9 @@ class Args {
   std::vector<std::string> positionals_;
 };
 
+// True when the arguments ask for help ("--help" or "-h" anywhere before "--").
+bool WantsHelp(const std::vector<std::string>& argv);
+
 // Reads a whole file, or standard input for "-".
 StatusOr<std::string> ReadInput(const std::string& path);
 

@@ -71,9 +71,16 @@ bool Check(const ExecutionResult& r, const char* what) {
 }  // namespace
 
 int CmdBench(const std::vector<std::string>& argv) {
+  constexpr const char* kHelp =
+      "usage: codeact bench [--runs N] [--json FILE] [--python PATH]\n"
+      "Measures the figures of DESIGN section 7 in one run and prints p50/p95/p99 and rates.\n";
+  if (WantsHelp(argv)) {
+    std::cout << kHelp;
+    return kExitOk;
+  }
   auto args = Args::Parse(argv, {{"--runs", "--json", "--python"}, {}});
   if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "usage: codeact bench [--runs N] [--json FILE] [--python PATH]\n";
+    std::cerr << kHelp;
     return kExitUsage;
   }
   const int runs = std::max(10, std::atoi(args->Get("--runs").value_or("200").c_str()));

@@ -11,6 +11,12 @@
 namespace codeact::cli {
 
 int CmdDescribe(const std::vector<std::string>& argv) {
+  if (WantsHelp(argv)) {
+    std::cout << "usage: codeact describe [--format openai|mcp] [options]\n"
+                 "Prints {\"tools\":[<execute_code definition>],\"instructions\":\"...\"}.\n\n"
+              << kProviderFlagsHelp;
+    return kExitOk;
+  }
   FlagSpec spec;
   spec.with_value.insert("--format");
   auto args = Args::Parse(argv, WithProviderFlags(spec));

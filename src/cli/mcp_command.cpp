@@ -37,11 +37,9 @@ bool PositiveInt(const std::string& text, long long& out) {
 }  // namespace
 
 int CmdMcp(const std::vector<std::string>& argv) {
-  for (const auto& a : argv) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kMcpHelp << kProviderFlagsHelp;
-      return kExitOk;
-    }
+  if (WantsHelp(argv)) {
+    std::cout << kMcpHelp << kProviderFlagsHelp;
+    return kExitOk;
   }
   FlagSpec spec;
   spec.with_value = {"--max-line-bytes", "--max-concurrent"};

@@ -7,11 +7,22 @@
 
 namespace codeact::cli {
 
+namespace {
+constexpr const char* kRunHelp =
+    "usage: codeact run [options] FILE|-\n"
+    "Validates the code, runs it in a child interpreter under limits and prints the result JSON.\n"
+    "Exit status: 0 when the run succeeded, 1 for any other outcome, 2 for a bad invocation.\n\n";
+}  // namespace
+
 int CmdRun(const std::vector<std::string>& argv) {
+  if (WantsHelp(argv)) {
+    std::cout << kRunHelp << kProviderFlagsHelp;
+    return kExitOk;
+  }
   auto args = Args::Parse(argv, WithProviderFlags({}));
   if (!args.ok() || args->positionals().size() != 1) {
     std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message()) << "\n"
-              << "usage: codeact run [options] FILE|-\n" << kProviderFlagsHelp;
+              << kRunHelp << kProviderFlagsHelp;
     return kExitUsage;
   }
   auto code = ReadInput(args->positionals()[0]);

@@ -8,14 +8,25 @@
 
 namespace codeact::cli {
 
+namespace {
+constexpr const char* kValidateHelp =
+    "usage: codeact validate [--allow-import M]... [--block-import M]... [--policy FILE] FILE|-\n"
+    "Prints {\"ok\":bool,\"violations\":[{\"line\",\"col\",\"rule\",\"message\",\"hint\"}]}.\n"
+    "Exit status: 0 when the code is allowed, 1 when it has violations, 2 for a bad invocation.\n";
+}  // namespace
+
 int CmdValidate(const std::vector<std::string>& argv) {
+  if (WantsHelp(argv)) {
+    std::cout << kValidateHelp;
+    return kExitOk;
+  }
   auto args = Args::Parse(argv, {{"--allow-import", "--block-import", "--policy"}, {}});
   if (!args.ok()) {
     std::cerr << "codeact validate: " << args.status().message() << "\n";
     return kExitUsage;
   }
   if (args->positionals().size() != 1) {
-    std::cerr << "usage: codeact validate [--allow-import M]... [--block-import M]... [--policy FILE] FILE|-\n";
+    std::cerr << kValidateHelp;
     return kExitUsage;
   }
   ValidationPolicy policy;

@@ -1,5 +1,6 @@
 #include "common/data_dir.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -7,19 +8,38 @@
 #include "codeact_build_config.hpp"
 
 namespace codeact::internal {
+namespace {
 
+namespace fs = std::filesystem;
+
+// A data dir is usable when it holds the validator package; resources/ is installed beside it.
+bool HasValidator(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / "validator" / "__init__.py", ec);
+}
+
+bool IsWithin(const fs::path& path, const fs::path& dir) {
+  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
+}
+
+}  // namespace
+
+// In order: $CODEACT_DATA_DIR; <binary dir>/../share/codeact for an installed codeact; the source
+// tree for this build's own programs, so they never pick up an older installed copy; the
+// configured install prefix for programs that link the installed library; the source tree.
 std::string DefaultDataDir() {
   if (const char* env = std::getenv("CODEACT_DATA_DIR"); env != nullptr && *env != '\0') {
     return env;
   }
   std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const auto installed = exe.parent_path().parent_path() / kInstallDataSubdir;
-    if (std::filesystem::exists(installed / "validator" / "__init__.py", ec)) {
-      return installed.string();
-    }
+    const fs::path beside_binary = exe.parent_path().parent_path() / kInstallDataSubdir;
+    if (HasValidator(beside_binary)) return beside_binary.string();
+    const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
+    if (!ec && IsWithin(exe, build_dir)) return kSourceDir;
   }
+  if (HasValidator(kInstallDataDir)) return kInstallDataDir;
   return kSourceDir;
 }
 

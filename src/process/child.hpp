@@ -129,6 +129,10 @@ bool DrainAvailable(int fd, CappedBuffer& out);
 // instead of killing the host. Blocks until everything is written or the reader is gone.
 Status WriteAll(int fd, std::string_view data);
 
+// One non-blocking write: the bytes written (0 when the pipe is full), or UNAVAILABLE when the
+// reader is gone. SIGPIPE-safe like WriteAll.
+StatusOr<std::size_t> WriteSome(int fd, std::string_view data);
+
 struct CommandResult {
   ExitInfo exit;
   std::string stdout_text;

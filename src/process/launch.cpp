@@ -38,8 +38,10 @@ namespace bp = boost::process::v2;
 // on any failure it writes a SetupFailure record to a report pipe of our own (O_CLOEXEC)
 // and _exit()s. The parent reads that pipe until EOF: EOF with no record means execve
 // succeeded (the close-on-exec write end vanished), a record names the failing step. The
-// launcher's own pipe is closed by the fd sweep in the child, so its parent side simply sees
-// EOF and returns the process, which we detach and reap ourselves (wait4, for the rusage).
+// launcher's own pipe is never written: the child keeps it open until execve or _exit closes
+// it, so the launcher's parent side sleeps until then, sees EOF and returns the process, which
+// we detach and reap ourselves (wait4, for the rusage). Also in 1.81, close_all_fds never
+// closes the gaps between whitelisted fds, so the child closes fds itself (step 6).
 enum class Step : std::int32_t {
   kSignalDisposition,
   kSignalMask,
@@ -91,22 +93,48 @@ int CloseRange(unsigned first, unsigned last) {
   return ::syscall(SYS_close_range, first, last, 0) == 0 ? 0 : errno;
 }
 
-// Closes every fd >= first except `keep` (which is >= first). Returns 0 or an errno.
-int CloseFdsFrom(int first, int keep, int fallback_max) {
+constexpr int kMaxKeptFds = 8;
+
+// Closes every fd >= first except those in `keep` (sorted, unique, all >= first).
+// Returns 0 or an errno.
+int CloseFdsExcept(int first, const int* keep, int keep_count, int fallback_max) {
   int err = 0;
-  if (keep > first) err = CloseRange(first, keep - 1);
-  if (err == 0) err = CloseRange(keep + 1, ~0U);
+  int low = first;
+  for (int i = 0; i < keep_count && err == 0; ++i) {
+    if (keep[i] > low) err = CloseRange(low, keep[i] - 1);
+    low = keep[i] + 1;
+  }
+  if (err == 0) err = CloseRange(low, ~0U);
   if (err != ENOSYS) return err;
   // Kernels before 5.9 have no close_range: close up to the NOFILE limit read before fork.
-  for (int fd = first; fd < fallback_max; ++fd) {
-    if (fd != keep) ::close(fd);
+  for (int fd = first, next_keep = 0; fd < fallback_max; ++fd) {
+    if (next_keep < keep_count && fd == keep[next_keep]) {
+      ++next_keep;
+    } else {
+      ::close(fd);
+    }
   }
   return 0;
 }
 
+// Adds `fd` to the sorted set `keep` if it is >= first, not there yet, and close-on-exec.
+void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
+  if (fd < first || keep_count == kMaxKeptFds) return;
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags < 0 || (flags & FD_CLOEXEC) == 0) return;  // would outlive exec: close it
+  int at = 0;
+  while (at < keep_count && keep[at] < fd) ++at;
+  if (at < keep_count && keep[at] == fd) return;
+  for (int i = keep_count; i > at; --i) keep[i] = keep[i - 1];
+  keep[at] = fd;
+  ++keep_count;
+}
+
 // Runs in the child between fork and exec. Never returns.
+// `launcher_fds` is the launcher's own whitelist (stdio and its error pipe).
 [[noreturn]] void RunChildSetup(const ChildSetup& setup, const char* executable,
-                                const char* const* argv, const char* const* envp) {
+                                const char* const* argv, const char* const* envp,
+                                const int* launcher_fds, int launcher_fd_count) {
   int report_fd = setup.report_fd;
 
   // 1. Signals: the host may ignore signals or block them in the forking thread (we block
@@ -164,9 +192,19 @@ int CloseFdsFrom(int first, int keep, int fallback_max) {
     if (::dup2(sources[target], target) < 0) FailSetup(report_fd, Step::kDup2, errno, target);
   }
 
-  // 6. Close everything else, including the launcher's own pipe and any descriptor the host
-  // opened without O_CLOEXEC. The report pipe stays until execve closes it (O_CLOEXEC).
-  if (int err = CloseFdsFrom(setup.fd_count, report_fd, setup.fallback_close_max); err != 0) {
+  // 6. Close everything else, including any descriptor the host opened without O_CLOEXEC.
+  // Kept until execve closes them (O_CLOEXEC): the report pipe, and the fds the launcher
+  // whitelisted (its error pipe). The launcher's parent side waits for EOF on that pipe, so
+  // keeping it makes the host thread sleep until the exec instead of running (and taking
+  // copy-on-write faults) alongside the child's last steps.
+  int keep[kMaxKeptFds];
+  int keep_count = 0;
+  AddKeptFd(report_fd, setup.fd_count, keep, keep_count);
+  for (int i = 0; i < launcher_fd_count; ++i) {
+    AddKeptFd(launcher_fds[i], setup.fd_count, keep, keep_count);
+  }
+  if (int err = CloseFdsExcept(setup.fd_count, keep, keep_count, setup.fallback_close_max);
+      err != 0) {
     FailSetup(report_fd, Step::kCloseRange, err);
   }
 
@@ -192,7 +230,8 @@ struct ChildSetupInitializer {
   boost::system::error_code on_exec_setup(Launcher& launcher,
                                           const std::filesystem::path& executable,
                                           const char* const* argv) {
-    RunChildSetup(*setup, executable.c_str(), argv, launcher.env);
+    RunChildSetup(*setup, executable.c_str(), argv, launcher.env, launcher.fd_whitelist.data(),
+                  static_cast<int>(launcher.fd_whitelist.size()));
   }
 };
 

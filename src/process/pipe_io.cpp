@@ -65,4 +65,16 @@ Status WriteAll(int fd, std::string_view data) {
   return Status::Ok();
 }
 
+StatusOr<std::size_t> WriteSome(int fd, std::string_view data) {
+  ScopedSigpipeBlock no_sigpipe;
+  while (true) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::size_t{0};
+    if (errno == EPIPE) return Unavailable("write failed: the reader closed the pipe");
+    return ErrnoStatus("write", errno);
+  }
+}
+
 }  // namespace codeact::internal

@@ -26,6 +26,7 @@
 #include "codeact_build_config.hpp"
 #include "common/utf8.hpp"
 #include "process/child.hpp"
+#include "json/serialize.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -45,14 +46,14 @@ constexpr int kInternalErrorCode = -32603;
 constexpr std::size_t kMaxJsonDepth = 128;
 
 std::string ErrorLine(const json::value& id, int code, std::string_view message) {
-  return json::serialize(
+  return SerializeJson(
       json::object{{"jsonrpc", "2.0"},
                    {"id", id},
                    {"error", json::object{{"code", code}, {"message", message}}}});
 }
 
 std::string ResultLine(const json::value& id, json::value result) {
-  return json::serialize(
+  return SerializeJson(
       json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
 }
 

@@ -199,7 +199,8 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
   const int fds_before = testing::CountOpenFds();
   for (int i = 0; i < 300; ++i) {
     const bool kill = i % 10 == 0;
-    const ExecutionResult r = RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(quick));
+    const ExecutionResult r =
+        RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(kill ? quick : ExecutionLimits{}));
     ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
   }
   EXPECT_EQ(testing::CountOpenFds(), fds_before);

@@ -158,3 +158,28 @@ TEST(ToolBridgeTest, ToolGetsTheKwargsAsJson) {
 
 }  // namespace
 }  // namespace codeact
+
+namespace codeact {
+namespace {
+
+TEST(ToolBridgeTest, AChildThatClosedItsBridgeCannotKillTheHostWithSigpipe) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1500;
+  // The answer to this call is written into a pipe nobody reads any more: without SIGPIPE
+  // protection this test process would die here.
+  HostTool slow{"slow", "", R"({"type":"object"})", false, [](const std::string&) {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                  return ToolResult::Success("1");
+                }};
+  const ExecutionResult r = LocalExecutor()->Execute({"import asyncio, os, time\n"
+                                                      "task = asyncio.ensure_future(call_tool('slow'))\n"
+                                                      "await asyncio.sleep(0.05)\n"
+                                                      "os.close(3)\n"
+                                                      "time.sleep(5)\n"},
+                                                     WithTools({slow}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
+  EXPECT_EQ(r.tool_calls, 1);
+}
+
+}  // namespace
+}  // namespace codeact

@@ -60,9 +60,11 @@ class Child:
         argv = [PYTHON, "-I", "-u", "-X", "frozen_modules=on", RUNNER]
         env = {"LANG": "C.UTF-8", "CODEACT_RUN_TOKEN": "0123abcd",
                "CODEACT_BRIDGE_FDS": "%d,%d" % (child_r, child_w)}
+        self.child_rfd = child_r
         if fixed_fds:
             argv = [PYTHON, "-I", "-c", TRAMPOLINE, str(child_r), str(child_w)] + argv
             env["CODEACT_BRIDGE_FDS"] = "3,4"
+            self.child_rfd = 3
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             pass_fds=(child_r, child_w), env=env, cwd=self.tmp, start_new_session=True)
@@ -130,6 +132,22 @@ class Child:
                 view = view[os.write(self.to_child, view):]
             except BlockingIOError:
                 pass
+
+    def wait_until_idle(self, timeout=DEADLINE):
+        """Waits until the child blocks reading its bridge fd, i.e. has finished preloading."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with open("/proc/%d/syscall" % self.proc.pid) as f:
+                    fields = f.read().split()
+            except OSError:
+                fields = []
+            # While blocked: "<syscall number> <first argument> ..."; 0 is read() on x86-64.
+            if len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == self.child_rfd:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError("the child never went idle: %r" % fields)
+            select.select([], [], [], 0.005)
 
     def ready(self):
         frame = self.read_frame()
@@ -250,14 +268,9 @@ class StartupAndShutdownTest(RunnerTestCase):
     def test_idle_child_preloads_then_serves(self):
         c = self.child()
         c.ready()
-        maps = "/proc/%d/maps" % c.proc.pid
-        deadline = time.monotonic() + DEADLINE
-        while True:  # the last preload step is asyncio, whose C part is _asyncio*.so
-            with open(maps) as f:
-                if "_asyncio" in f.read():
-                    break
-            self.assertLess(time.monotonic(), deadline, "the idle child never loaded asyncio")
-            select.select([], [], [], 0.01)
+        c.wait_until_idle()
+        with open("/proc/%d/maps" % c.proc.pid) as f:
+            self.assertIn("_asyncio", f.read())  # asyncio's C part: the last preload step
         c.request("print(await add(a=2, b=3))\nimport sys\n'asyncio' in sys.modules")
         frame, calls = c.serve()
         self.assertEqual(frame["output"], True)
@@ -357,6 +370,9 @@ class OutputTest(RunnerTestCase):
              "<unrepresentable Bad object>"),
             ("import enum\nclass E(enum.IntEnum):\n    A = 7\nE.A", 7),
             ("a = [1]\na.append(a)\na", [1, "[...]"]),
+            ("import sys\nsys.set_int_max_str_digits(640)\n10 ** 1000", "<int of 3322 bits>"),
+            ("class L(list):\n    def __iter__(self):\n        raise RuntimeError\n"
+             "L([1, 2])", "[1, 2]"),
         ]
         for code, expected in cases:
             with self.subTest(code=code):
@@ -431,19 +447,23 @@ class OutputTest(RunnerTestCase):
         self.assertEqual([c["id"] for c in calls], [1, 2, 3, 4, 5, 6])
 
     def test_user_namespace(self):
-        code = ("import os, sys, __main__\n"
+        code = ("import os, subprocess, sys, __main__\n"
+                "env = subprocess.run(['/usr/bin/env'], capture_output=True, text=True).stdout\n"
                 "[sorted(globals()), sys.argv, sys.dont_write_bytecode,\n"
                 " sorted(k for k in os.environ if k.startswith('CODEACT')),\n"
-                " __main__.__dict__ is globals(), __name__]")
+                " __main__.__dict__ is globals(), __name__,\n"
+                " 'CODEACT_RUN_TOKEN=0123abcd' in env.splitlines()]")
         present, out = self.output_of(code, tools=["add", "print", "call_tool", "ToolError",
                                                    "not-an-identifier", "class", "__name__"])
-        names, argv, no_bytecode, codeact_env, same_main, name = out
+        names, argv, no_bytecode, codeact_env, same_main, name, token_inherited = out
         self.assertEqual(names, ["ToolError", "__builtins__", "__doc__", "__loader__",
                                  "__main__", "__name__", "__package__", "__spec__", "add",
-                                 "call_tool", "os", "sys"])
+                                 "call_tool", "env", "os", "subprocess", "sys"])
         self.assertEqual(argv, ["<code>"])
         self.assertTrue(no_bytecode)
-        self.assertEqual(codeact_env, [])
+        # The bridge fds are internal; the run token must reach processes the code starts.
+        self.assertEqual(codeact_env, ["CODEACT_RUN_TOKEN"])
+        self.assertTrue(token_inherited)
         self.assertTrue(same_main)
         self.assertEqual(name, "__main__")
 
@@ -475,9 +495,10 @@ class ToolCallTest(RunnerTestCase):
     def test_frames_are_compact_ascii_json(self):
         c = self.child()
         c.ready()
-        c.request("await echo(s='\u00e9\\n\U0001f600')")
+        c.request("await echo(s='\u00e9\\n\U0001f600', bad='\\udcff')")
         frame, calls = c.serve()
-        self.assertEqual(frame["output"], {"s": "\u00e9\n\U0001f600"})
+        # Lone surrogates are not valid UTF-8, and strict JSON parsers refuse them.
+        self.assertEqual(frame["output"], {"s": "\u00e9\n\U0001f600", "bad": "?"})
         for line in c.lines:
             line.decode("ascii")
             self.assertNotIn(b": ", line)
@@ -709,7 +730,7 @@ class ErrorTest(RunnerTestCase):
         c.request("raise ValueError('x' * 10_000_000)")
         frame, _ = c.serve()
         self.assertEqual(frame["error_type"], "ValueError")
-        self.assertLessEqual(len(c.lines[-1]), 1 << 20)
+        self.assertLessEqual(len(c.lines[-1]) + 1, 1 << 20)  # frame sizes count the newline
         self.assertRegex(frame["message"], r"^x+\.\.\. \[truncated \d+ bytes\]$")
         self.assertIn("[truncated", frame["traceback"])
         self.assertEqual(c.finish(), 1)
@@ -719,7 +740,7 @@ class ErrorTest(RunnerTestCase):
         c.ready()
         c.request("raise ValueError('\u00e9\U0001f600' * 100_000)", max_frame_bytes=10_000)
         frame, _ = c.serve()
-        self.assertLessEqual(len(c.lines[-1]), 10_000)
+        self.assertLessEqual(len(c.lines[-1]) + 1, 10_000)
         self.assertIn("[truncated", frame["message"])
 
     def test_system_exit_zero_is_success(self):
@@ -770,6 +791,16 @@ class ErrorTest(RunnerTestCase):
         self.assertEqual(frame["type"], "error")
         self.assertEqual(frame["error_type"], "MemoryError")
         self.assertEqual(c.finish(), 1)
+
+    def test_tracebacks_printed_by_the_code_show_its_source(self):
+        frame, _, _, _, err = self.run_code(
+            "import traceback\n"
+            "try:\n"
+            "    {}['missing']\n"
+            "except KeyError:\n"
+            "    traceback.print_exc()\n")
+        self.assertComplete(frame)
+        self.assertIn('File "<code>", line 3, in <module>\n    {}[\'missing\']', err)
 
     def test_exception_with_failing_str(self):
         frame, _, _, _, _ = self.run_code(

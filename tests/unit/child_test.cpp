@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace codeact::internal {
@@ -461,6 +462,19 @@ TEST(ChildTest, TryWaitDoesNotBlockOnARunningChild) {
   EXPECT_FALSE((*child)->TryWait().has_value());
   (*child)->KillAll();
   EXPECT_EQ((*child)->Wait().signal, SIGKILL);
+}
+
+TEST(ChildTest, KillAllFromAWatchdogThreadEndsABlockedWait) {
+  auto child = Child::Start(PythonSpec({kFixtures + "bridge_echo.py"}));
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  Child& c = **child;
+  ExitInfo waited;
+  std::thread waiter([&] { waited = c.Wait(); });
+  c.KillAll();  // whether or not the waiter is already blocked in Wait
+  waiter.join();
+  EXPECT_FALSE(waited.exited);
+  EXPECT_EQ(waited.signal, SIGKILL);
+  EXPECT_EQ(c.Wait().signal, SIGKILL);
 }
 
 TEST(ChildTest, DestructorKillsAndReapsARunningChild) {

@@ -1,0 +1,91 @@
+#!/bin/sh
+# ctest entry for package.consumer. Installs this build into a temporary prefix and checks that
+# the installation stands on its own:
+#   1. the layout: binary, library, headers, CMake package, and share/codeact holding the
+#      validator (without its tests) and resources;
+#   2. the installed `codeact run`, started from another directory with $CODEACT_DATA_DIR unset;
+#   3. this folder's CMake project finds the package, links codeact::core and runs a code block
+#      that calls a C++ host tool;
+#   4. that the installed binaries really use <prefix>/share/codeact and not the source tree:
+#      with the installed runner.py removed, both must fail and name the installed path.
+# The consumer run from its build dir (3) finds its data in the configured install prefix or,
+# when nothing is installed there, in the source tree; that fallback is not asserted here.
+#
+# usage: run_consumer_test.sh BUILD_DIR BINDIR LIBDIR INCLUDEDIR DATADIR [consumer cmake args...]
+set -eu
+
+build_dir=$1 bindir=$2 libdir=$3 includedir=$4 datadir=$5
+shift 5
+here=$(cd "$(dirname "$0")" && pwd)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/codeact-consumer.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+unset CODEACT_DATA_DIR
+
+prefix=$tmp/prefix
+data=$prefix/$datadir/codeact
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+step() { echo "== $*"; }
+# Runs a program that must fail, naming the installed runner.py, while that file is missing.
+fails_naming_installed_runner() {
+  if "$@" >out.txt 2>&1; then
+    cat out.txt
+    fail "$* succeeded without the installed runner.py"
+  fi
+  grep -qF "$data/resources/runner.py" out.txt || { cat out.txt; fail "$*: installed path not named"; }
+}
+
+step "install into $prefix"
+cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log"; fail "cmake --install"; }
+
+step "layout"
+test -x "$prefix/$bindir/codeact" || fail "no $bindir/codeact"
+for f in "$libdir/libcodeact.a" "$includedir/codeact/provider.hpp" \
+         "$libdir/cmake/codeact/codeactConfig.cmake" \
+         "$libdir/cmake/codeact/codeactConfigVersion.cmake" \
+         "$libdir/cmake/codeact/codeactTargets.cmake" \
+         "$datadir/codeact/validator/__init__.py" "$datadir/codeact/validator/README.md" \
+         "$datadir/codeact/resources/runner.py"; do
+  test -f "$prefix/$f" || fail "not installed: $f"
+done
+test ! -e "$data/validator/tests" || fail "validator/tests was installed"
+stray=$(find "$data" -name __pycache__ -o -name '*.pyc')
+test -z "$stray" || fail "compiled Python was installed: $stray"
+
+mkdir "$tmp/work"
+cd "$tmp/work"
+printf 'print(6 * 7)\n' >block.py
+
+step "installed codeact run, from $tmp/work"
+"$prefix/$bindir/codeact" run block.py >run.json || { cat run.json; fail "codeact run failed"; }
+cat run.json
+grep -q '"stdout":"42\\n"' run.json || fail "codeact run: stdout is not 42"
+grep -q '"success":true' run.json || fail "codeact run: not successful"
+
+step "consumer: configure and build against $prefix"
+cmake -S "$here" -B "$tmp/consumer-build" -DCMAKE_PREFIX_PATH="$prefix" "$@" \
+  >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "consumer configure"; }
+cmake --build "$tmp/consumer-build" >"$tmp/build.log" 2>&1 ||
+  { cat "$tmp/build.log"; fail "consumer build"; }
+consumer=$(find "$tmp/consumer-build" -type f -name codeact_consumer -perm -u+x | head -n 1)
+test -n "$consumer" || fail "consumer binary not found"
+
+step "consumer from its build dir"
+"$consumer" || fail "consumer exited $?"
+
+step "consumer installed beside codeact in $prefix/$bindir"
+cp "$consumer" "$prefix/$bindir/"
+"$prefix/$bindir/codeact_consumer" || fail "installed consumer exited $?"
+
+step "both use $data: without its runner.py they fail and name it"
+mv "$data/resources/runner.py" "$tmp/runner.py"
+fails_naming_installed_runner "$prefix/$bindir/codeact" run block.py
+fails_naming_installed_runner "$prefix/$bindir/codeact_consumer"
+mv "$tmp/runner.py" "$data/resources/runner.py"
+
+echo "PASS"
