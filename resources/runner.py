@@ -319,11 +319,10 @@ def _preload(name):
         pass
 
 
-def _read_request():
-    """Returns the request frame. While nothing has arrived, an idle child preloads."""
+def _read_request(todo):
+    """Returns the request frame. While nothing has arrived, an idle child preloads `todo`."""
     fd = _state.rfd
     buf = _state.buf
-    todo = list(_PRELOAD)
     waited = False
     os.set_blocking(fd, False)
     blocking = False
@@ -491,9 +490,16 @@ def _main():
         except BaseException:
             pass
 
+    # A pooled child (CODEACT_WARM=1) loads everything before it says ready: the host hands it
+    # out only then, so no run waits for an import. A child started for a waiting run loads
+    # lazily instead, and only while the request has not arrived.
+    todo = list(_PRELOAD)
+    if os.environ.pop("CODEACT_WARM", "") == "1":
+        while todo:
+            _preload(todo.pop(0))
     _send_text('{"type":"ready","python":[%d,%d],"pid":%d}'
                % (sys.version_info[0], sys.version_info[1], os.getpid()))
-    req = _read_request()
+    req = _read_request(todo)
     try:
         _run(req)  # ends the process itself
     except BaseException as e:  # a failure of the runner itself

@@ -102,7 +102,40 @@ std::string StringField(const json::object& o, std::string_view key) {
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
+bool HasMoreInput(int fd) {
+  pollfd pfd{fd, POLLIN, 0};
+  return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+}
+
 }  // namespace
+
+Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string line;
+  char buf[512];
+  while (line.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return DeadlineExceeded("the interpreter did not report ready in time");
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(left)) < 0 && errno != EINTR) return Internal("poll failed");
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n == 0) return Unavailable("the interpreter exited before it was ready");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      return Unavailable("cannot read from the interpreter");
+    }
+    line.append(buf, static_cast<std::size_t>(n));
+    if (line.size() > sizeof buf) return InvalidArgument("the interpreter's first frame is too long");
+  }
+  if (line.back() != '\n') return InvalidArgument("the interpreter sent more than its ready frame");
+  FrameDecoder decoder(sizeof buf);
+  std::vector<json::object> frames;
+  if (Status s = decoder.Feed(line, frames); !s.ok()) return s;
+  if (frames.size() != 1 || StringField(frames[0], "type") != "ready") {
+    return InvalidArgument("the interpreter's first frame is not \"ready\"");
+  }
+  return Status::Ok();
+}
 
 HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits)
     : channels_(channels),
@@ -267,6 +300,19 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
   }
   box->Close();
   return result;
+}
+
+void HostLoop::DrainAvailableOutput() {
+  // DrainAvailable stops after a budget per call so a flood cannot starve the loop; here the
+  // pipes hold at most their buffers, so loop until they would block or are finished.
+  if (channels_.stdout_fd >= 0) {
+    while (DrainAvailable(channels_.stdout_fd, stdout_) && HasMoreInput(channels_.stdout_fd)) {
+    }
+  }
+  if (channels_.stderr_fd >= 0) {
+    while (DrainAvailable(channels_.stderr_fd, stderr_) && HasMoreInput(channels_.stderr_fd)) {
+    }
+  }
 }
 
 void HostLoop::DrainOutput(std::chrono::milliseconds grace) {

@@ -40,6 +40,10 @@ struct LoopResult {
   std::int64_t tool_calls = 0;
 };
 
+// Reads the child's first frame and checks it is {"type":"ready",...}. Used for pooled
+// children, which send nothing else before their request; bytes past that frame are an error.
+Status WaitForReadyFrame(int from_child_fd, std::chrono::milliseconds timeout);
+
 class HostLoop {
  public:
   HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits);
@@ -49,6 +53,8 @@ class HostLoop {
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);
+  // Reads what stdout/stderr hold now, without waiting for EOF.
+  void DrainAvailableOutput();
 
   CappedBuffer& stdout_buffer() { return stdout_; }
   CappedBuffer& stderr_buffer() { return stderr_; }

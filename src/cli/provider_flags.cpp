@@ -51,15 +51,18 @@ const char* const kProviderFlagsHelp =
   --no-validate          skip the validator (trusted code only)
   --approve              approve runs that need approval
   --python PATH          child interpreter (default: the embedded validator's installation)
+  --site-packages        let the code import installed third-party packages (slower start)
+  --warm-pool N          keep N interpreters started ahead of time (for servers; default 0)
 )";
 
 FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
-                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python"}) {
+                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--warm-pool"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
   spec.switches.insert("--approve");
+  spec.switches.insert("--site-packages");
   return spec;
 }
 
@@ -100,6 +103,12 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
   for (const auto& m : args.GetAll("--block-import")) options.policy.extra_blocked_imports.push_back(m);
   options.validate = !args.Has("--no-validate");
   if (auto python = args.Get("--python")) options.executor.python_path = *python;
+  options.executor.site_packages = args.Has("--site-packages");
+  if (auto pool = args.Get("--warm-pool")) {
+    auto size = PositiveNumber("--warm-pool", *pool, 1.0);
+    if (!size.ok()) return size.status();
+    options.executor.warm_pool_size = static_cast<int>(std::min<std::int64_t>(*size, 64));
+  }
 
   std::vector<FileMount> mounts;
   for (const auto& text : args.GetAll("--mount")) {

@@ -242,12 +242,14 @@ int Child::bridge_from_child_fd() const { return impl_->from_child.get(); }
 void Child::CloseBridgeToChild() { impl_->to_child.reset(); }
 const std::string& Child::run_token() const { return impl_->token; }
 
+void Child::KillGroup() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  // The unreaped leader (alive or zombie) pins the group id, so this cannot hit a stranger.
+  if (!impl_->reaped) ::kill(-impl_->pid, SIGKILL);
+}
+
 void Child::KillAll() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    // The unreaped leader (alive or zombie) pins the group id, so this cannot hit a stranger.
-    if (!impl_->reaped) ::kill(-impl_->pid, SIGKILL);
-  }
+  KillGroup();
   try {
     SweepByEnvironEntry(std::string(kRunTokenVariable) + "=" + impl_->token);
   } catch (const std::exception&) {

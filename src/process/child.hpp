@@ -87,6 +87,10 @@ class Child {
   // environment, or whose /proc entry the host cannot read, escapes the sweep.
   void KillAll();
 
+  // Only the first half of KillAll: SIGKILL to the process group, no sweep. One system call, for
+  // the hot path; KillAll must still follow before Wait.
+  void KillGroup();
+
   // Reaps the child; blocks until it exits. Idempotent (returns the same info again).
   ExitInfo Wait();
   // Non-blocking reap.

@@ -55,7 +55,7 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
     h.Add(v);
   }
   h.Add("backend").Add(BackendName(executor.backend)).Add(IsolationName(executor.isolation));
-  h.Add(executor.python_path).Add(executor.resource_dir);
+  h.Add(executor.python_path).Add(executor.resource_dir).Add(executor.site_packages ? "site" : "nosite");
   return h.Hex();
 }
 

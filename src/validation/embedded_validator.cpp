@@ -60,6 +60,45 @@ ValidationReport ReportFromPython(const py::handle& result) {
   return report;
 }
 
+// Holds the GIL for one call. Each OS thread keeps its Python thread state between calls (one
+// PyGILState count is held for the thread's life): creating and deleting a thread state on every
+// call costs more than a small validation. Built on the PyGILState API so that pybind11's own
+// GIL guards, which use it too, see the same thread state. Deleted when the thread exits.
+class ThreadGil {
+ public:
+  ThreadGil() {
+    // A caller that already holds the GIL (a host embedding Python itself) keeps it untouched.
+    if (!PyGILState_Check()) Keeper().Hold();
+    state_ = PyGILState_Ensure();
+  }
+  ~ThreadGil() { PyGILState_Release(state_); }
+  ThreadGil(const ThreadGil&) = delete;
+  ThreadGil& operator=(const ThreadGil&) = delete;
+
+ private:
+  struct ThreadStateKeeper {
+    bool held = false;
+    PyGILState_STATE first{};
+    PyThreadState* saved = nullptr;
+    void Hold() {
+      if (held) return;
+      first = PyGILState_Ensure();
+      saved = PyEval_SaveThread();
+      held = true;
+    }
+    ~ThreadStateKeeper() {
+      if (!held) return;
+      PyEval_RestoreThread(saved);
+      PyGILState_Release(first);
+    }
+  };
+  static ThreadStateKeeper& Keeper() {
+    thread_local ThreadStateKeeper keeper;
+    return keeper;
+  }
+  PyGILState_STATE state_;
+};
+
 class EmbeddedValidator final : public Validator {
  public:
   EmbeddedValidator(py::object validate, PythonVersion version, std::string interpreter)
@@ -87,7 +126,7 @@ class EmbeddedValidator final : public Validator {
                     "split the work into several smaller execute_code calls");
     }
     try {
-      py::gil_scoped_acquire gil;
+      ThreadGil gil;
       const unsigned long thread_id = PyThread_get_thread_ident();
       const std::uint64_t call = Register(thread_id, policy.validation_timeout_ms);
       ValidationReport report;
@@ -127,10 +166,13 @@ class EmbeddedValidator final : public Validator {
   };
 
   std::uint64_t Register(unsigned long thread_id, std::int64_t timeout_ms) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(timeout_ms, 1));
     std::lock_guard lock(mu_);
     const std::uint64_t id = ++next_call_;
-    calls_[id] = Call{thread_id, Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(timeout_ms, 1))};
-    cv_.notify_all();
+    calls_[id] = Call{thread_id, deadline};
+    // Waking the watchdog costs a context switch per call; it is only needed when this deadline
+    // comes before the one it already sleeps toward.
+    if (deadline < watchdog_wakes_at_) cv_.notify_all();
     return id;
   }
 
@@ -155,6 +197,7 @@ class EmbeddedValidator final : public Validator {
           due = id;
         }
       }
+      watchdog_wakes_at_ = next;
       if (due == 0) {
         cv_.wait(lock);
         continue;
@@ -181,6 +224,7 @@ class EmbeddedValidator final : public Validator {
   std::condition_variable cv_;
   std::map<std::uint64_t, Call> calls_;
   std::uint64_t next_call_ = 0;
+  Clock::time_point watchdog_wakes_at_ = Clock::time_point::min();  // until the loop first runs
   bool stopping_ = false;
   std::thread watchdog_;
 };

@@ -25,3 +25,19 @@ void BM_ValidateFiftyLines(benchmark::State& state) {
 BENCHMARK(BM_ValidateFiftyLines)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
+
+namespace {
+
+// The fixed cost of one call through the embedding (GIL, policy and report conversion).
+void BM_ValidateOneLine(benchmark::State& state) {
+  auto validator = codeact::Validator::Embedded();
+  if (!validator.ok()) {
+    state.SkipWithError(validator.status().ToString().c_str());
+    return;
+  }
+  const codeact::ValidationPolicy policy;
+  for (auto _ : state) benchmark::DoNotOptimize((*validator)->Validate("x = 1\n", policy));
+}
+BENCHMARK(BM_ValidateOneLine)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

@@ -93,6 +93,18 @@ inline int CountZombieChildren() {
   return zombies;
 }
 
+// Polls `done` until it holds or the deadline passes; for state that settles asynchronously
+// (children are reaped and their directories removed off the caller's path).
+template <typename Pred>
+bool Eventually(Pred done, std::chrono::seconds deadline = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 inline int CountTempRunDirs() {
   int n = 0;
   const char* tmp = std::getenv("TMPDIR");

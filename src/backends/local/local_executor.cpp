@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backends/local/reaper.hpp"
 #include "backends/local/warm_pool.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
@@ -18,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
+// How long a pooled child may take to load everything and report ready.
+constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 
 ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
   return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
@@ -78,10 +81,10 @@ std::string StartKey(const RunSnapshot& s) {
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner, int warm_pool_size)
-      : python_(std::move(python)), runner_(std::move(runner)) {
+  LocalExecutor(std::string python, std::string runner, int warm_pool_size, bool site_packages)
+      : python_(std::move(python)), runner_(std::move(runner)), site_packages_(site_packages) {
     if (warm_pool_size > 0) {
-      pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s); });
+      pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
     }
   }
 
@@ -117,9 +120,20 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const LoopResult ended = loop.Run(request.code, start + std::chrono::milliseconds(limits.wall_timeout_ms));
-    child->KillAll();
-    loop.DrainOutput(kDrainGrace);
-    const ExitInfo exit = child->Wait();
+    ExitInfo exit;
+    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
+      // The runner flushed stdout and stderr before its terminal frame, so all the output is in
+      // the pipes already. Kill the group now; the sweep, the reaping and the directory removal
+      // happen off the caller's path.
+      child->KillGroup();
+      loop.DrainAvailableOutput();
+      reaper_.Finish(std::move(*ready));
+    } else {
+      // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
+      child->KillAll();
+      loop.DrainOutput(kDrainGrace);
+      exit = child->Wait();
+    }
 
     ExecutionResult r;
     r.tool_calls = ended.tool_calls;
@@ -178,25 +192,33 @@ class LocalExecutor final : public Executor {
     return Start(snapshot);
   }
 
-  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot) const {
+  // `warm`: a pooled child loads everything before it reports ready, and is handed out only then.
+  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) const {
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
     LaunchSpec spec;
     spec.executable = python_;
-    spec.args = {"-I", "-u", runner_};
+    spec.args = site_packages_ ? std::vector<std::string>{"-I", "-u", runner_}
+                               : std::vector<std::string>{"-I", "-S", "-u", runner_};
     spec.environment = snapshot.environment;
     spec.environment["LANG"] = "C.UTF-8";
     spec.environment["CODEACT_BRIDGE_FDS"] =
         std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    if (warm) spec.environment["CODEACT_WARM"] = "1";
     spec.working_dir = workdir->path();
     spec.limits = ToResourceLimits(snapshot.limits);
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
+    if (warm) {
+      if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
+    }
     return ReadyChild{std::move(*workdir), std::move(*child)};
   }
 
   const std::string python_;
   const std::string runner_;
+  const bool site_packages_;
+  Reaper reaper_;                    // destroyed after the pool: children are finished last
   std::unique_ptr<WarmPool> pool_;
 };
 
@@ -225,7 +247,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size));
+  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size,
+                                                    options.site_packages));
 }
 
 }  // namespace codeact::internal
