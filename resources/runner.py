@@ -68,9 +68,12 @@ _PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
 _CO_COROUTINE = 0x80
 
 _IDLE_BEFORE_PRELOAD_S = 0.010
-# What an idle child loads, one piece at a time ("" is the cold part of this file).
+# What an idle child loads, one piece at a time ("" is the cold part of this file). Not ssl:
+# asyncio imports it only for its TLS transports, and libssl/libcrypto are 4 MiB of every warm
+# child's RSS. _import_asyncio() hides ssl while asyncio loads, so asyncio's TLS support is off in
+# the sandbox; `import ssl` itself still works where the policy allows it.
 _PRELOAD = ("", "linecache", "traceback", "typing", "inspect", "logging", "concurrent.futures",
-            "socket", "ssl", "subprocess", "selectors", "asyncio")
+            "socket", "subprocess", "selectors", "asyncio")
 _KEYWORDS = frozenset((
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
     "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
@@ -309,9 +312,25 @@ def _parse_host_frame(line):
     return msg
 
 
+def _import_asyncio():
+    if "asyncio" in sys.modules:
+        return sys.modules["asyncio"]
+    hidden = "ssl" not in sys.modules
+    if hidden:
+        sys.modules["ssl"] = None  # asyncio falls back to ssl = None
+    try:
+        import asyncio
+    finally:
+        if hidden:
+            del sys.modules["ssl"]
+    return asyncio
+
+
 def _preload(name):
     try:
-        if name:
+        if name == "asyncio":
+            _import_asyncio()
+        elif name:
             __import__(name)
         else:
             _load_cold()
@@ -450,7 +469,7 @@ def _run(req):
         code_obj, has_output = _compile_user_code(code)
         g = _user_globals(tools)
         if code_obj.co_flags & _CO_COROUTINE:
-            import asyncio
+            asyncio = _import_asyncio()
             loop = asyncio.new_event_loop()
             asyncio.set_event_loop(loop)
             loop.run_until_complete(eval(code_obj, g))

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bridge/frame_codec.hpp"
+#include "bridge/tool_workers.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal {
@@ -84,7 +85,7 @@ std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_f
   return frame;
 }
 
-void RunHandler(const HostTool& tool, std::int64_t id, std::string kwargs, std::int64_t max_frame_bytes,
+void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs, std::int64_t max_frame_bytes,
                 const std::shared_ptr<Completions>& box) {
   ToolResult r;
   try {
@@ -212,7 +213,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
         return;
       }
       std::string kwargs = kwargs_v ? SerializeJson(*kwargs_v) : "{}";
-      std::thread(RunHandler, *it->second, id, std::move(kwargs), limits_.max_frame_bytes, box).detach();
+      ToolWorkers::Instance().Run([tool = *it->second, id, kwargs = std::move(kwargs),
+                                   max = limits_.max_frame_bytes, box] { RunHandler(tool, id, kwargs, max, box); });
     } else if (type == "complete") {
       const json::value* present = f.if_contains("output_present");
       result.output_present = present && present->is_bool() && present->as_bool();
