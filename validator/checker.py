@@ -1,10 +1,12 @@
 """The AST checker: one iterative pass over CPython's own ast, then a few cheap resolutions.
 
 Why not ast.NodeVisitor: NodeVisitor recurses (a deep tree would raise RecursionError inside
-the host) and its getattr-per-node dispatch costs more than parsing. This walker keeps an
-explicit stack, measures the depth of every node as it goes (so too-deep is decided before any
-recursive code could run), dispatches on the node's class through a dict, and never descends
-into ctx/operator nodes.
+the host) and its getattr-per-node dispatch costs more than parsing. This walker goes level
+by level (so the depth is known per level and too-deep is decided before any recursive code
+could run), dispatches on the node's class through a dict to a small function generated from
+the class's field list (its handler call and its children, with no per-field dispatch), and
+never descends into ctx/operator nodes. Name nodes are only collected during the walk; the
+checks on them run afterwards on the set of their ids.
 
 Checks that need the whole program (is this name an alias of os? is this template name bound
 only to string literals? does this `input` name a local parameter? see scopes.py) are recorded
@@ -12,6 +14,7 @@ during the walk and resolved afterwards; the extra walks run only when such a re
 """
 
 import ast
+import operator
 import time
 
 from . import policy as P
@@ -28,6 +31,7 @@ _Tuple = ast.Tuple
 _List = ast.List
 _Subscript = ast.Subscript
 _BinOp = ast.BinOp
+_get_id = operator.attrgetter("id")
 
 _PARSE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
@@ -40,26 +44,98 @@ _SKIP_FIELDS = frozenset({
     "simple", "tag",
 })
 
-_fields_cache = {}   # node class -> names of the fields that can hold child nodes
-_visit_cache = {}    # node class -> (handler or None, fields), filled once _HANDLERS exists
+# ASDL types of fields that never hold a node we need to visit (see _SKIP_FIELDS).
+_SKIP_TYPES = frozenset({
+    "identifier", "int", "string", "constant", "expr_context", "operator", "cmpop", "boolop",
+    "unaryop", "type_ignore", "alias",
+})
+
+# node class -> its walker function or None, made on first use (_walker_for). None is what an
+# empty optional field hands to the walk.
+_walkers = {type(None): None}
 
 
 def _fields_of(cls):
+    """The names of the fields of `cls` that can hold child nodes."""
     if cls is _Constant or cls is ast.MatchSingleton:
-        fields = ()
-    else:
-        fields = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)
-    _fields_cache[cls] = fields
-    return fields
+        return ()
+    return tuple(f for f in cls._fields if f not in _SKIP_FIELDS)
 
 
-def _visit_info(cls):
-    fields = _fields_cache.get(cls)
-    if fields is None:
-        fields = _fields_of(cls)
-    info = (_HANDLERS.get(cls), fields)
-    _visit_cache[cls] = info
-    return info
+def _field_kinds(cls):
+    """{field: "*" (list), "?" (node or None) or "" (node)} from the ASDL signature that
+    CPython puts in the class docstring (`Call(expr func, expr* args, keyword* keywords)`), or
+    None when the docstring does not have that shape."""
+    doc = (cls.__doc__ or "").strip()
+    head, sep, rest = doc.partition("(")
+    if head != cls.__name__ or not sep or not rest.endswith(")"):
+        return None
+    kinds = {}
+    names = []
+    for part in rest[:-1].split(","):
+        words = part.split()
+        if not words:
+            continue
+        if len(words) != 2:
+            return None
+        typ, name = words
+        names.append(name)
+        if typ.rstrip("*?") not in _SKIP_TYPES:
+            kinds[name] = typ[-1] if typ[-1] in "*?" else ""
+    if tuple(names) != tuple(cls._fields):
+        return None
+    return kinds
+
+
+def _walker_for(cls):
+    """Makes the walker of node class `cls`: a function (checker, node, push, extend) that
+    runs the class's handler, if any, and hands the node's children to push (one node, or
+    None for an empty optional field) and extend (a list of them; list items may be None).
+    Generated from the field list so that the walk does no per-field dispatch; None when the
+    class has neither children nor a handler (Constant, contexts, operators). The fields are
+    read before anything else happens, so a node without some field (built by hand, not by the
+    parser) raises AttributeError before any side effect and goes to _walk_slowly instead."""
+    handler = _HANDLERS.get(cls)
+    kinds = _field_kinds(cls)
+    reads = []
+    hands = []
+    for i, field in enumerate(_fields_of(cls)):
+        kind = kinds.get(field) if kinds is not None else "unknown"
+        if kind is None:
+            continue   # an identifier, operator, ... field (by its type)
+        reads.append("    f%d = node.%s" % (i, field))
+        if kind == "*":
+            hands.append("    if f%d:\n        extend(f%d)" % (i, i))    # often empty
+        elif kind == "?":
+            hands.append("    if f%d is not None:\n        push(f%d)" % (i, i))
+        elif kind == "":
+            hands.append("    push(f%d)" % i)
+        else:   # no usable signature: decide at run time
+            hands.append("    if f%d.__class__ is list:\n        extend(f%d)\n    else:\n"
+                         "        push(f%d)" % (i, i, i))
+    if handler is not None:
+        reads.append("    handler(checker, node)")
+    walker = None
+    if reads:
+        source = "def walk(checker, node, push, extend):\n%s\n" % "\n".join(reads + hands)
+        namespace = {"handler": handler}
+        exec(compile(source, "<walker %s>" % cls.__name__, "exec"), namespace)
+        walker = namespace["walk"]
+    _walkers[cls] = walker
+    return walker
+
+
+def _walk_slowly(checker, node, push, extend):
+    """A walker for a node that lacks some field (built by hand, not by the parser)."""
+    handler = _HANDLERS.get(node.__class__)
+    if handler is not None:
+        handler(checker, node)
+    for field in _fields_of(node.__class__):
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            extend(value)
+        else:
+            push(value)
 
 
 def _loc(node):
@@ -82,6 +158,25 @@ def _too_deep(node, max_depth):
     return (line, col, R.TOO_DEEP,
             "the code is nested more than %d levels deep (syntax tree depth)" % max_depth,
             "flatten the nesting: use intermediate variables, loops or helper functions")
+
+
+def _first_too_deep(level):
+    """The first child, in depth-first order, of a node of `level` (the deepest allowed
+    level), or None when those nodes have no children."""
+    for node in reversed(level):
+        if node is None:
+            continue
+        for field in _fields_of(node.__class__):
+            value = getattr(node, field, None)
+            if value is None:
+                continue
+            if value.__class__ is list:
+                for child in value:
+                    if child is not None:
+                        return child
+            else:
+                return value
+    return None
 
 
 def _is_dunder(name):
@@ -166,6 +261,7 @@ class Checker:
         self.nesting = nesting      # > 0 inside a string annotation
         self.found = []             # (line, col, rule, message, hint)
         self.names = []             # every Name node
+        self.name_ids = None        # the set of their ids, once the walk is done
         self.name_attributes = []   # every Attribute whose object is a Name
         self.alias_sources = set()  # id(Name) that is the whole right side of `x = name`
         self.edges = []             # (target, source, ".attr" suffix) of `target = source...`
@@ -185,63 +281,58 @@ class Checker:
     def check(self, tree, deadline=None):
         """Returns the findings as (line, col, rule, message, hint) tuples."""
         self.tree = tree
-        visit_cache = _visit_cache
+        walkers = _walkers
         max_depth = self.cp.max_ast_depth
-        flagged = self.cp.flagged_names
         names = self.names
         add_name = names.append
         Name = _Name
-        Constant = _Constant
-        stack = [(tree, 1)]
-        pop = stack.pop
-        push = stack.append
+        # Level by level: every node of `level` is at depth `depth` (the tree is at depth 1),
+        # so the depth limit is checked once per level, before the children of the deepest
+        # allowed level are walked. A level also holds the None of empty optional fields.
+        level = [tree]
+        depth = 1
+        next_clock = 1024
         count = 0
-        # Every node is depth-checked where it is reached as a child; Name and Constant leaves
-        # (half of a typical tree) are handled right there instead of going through the stack.
-        while stack:
-            node, depth = pop()
-            cls = node.__class__
-            info = visit_cache.get(cls)
-            if info is None:
-                info = _visit_info(cls)
-            handler, fields = info
-            if handler is not None:
-                handler(self, node)
-            depth += 1
-            over = depth > max_depth
-            for field in fields:
-                value = getattr(node, field, None)
-                if value is None:
+        while level:
+            if depth >= max_depth:
+                deep = _first_too_deep(level)
+                if deep is not None:
+                    return [_too_deep(deep, max_depth)]
+            nxt = []
+            push = nxt.append
+            extend = nxt.extend
+            for node in level:
+                cls = node.__class__
+                if cls is Name:     # a quarter of a typical tree: resolved after the walk
+                    add_name(node)
                     continue
-                if value.__class__ is list:
-                    for child in value:
-                        if child is None:
-                            continue
-                        if over:
-                            return [_too_deep(child, max_depth)]
-                        ccls = child.__class__
-                        if ccls is Name:
-                            add_name(child)
-                            if child.id in flagged:
-                                self._flagged_name(child)
-                        elif ccls is not Constant:
-                            push((child, depth))
-                else:
-                    if over:
-                        return [_too_deep(value, max_depth)]
-                    ccls = value.__class__
-                    if ccls is Name:
-                        add_name(value)
-                        if value.id in flagged:
-                            self._flagged_name(value)
-                    elif ccls is not Constant:
-                        push((value, depth))
-            count += 1
-            if deadline is not None and not count & 1023 and time.perf_counter() > deadline:
-                return [(0, 0, R.TOO_COMPLEX,
-                         "validation took longer than %d ms"
-                         % self.cp.policy.validation_timeout_ms,
-                         "split the work into smaller execute_code calls")]
+                try:
+                    walker = walkers[cls]
+                except KeyError:
+                    walker = _walker_for(cls)
+                if walker is not None:
+                    try:
+                        walker(self, node, push, extend)
+                    except AttributeError:
+                        _walk_slowly(self, node, push, extend)
+            if deadline is not None:
+                # The clock is read once per level, at most every 1024 nodes.
+                count += len(level)
+                if count >= next_clock:
+                    next_clock = count + 1024
+                    if time.perf_counter() > deadline:
+                        return [(0, 0, R.TOO_COMPLEX,
+                                 "validation took longer than %d ms"
+                                 % self.cp.policy.validation_timeout_ms,
+                                 "split the work into smaller execute_code calls")]
+            level = nxt
+            depth += 1
+        ids = self.name_ids = set(map(_get_id, names))
+        flagged = self.cp.flagged_names
+        if not flagged.isdisjoint(ids):
+            for node in names:
+                if node.id in flagged:
+                    self._flagged_name(node)
         self._finish(tree)
         return self.found
 
@@ -366,8 +457,8 @@ class Checker:
 
     def _import_from(self, node):
         cp = self.cp
-        line, col = _loc(node)
         if node.level:
+            line, col = _loc(node)
             self.add(line, col, R.IMPORT_RELATIVE,
                      "relative import (from %s%s import ...) is not allowed"
                      % ("." * node.level, node.module or ""),
@@ -377,60 +468,31 @@ class Checker:
         module = node.module or ""
         why = cp.import_allowed(module)
         if why:
+            line, col = _loc(node)
             self.add(line, col, R.IMPORT_BLOCKED,
                      "import from %s is not allowed (%s)" % (module, why),
                      _import_hint(module, cp))
+        memo = cp.from_import_memo
+        bind = self._bind
         for alias in node.names:
             name = alias.name
-            aline, acol = _loc(alias)
             if name == "*":
+                aline, acol = _loc(alias)
                 self.add(aline, acol, R.IMPORT_STAR,
                          "from %s import * is not allowed" % module,
                          "import the names you need: from %s import a, b" % module)
                 continue
             if module != "__future__":
-                self._from_name(module, name, aline, acol)
-            self._bind(alias.asname or name, module + "." + name)
-
-    def _from_name(self, module, name, line, col):
-        """`from module import name` reads module.name: the attribute rules apply."""
-        cp = self.cp
-        full = module + "." + name
-        explicitly = full in cp.allowed_exact or name in cp.allowed_exact
-        if not explicitly and (name in cp.blocked_default or name in cp.blocked_user
-                               or full in cp.blocked_default or full in cp.blocked_user):
-            self.add(line, col, R.IMPORT_BLOCKED,
-                     "from %s import %s is not allowed: %s is a blocked module"
-                     % (module, name, name), _import_hint(name, cp))
-        elif name in P.PIVOT_ATTRIBUTES_ANYWHERE or name in cp.pivot_on_modules:
-            self.add(line, col, R.ATTRIBUTE_MODULE_PIVOT,
-                     "from %s import %s is not allowed: it names a blocked module"
-                     % (module, name), _HINT_PIVOT)
-        if module == "os" and name not in P.OS_ALLOWED_ATTRIBUTES:
-            self.add(line, col, R.OS_ATTRIBUTE,
-                     "import of os.%s is not allowed" % name, _HINT_OS)
-        if name.startswith("_"):
-            if _is_dunder(name):
-                if name not in cp.safe_dunders:
-                    self.add(line, col, R.ATTRIBUTE_DUNDER,
-                             "from %s import %s is not allowed" % (module, name),
-                             _HINT_DUNDER % ", ".join(sorted(cp.safe_dunders)))
-            else:
-                self.add(line, col, R.ATTRIBUTE_PRIVATE,
-                         "from %s import %s is not allowed: it is private" % (module, name),
-                         _HINT_PRIVATE)
-        if name in P.INTERNAL_ATTRIBUTES:
-            self.add(line, col, R.ATTRIBUTE_INTERNAL,
-                     "from %s import %s is not allowed" % (module, name), _HINT_INTERNAL)
-        exception = P.MODULE_ATTRIBUTE_EXCEPTIONS.get((module, name))
-        if exception is None and name in P.MODULE_ATTRIBUTES_ANYWHERE:
-            exception = "this attribute is a gadget for dynamic attribute access"
-        if exception is not None:
-            self.add(line, col, R.MODULE_ATTRIBUTE_BLOCKED,
-                     "import of %s is not allowed" % full, exception)
-        if "subprocess" in name.lower():
-            self.add(line, col, R.ATTRIBUTE_SUBPROCESS,
-                     "import of %s is not allowed" % full, _HINT_PROCESS)
+                problems = memo.get((module, name))
+                if problems is None:
+                    problems = _from_name_problems(module, name, cp)
+                    if len(memo) < 4096:
+                        memo[(module, name)] = problems
+                if problems:
+                    aline, acol = _loc(alias)
+                    for rule, message, hint in problems:
+                        self.add(aline, acol, rule, message, hint)
+            bind(alias.asname or name, module + "." + name)
 
     def _bind(self, name, origin):
         origins = self.bound.get(name)
@@ -572,9 +634,9 @@ class Checker:
 
     def _finish(self, tree):
         cp = self.cp
-        origins = {name: set(o) for name, o in self.bound.items()}
         known = cp.known_modules
         edges = self.edges
+        origins = self.bound    # not needed afterwards: extended in place
         if edges:
             # Worklist propagation of origins along `target = source[.suffix]`. `x = x.a` would
             # grow forever, so dotted origins stop at 8 parts.
@@ -594,8 +656,8 @@ class Checker:
                         dst |= add
                         todo.append(target)
 
-        names = self.names
-        if names and "subprocess" in "\n".join([n.id for n in names]).lower():
+        ids = self.name_ids
+        if ids and "subprocess" in "\n".join(ids).lower():
             self._subprocess_names()
 
         os_aliases = {name for name, o in origins.items() if "os" in o}
@@ -624,6 +686,8 @@ class Checker:
         return self._calls
 
     def _check_os(self, os_aliases):
+        if os_aliases.isdisjoint(self.name_ids):
+            return
         uses = [n for n in self.names if n.id in os_aliases and n.ctx.__class__ is _Load
                 and id(n) not in self.alias_sources]
         if not uses:
@@ -733,6 +797,47 @@ class Checker:
             else:
                 for text in values:
                     self._literal_template(text, at)
+
+
+def _from_name_problems(module, name, cp):
+    """`from module import name` reads module.name: the attribute rules apply. Returns the
+    (rule, message, hint) of each problem; they depend on the policy only, so the caller
+    memoizes them on it."""
+    out = []
+    add = out.append
+    full = module + "." + name
+    explicitly = full in cp.allowed_exact or name in cp.allowed_exact
+    if not explicitly and (name in cp.blocked_default or name in cp.blocked_user
+                           or full in cp.blocked_default or full in cp.blocked_user):
+        add((R.IMPORT_BLOCKED,
+             "from %s import %s is not allowed: %s is a blocked module" % (module, name, name),
+             _import_hint(name, cp)))
+    elif name in P.PIVOT_ATTRIBUTES_ANYWHERE or name in cp.pivot_on_modules:
+        add((R.ATTRIBUTE_MODULE_PIVOT,
+             "from %s import %s is not allowed: it names a blocked module" % (module, name),
+             _HINT_PIVOT))
+    if module == "os" and name not in P.OS_ALLOWED_ATTRIBUTES:
+        add((R.OS_ATTRIBUTE, "import of os.%s is not allowed" % name, _HINT_OS))
+    if name.startswith("_"):
+        if _is_dunder(name):
+            if name not in cp.safe_dunders:
+                add((R.ATTRIBUTE_DUNDER, "from %s import %s is not allowed" % (module, name),
+                     _HINT_DUNDER % ", ".join(sorted(cp.safe_dunders))))
+        else:
+            add((R.ATTRIBUTE_PRIVATE,
+                 "from %s import %s is not allowed: it is private" % (module, name),
+                 _HINT_PRIVATE))
+    if name in P.INTERNAL_ATTRIBUTES:
+        add((R.ATTRIBUTE_INTERNAL, "from %s import %s is not allowed" % (module, name),
+             _HINT_INTERNAL))
+    exception = P.MODULE_ATTRIBUTE_EXCEPTIONS.get((module, name))
+    if exception is None and name in P.MODULE_ATTRIBUTES_ANYWHERE:
+        exception = "this attribute is a gadget for dynamic attribute access"
+    if exception is not None:
+        add((R.MODULE_ATTRIBUTE_BLOCKED, "import of %s is not allowed" % full, exception))
+    if "subprocess" in name.lower():
+        add((R.ATTRIBUTE_SUBPROCESS, "import of %s is not allowed" % full, _HINT_PROCESS))
+    return tuple(out)
 
 
 _EXCEPTION_ATTRS = frozenset(a for _, a in P.MODULE_ATTRIBUTE_EXCEPTIONS)

@@ -291,11 +291,14 @@ class CompiledPolicy:
         "blocked_builtins", "flagged_names", "safe_dunders", "pivot_on_modules",
         "watched_attributes", "allow_dynamic_format", "max_code_bytes", "max_ast_depth",
         "timeout_s", "import_hint", "nonascii_sensitive", "known_modules", "_import_memo",
+        "from_import_memo",
     )
 
     def __init__(self, policy):
         self.policy = policy
         self._import_memo = {}
+        # (module, name) -> problems of `from module import name`, filled by the checker.
+        self.from_import_memo = {}
         allowed = policy.allowed_imports
         if allowed is None:
             allowed = DEFAULT_ALLOWED_IMPORTS
@@ -408,18 +411,18 @@ def compiled(policy):
 
 def _dict_key(d):
     # Types are part of the key so that {"allow_dynamic_format": 1} is not served the entry of
-    # {"allow_dynamic_format": True} (1 == True) and still gets its ValueError.
+    # {"allow_dynamic_format": True} (1 == True) and still gets its ValueError. The key follows
+    # the dict's order: the host builds its dicts in one order, and another order only costs a
+    # second cache entry for the same policy.
     if type(d) is not dict:
         return None
     try:
-        items = []
-        for k, v in d.items():
-            if type(v) in (list, tuple):
-                v = tuple((type(x), x) for x in v)
-            items.append((k, type(v), v))
-        items.sort(key=lambda kv: str(kv[0]))
-        key = tuple(items)
+        key = tuple([(k, tuple, tuple(zip(map(type, v), v))) if type(v) in _SEQUENCES
+                     else (k, type(v), v) for k, v in d.items()])
         hash(key)
         return key
     except Exception:
         return None
+
+
+_SEQUENCES = (list, tuple)
