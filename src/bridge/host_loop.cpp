@@ -21,6 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Refused calls tolerated past twice the budget before the run ends (see handle_frame).
+constexpr std::int64_t kCallsPastBudget = 64;
+
 // Finished tool calls, handed from handler threads to the loop. Shared with the threads so a
 // handler that outlives its run (it hung past the deadline) writes into a closed box, harmlessly.
 class Completions {
@@ -171,7 +174,7 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
   }
 
   FrameDecoder decoder(limits_.max_frame_bytes);
-  std::set<std::int64_t> in_flight;
+  std::set<std::int64_t> seen_ids;  // ids are a per-run counter: a repeated one is forged
   bool stdout_open = channels_.stdout_fd >= 0;
   bool stderr_open = channels_.stderr_fd >= 0;
   bool bridge_open = channels_.from_child_fd >= 0;
@@ -195,8 +198,16 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
         return;
       }
       const std::int64_t id = id_v->as_int64();
-      if (!in_flight.insert(id).second) {
-        end_with(LoopEnd::kProtocolError, "tool_call id " + std::to_string(id) + " is already in flight");
+      if (!seen_ids.insert(id).second) {
+        end_with(LoopEnd::kProtocolError, "tool_call id " + std::to_string(id) + " was used twice");
+        return;
+      }
+      // Past the budget every call is refused, but a child that keeps calling anyway would grow
+      // the refusals waiting in the outbox (and the set of ids) for as long as the wall clock
+      // lets it: end the run instead.
+      if (static_cast<std::int64_t>(seen_ids.size()) > 2 * limits_.max_tool_calls + kCallsPastBudget) {
+        end_with(LoopEnd::kProtocolError, "the child kept calling tools long after its budget of " +
+                                              std::to_string(limits_.max_tool_calls) + " calls was spent");
         return;
       }
       const std::string name = StringField(f, "name");

@@ -183,3 +183,28 @@ TEST(ToolBridgeTest, AChildThatClosedItsBridgeCannotKillTheHostWithSigpipe) {
 
 }  // namespace
 }  // namespace codeact
+
+namespace codeact {
+namespace {
+
+TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
+  ExecutionLimits limits;
+  limits.max_tool_calls = 3;
+  limits.wall_timeout_ms = 10'000;
+  // Forged frames straight onto the bridge: the runner's own budget check is bypassed.
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"import os, time\n"
+       "for i in range(1, 5000):\n"
+       "    os.write(4, b'{\"type\":\"tool_call\",\"id\":%d,\"name\":\"add\",\"kwargs\":{}}\\n' % i)\n"
+       "time.sleep(30)\n"},
+      WithTools({Add()}, limits));
+  EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->type, "BridgeError");
+  EXPECT_NE(r.error->message.find("kept calling tools"), std::string::npos) << r.error->message;
+  EXPECT_EQ(r.tool_calls, 3);
+  EXPECT_LT(r.duration_ms, 5000);
+}
+
+}  // namespace
+}  // namespace codeact
