@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,9 @@ using Clock = std::chrono::steady_clock;
 
 // Refused calls tolerated past twice the budget before the run ends (see handle_frame).
 constexpr std::int64_t kCallsPastBudget = 64;
+// Handlers of one run running at once: a gather of hundreds of calls must not become hundreds
+// of threads (or, with command tools, hundreds of processes) at the same moment.
+constexpr int kMaxConcurrentCalls = 16;
 
 // Finished tool calls, handed from handler threads to the loop. Shared with the threads so a
 // handler that outlives its run (it hung past the deadline) writes into a closed box, harmlessly.
@@ -188,6 +193,18 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
     finished = true;
   };
 
+  // Handlers of one run run at most kMaxConcurrentCalls at a time; the rest wait here (at most
+  // the budget). Every frame in `box` is a finished handler.
+  std::deque<std::function<void()>> waiting;
+  int running = 0;
+  auto start_waiting = [&] {
+    while (running < kMaxConcurrentCalls && !waiting.empty()) {
+      ++running;
+      ToolWorkers::Instance().Run(std::move(waiting.front()));
+      waiting.pop_front();
+    }
+  };
+
   auto handle_frame = [&](json::object& f) {
     const std::string type = StringField(f, "type");
     if (type == "tool_call") {
@@ -212,20 +229,22 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
       }
       const std::string name = StringField(f, "name");
       if (result.tool_calls >= limits_.max_tool_calls) {
-        box->Post(EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
+        outbox += EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
                                          "the run may make at most " + std::to_string(limits_.max_tool_calls) +
-                                             " tool calls")));
+                                             " tool calls"));
         return;
       }
       ++result.tool_calls;
       auto it = by_name.find(name);
       if (it == by_name.end()) {
-        box->Post(EncodeFrame(ErrorReply(id, "UnknownTool", "no tool named \"" + name + "\"")));
+        outbox += EncodeFrame(ErrorReply(id, "UnknownTool", "no tool named \"" + name + "\""));
         return;
       }
       std::string kwargs = kwargs_v ? SerializeJson(*kwargs_v) : "{}";
-      ToolWorkers::Instance().Run([tool = *it->second, id, kwargs = std::move(kwargs),
-                                   max = limits_.max_frame_bytes, box] { RunHandler(tool, id, kwargs, max, box); });
+      waiting.push_back([tool = *it->second, id, kwargs = std::move(kwargs), max = limits_.max_frame_bytes, box] {
+        RunHandler(tool, id, kwargs, max, box);
+      });
+      start_waiting();
     } else if (type == "complete") {
       const json::value* present = f.if_contains("output_present");
       result.output_present = present && present->is_bool() && present->as_bool();
@@ -276,7 +295,11 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
     if (i_out >= 0 && fds[i_out].revents) stdout_open = DrainAvailable(channels_.stdout_fd, stdout_);
     if (i_err >= 0 && fds[i_err].revents) stderr_open = DrainAvailable(channels_.stderr_fd, stderr_);
     if (fds[i_wake].revents) {
-      for (auto& frame : box->Take()) outbox += frame;
+      for (auto& frame : box->Take()) {
+        outbox += frame;
+        --running;
+      }
+      start_waiting();
     }
     if (i_to >= 0 && fds[i_to].revents) {
       if (fds[i_to].revents & (POLLERR | POLLHUP)) {
@@ -302,6 +325,12 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
         const Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(r)), frames);
         for (auto& f : frames) {
           if (finished) break;
+          // One read can hold hundreds of tool calls, and starting their handlers takes time
+          // (threads, and commands forked from a busy host): the wall clock bounds the batch too.
+          if (Clock::now() >= deadline) {
+            end_with(LoopEnd::kTimeout, "");
+            break;
+          }
           handle_frame(f);
         }
         if (!s.ok() && !finished) {

@@ -203,8 +203,10 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
         RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(kill ? quick : ExecutionLimits{}));
     ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
   }
-  // Finished runs are reaped and cleaned off the caller's path: wait for that to settle.
-  EXPECT_TRUE(testing::Eventually([&] { return testing::CountOpenFds() == fds_before; }))
+  // Finished runs are reaped and cleaned off the caller's path: wait for that to settle. The
+  // baseline may still hold the warm-up run's fds (slow reaping, e.g. under sanitizers), so a
+  // leak shows as growth: 300 runs would leave hundreds of fds behind.
+  EXPECT_TRUE(testing::Eventually([&] { return testing::CountOpenFds() <= fds_before; }))
       << testing::CountOpenFds() << " fds, " << fds_before << " before";
   EXPECT_TRUE(testing::Eventually([] { return testing::CountZombieChildren() == 0; }));
   EXPECT_TRUE(testing::Eventually([&] { return std::filesystem::is_empty(tmp); }));

@@ -1,6 +1,7 @@
 // Tool calls through the bridge against a real child.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <mutex>
@@ -204,6 +205,31 @@ TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
   EXPECT_NE(r.error->message.find("kept calling tools"), std::string::npos) << r.error->message;
   EXPECT_EQ(r.tool_calls, 3);
   EXPECT_LT(r.duration_ms, 5000);
+}
+
+}  // namespace
+}  // namespace codeact
+
+namespace codeact {
+namespace {
+
+TEST(ToolBridgeTest, ConcurrentHandlersOfOneRunAreBounded) {
+  std::atomic<int> now{0}, peak{0};
+  HostTool slow{"slow", "", R"({"type":"object"})", false, [&](const std::string&) {
+                  const int n = ++now;
+                  int p = peak.load();
+                  while (n > p && !peak.compare_exchange_weak(p, n)) {
+                  }
+                  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                  --now;
+                  return ToolResult::Success("1");
+                }};
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"import asyncio\nsum(await asyncio.gather(*(slow() for _ in range(64))))\n"}, WithTools({slow}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.output_json, "64");
+  EXPECT_GT(peak.load(), 1);    // they do run concurrently ...
+  EXPECT_LE(peak.load(), 16);   // ... but not all at once
 }
 
 }  // namespace

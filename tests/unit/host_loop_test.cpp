@@ -1,0 +1,68 @@
+// HostLoop against an in-process "child": the test plays the child's side of the bridge pipes.
+#include "bridge/host_loop.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace codeact::internal {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Pipe {
+  int read_fd = -1;
+  int write_fd = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe(fds) == 0) {
+      read_fd = fds[0];
+      write_fd = fds[1];
+    }
+  }
+  ~Pipe() {
+    if (read_fd >= 0) close(read_fd);
+    if (write_fd >= 0) close(write_fd);
+  }
+};
+
+// A child can put hundreds of tool calls into one write; starting their handlers is not free,
+// so the loop must look at the wall clock between them, not only between reads.
+TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
+  Pipe from_child;
+  Pipe to_child;
+  ASSERT_GE(from_child.read_fd, 0);
+  ASSERT_GE(to_child.read_fd, 0);
+  std::string batch;
+  for (int id = 1; id <= 1000; ++id) {
+    batch += R"({"type":"tool_call","id":)" + std::to_string(id) + R"(,"name":"wait","kwargs":{}})" + "\n";
+  }
+  ASSERT_LT(batch.size(), 64u * 1024);  // one pipe buffer: the loop gets it in one read
+  ASSERT_EQ(write(from_child.write_fd, batch.data(), batch.size()), static_cast<ssize_t>(batch.size()));
+
+  // Handlers that block until the test ends, so every call starts a worker thread.
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  HostTool tool;
+  tool.name = "wait";
+  tool.handler = [release](const std::string&) {
+    while (!release->load()) std::this_thread::sleep_for(1ms);
+    return ToolResult::Success("null");
+  };
+  const std::vector<HostTool> tools{tool};
+  const ExecutionLimits limits;  // 256 calls; the batch is far past the budget
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+
+  const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 1ms);
+  release->store(true);
+
+  EXPECT_EQ(result.end, LoopEnd::kTimeout) << result.message;
+  EXPECT_LT(result.tool_calls, limits.max_tool_calls);
+}
+
+}  // namespace
+}  // namespace codeact::internal
