@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/programs.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -47,6 +48,9 @@ TEST(CliTest, ValidateRejectsOsSystem) {
 }
 
 TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
+  const Cli fifty = RunCli({"validate", "-"}, bench::kFiftyLineProgram);
+  EXPECT_EQ(fifty.exit_code, 0) << fifty.out;
+  EXPECT_EQ(fifty.out, "{\"ok\":true,\"violations\":[]}\n");
   EXPECT_EQ(RunCli({"validate", "-"}, "import json\nprint(json.dumps([1]))\n").exit_code, 0);
   EXPECT_EQ(RunCli({"validate", "--block-import", "json", "-"}, "import json\n").exit_code, 1);
   EXPECT_EQ(RunCli({"validate", "--allow-import", "xml", "-"}, "import xml\n").exit_code, 0);
