@@ -216,3 +216,24 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
 
 }  // namespace
 }  // namespace codeact
+
+namespace codeact {
+namespace {
+
+TEST(LocalExecutorTest, AChildThatClosesItsBridgeAndGoesOnEndsAsATimeout) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1000;
+  const ExecutionResult r = RunCode("import os, time\nos.close(4)\ntime.sleep(30)\n", Snapshot(limits));
+  EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
+  EXPECT_LT(r.duration_ms, 2500);
+}
+
+TEST(LocalExecutorTest, AChildThatExitsWithoutAResultSaysSo) {
+  const ExecutionResult r = RunCode("import os\nos._exit(7)\n");
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_NE(r.message.find("exited with code 7 without a result"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace codeact

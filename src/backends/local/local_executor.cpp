@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "backends/local/reaper.hpp"
 #include "backends/local/warm_pool.hpp"
@@ -68,6 +69,19 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, Executio
   }
 }
 
+// Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
+// has exited or the deadline passes; true when it exited.
+bool WaitForExit(Child& child, Clock::time_point deadline) {
+  auto pause = std::chrono::microseconds(200);
+  while (!child.TryWait()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
+        pause, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())));
+    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
+  }
+  return true;
+}
+
 // Everything that shapes a started child; equal keys may share warm children.
 std::string StartKey(const RunSnapshot& s) {
   std::string key;
@@ -119,7 +133,8 @@ class LocalExecutor final : public Executor {
 
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
-    const LoopResult ended = loop.Run(request.code, start + std::chrono::milliseconds(limits.wall_timeout_ms));
+    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+    LoopResult ended = loop.Run(request.code, deadline);
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
@@ -129,10 +144,15 @@ class LocalExecutor final : public Executor {
       loop.DrainAvailableOutput();
       reaper_.Finish(std::move(*ready));
     } else {
+      // The bridge closed without a terminal frame: usually the child is dying. Give it until the
+      // deadline, so that one which merely closed its bridge and went on ends as a timeout.
+      bool timed_out = ended.end == LoopEnd::kTimeout;
+      if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(*child, deadline);
       // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
       child->KillAll();
       loop.DrainOutput(kDrainGrace);
       exit = child->Wait();
+      if (timed_out) ended.end = LoopEnd::kTimeout;
     }
 
     ExecutionResult r;
