@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "bridge/frame_codec.hpp"
 #include "bridge/tool_workers.hpp"
