@@ -1,6 +1,7 @@
 # Files written to a read-write mount come back in the result (path under the mount path, data
 # in base64), so the model can hand the user a report without another tool.
-# Run: codeact run --mount /tmp/x:/out --env OUT_DIR=/tmp/x samples/file_output.py
+# Run: codeact run --mount /tmp/x:/out samples/file_output.py
+#      (at --isolation process add --env OUT_DIR=/tmp/x: that level shows host paths)
 import csv
 import json
 import os

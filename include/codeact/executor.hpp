@@ -18,7 +18,11 @@
 namespace codeact {
 
 enum class BackendKind { kLocal, kHyperlight };
-enum class IsolationLevel { kProcess, kNamespaces };
+// kProcess: rlimits, a process group, a scrubbed environment; not a security boundary alone.
+// kNamespaces: the same runner in new user/pid/mount/net/ipc/uts namespaces with a read-only
+// root view, no network and a seccomp filter (README, threat model).
+// kAuto: kNamespaces where this kernel allows it, else kProcess; results say which ran.
+enum class IsolationLevel { kProcess, kNamespaces, kAuto };
 
 std::string_view BackendName(BackendKind kind);
 std::string_view IsolationName(IsolationLevel level);
@@ -36,7 +40,8 @@ struct RunSnapshot {
 
 struct ExecutorOptions {
   BackendKind backend = BackendKind::kLocal;
-  IsolationLevel isolation = IsolationLevel::kProcess;
+  // An explicit level runs as asked or CreateExecutor fails with the reason (UNAVAILABLE).
+  IsolationLevel isolation = IsolationLevel::kAuto;
   // Child interpreter. Empty: the python3 of the installation the embedded validator links.
   std::string python_path;
   // Directory holding runner.py (and hyperlight_worker.py). Empty: found next to the binary.
@@ -54,7 +59,7 @@ class Executor {
   // Thread-safe; many runs may execute at once, each in its own child.
   virtual ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) = 0;
   virtual BackendKind backend() const = 0;
-  virtual IsolationLevel isolation() const = 0;
+  virtual IsolationLevel isolation() const = 0;  // the level that runs: never kAuto
 };
 
 StatusOr<std::unique_ptr<Executor>> CreateExecutor(const ExecutorOptions& options);

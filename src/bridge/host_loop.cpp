@@ -139,6 +139,9 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   FrameDecoder decoder(sizeof buf);
   std::vector<json::object> frames;
   if (Status s = decoder.Feed(line, frames); !s.ok()) return s;
+  if (frames.size() == 1 && StringField(frames[0], "type") == "setup_error") {
+    return FailedPrecondition(StringField(frames[0], "message"));
+  }
   if (frames.size() != 1 || StringField(frames[0], "type") != "ready") {
     return InvalidArgument("the interpreter's first frame is not \"ready\"");
   }
@@ -152,7 +155,7 @@ HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, con
       stdout_(limits.max_stdout_bytes),
       stderr_(limits.max_stderr_bytes) {}
 
-LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
+LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready) {
   LoopResult result;
   auto box = std::make_shared<Completions>();
   if (!box->ok()) {
@@ -257,8 +260,13 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline) {
       end_with(LoopEnd::kUserError, "");
     } else if (type == "limit") {
       end_with(LoopEnd::kOutputLimit, StringField(f, "message"));
+    } else if (type == "ready") {
+      child_ready = true;
+    } else if (type == "setup_error" && !child_ready) {
+      // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
+      end_with(LoopEnd::kSetupError, StringField(f, "message"));
     }
-    // "ready" and unknown types are ignored.
+    // Unknown types (and a setup_error the code forged after ready) are ignored.
   };
 
   while (!finished) {

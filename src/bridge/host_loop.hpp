@@ -29,6 +29,7 @@ enum class LoopEnd {
   kProtocolError,  // a malformed frame: the run ends with a clear error
   kChildClosed,    // the bridge closed without a terminal frame (the child died or exited)
   kTimeout,        // the wall clock
+  kSetupError,     // the sandbox launcher's "setup_error" frame, before the runner's "ready"
 };
 
 struct LoopResult {
@@ -42,14 +43,16 @@ struct LoopResult {
 
 // Reads the child's first frame and checks it is {"type":"ready",...}. Used for pooled
 // children, which send nothing else before their request; bytes past that frame are an error.
+// A sandbox launcher's {"type":"setup_error","message":...} gives FAILED_PRECONDITION with it.
 Status WaitForReadyFrame(int from_child_fd, std::chrono::milliseconds timeout);
 
 class HostLoop {
  public:
   HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits);
 
-  // Runs until the run ends; never throws.
-  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline);
+  // Runs until the run ends; never throws. `child_ready`: the child's "ready" frame was read
+  // already (a pooled child); until it is, a "setup_error" frame ends the run as kSetupError.
+  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false);
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);

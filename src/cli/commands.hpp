@@ -16,5 +16,6 @@ int CmdRun(const std::vector<std::string>& args);
 int CmdDescribe(const std::vector<std::string>& args);
 int CmdBench(const std::vector<std::string>& args);
 int CmdMcp(const std::vector<std::string>& args);
+int CmdSelftest(const std::vector<std::string>& args);
 
 }  // namespace codeact::cli

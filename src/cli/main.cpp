@@ -15,6 +15,7 @@ commands:
   bench             measure the performance figures (latency percentiles, rates) and print a table
   validate FILE|-   check code against the validator policy; prints the report as JSON
   mcp               serve execute_code over MCP (JSON-RPC on stdio)
+  selftest          try the threat model's attacks and print what the isolation level contained
 
 run `codeact <command> --help` for a command's options.
 )";
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   if (command == "describe") return CmdDescribe(rest);
   if (command == "bench") return CmdBench(rest);
   if (command == "validate") return CmdValidate(rest);
+  if (command == "selftest") return CmdSelftest(rest);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return kExitOk;

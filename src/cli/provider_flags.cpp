@@ -53,11 +53,15 @@ const char* const kProviderFlagsHelp =
   --python PATH          child interpreter (default: the embedded validator's installation)
   --site-packages        let the code import installed third-party packages (slower start)
   --warm-pool N          keep N interpreters started ahead of time (for servers; default 0)
+  --isolation L          auto (default: namespaces where the kernel allows it, else process),
+                         process or namespaces (an explicit level runs as asked or not at all)
+  --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
 )";
 
 FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
-                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--warm-pool"}) {
+                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--warm-pool",
+                        "--isolation", "--require-isolation"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -65,6 +69,38 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   spec.switches.insert("--site-packages");
   return spec;
 }
+
+StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text) {
+  for (IsolationLevel level : {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    if (text == IsolationName(level)) return level;
+  }
+  return InvalidArgument(flag + " must be auto, process or namespaces, got \"" + text + "\"");
+}
+
+namespace {
+
+// --isolation and --require-isolation as one level for the executor.
+StatusOr<IsolationLevel> IsolationFlags(const Args& args) {
+  IsolationLevel level = IsolationLevel::kAuto;
+  if (auto text = args.Get("--isolation")) {
+    auto parsed = ParseIsolation("--isolation", *text);
+    if (!parsed.ok()) return parsed.status();
+    level = *parsed;
+  }
+  if (auto text = args.Get("--require-isolation")) {
+    auto required = ParseIsolation("--require-isolation", *text);
+    if (!required.ok()) return required.status();
+    if (*required == IsolationLevel::kNamespaces) {
+      if (level == IsolationLevel::kProcess) {
+        return InvalidArgument("--isolation process contradicts --require-isolation namespaces");
+      }
+      level = IsolationLevel::kNamespaces;
+    }
+  }
+  return level;
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
   ProviderOptions options;
@@ -109,6 +145,10 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
     if (!size.ok()) return size.status();
     options.executor.warm_pool_size = static_cast<int>(std::min<std::int64_t>(*size, 64));
   }
+
+  auto isolation = IsolationFlags(args);
+  if (!isolation.ok()) return isolation.status();
+  options.executor.isolation = *isolation;
 
   std::vector<FileMount> mounts;
   for (const auto& text : args.GetAll("--mount")) {

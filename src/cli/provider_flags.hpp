@@ -17,4 +17,7 @@ extern const char* const kProviderFlagsHelp;
 
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args);
 
+// "auto", "process" or "namespaces"; `flag` names the flag in the error.
+StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text);
+
 }  // namespace codeact::cli

@@ -1,9 +1,12 @@
 #include "common/data_dir.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 #include "codeact_build_config.hpp"
 
@@ -41,6 +44,26 @@ std::string DefaultDataDir() {
   }
   if (HasValidator(kInstallDataDir)) return kInstallDataDir;
   return kSourceDir;
+}
+
+std::string SandboxLauncherPath() {
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("CODEACT_SANDBOX_LAUNCHER"); env != nullptr && *env != '\0') {
+    candidates.push_back(env);  // only this one: a wrong path makes the level unavailable, visibly
+  } else {
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
+      if (!ec && IsWithin(exe, build_dir)) candidates.push_back(build_dir / "codeact-sandbox");
+      candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / "codeact-sandbox");
+    }
+    candidates.push_back(fs::path(kInstallLibexecDir) / "codeact-sandbox");
+  }
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c, ec) && ::access(c.c_str(), X_OK) == 0) return c.string();
+  }
+  return "";
 }
 
 }  // namespace codeact::internal

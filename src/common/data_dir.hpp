@@ -10,4 +10,10 @@ namespace codeact::internal {
 // source tree. data_dir.cpp explains each step.
 std::string DefaultDataDir();
 
+// The `codeact-sandbox` launcher of the namespaces level: $CODEACT_SANDBOX_LAUNCHER when set
+// (and then only that); else this build's own for programs inside
+// the build tree; <binary dir>/../libexec/codeact when installed next to the binary; the
+// configured install prefix. Empty when none exists.
+std::string SandboxLauncherPath();
+
 }  // namespace codeact::internal

@@ -180,6 +180,7 @@ StatusOr<std::shared_ptr<LocalCodeActProvider>> LocalCodeActProvider::Create(Pro
   if (!validator.ok()) return validator.status();
   auto executor = CreateExecutor(options.executor);
   if (!executor.ok()) return executor.status();
+  options.executor.isolation = (*executor)->isolation();  // kAuto resolved: the fingerprint names the level
   return std::shared_ptr<LocalCodeActProvider>(
       new LocalCodeActProvider(std::move(options), std::move(*validator), std::move(*executor)));
 }

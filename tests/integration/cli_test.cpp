@@ -91,18 +91,55 @@ TEST(CliTest, RunRejectedCodeShowsViolations) {
   EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "import-blocked");
 }
 
+// The code names a mount by its mount path at the namespaces level (the default here) and by
+// its host path at the process level; either way the file comes back under the mount path.
 TEST(CliTest, RunCapturesFilesFromAReadWriteMount) {
   const auto dir = std::filesystem::temp_directory_path() / ("codeact-cli-mount-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const Cli c = RunCli({"run", "--mount", dir.string() + ":/out", "-"},
-                       "from pathlib import Path\nPath(" + bj::serialize(bj::value(dir.string())) +
-                           ", 'report.txt').write_text('hi')\n");
-  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
-  const bj::value v = bj::parse(c.out);
-  ASSERT_EQ(v.at("files").as_array().size(), 1u) << c.out;
-  EXPECT_EQ(v.at("files").at(0).at("path").as_string(), "/out/report.txt");
-  EXPECT_EQ(v.at("files").at(0).at("data_base64").as_string(), "aGk=");
-  std::filesystem::remove_all(dir);
+  for (const std::string level : {"namespaces", "process"}) {
+    std::filesystem::create_directories(dir);
+    const std::string seen = level == "namespaces" ? "/out" : dir.string();
+    const Cli c = RunCli({"run", "--isolation", level, "--mount", dir.string() + ":/out", "-"},
+                         "from pathlib import Path\nPath(" + bj::serialize(bj::value(seen)) +
+                             ", 'report.txt').write_text('hi')\n");
+    ASSERT_EQ(c.exit_code, 0) << level << c.out << c.err;
+    const bj::value v = bj::parse(c.out);
+    EXPECT_EQ(v.at("isolation").as_string(), level);
+    ASSERT_EQ(v.at("files").as_array().size(), 1u) << c.out;
+    EXPECT_EQ(v.at("files").at(0).at("path").as_string(), "/out/report.txt");
+    EXPECT_EQ(v.at("files").at(0).at("data_base64").as_string(), "aGk=");
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST(CliTest, SelftestContainsEveryProbeAtTheNamespacesLevel) {
+  const Cli c = RunCli({"selftest", "--isolation", "namespaces"});
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("isolation level: namespaces"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("| connect to a local TCP port | contained | "), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("**no**"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("every promised probe was contained"), std::string::npos) << c.out;
+}
+
+// Without a usable launcher the level is unavailable: auto falls back to the process level and
+// says so in every result; a required level fails instead.
+TEST(CliTest, AutoFallsBackToTheProcessLevelAndRequireRefuses) {
+  auto run = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/env", "CODEACT_SANDBOX_LAUNCHER=/nonexistent/codeact-sandbox", CODEACT_BINARY});
+    auto r = internal::RunCommand(args, "print(1)", std::chrono::seconds(60), 1 << 20);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? Cli{r->exit.exited ? r->exit.exit_code : -1, r->stdout_text, r->stderr_text} : Cli{-1, "", ""};
+  };
+  const Cli fallback = run({"run", "-"});
+  ASSERT_EQ(fallback.exit_code, 0) << fallback.out << fallback.err;
+  EXPECT_EQ(bj::parse(fallback.out).at("isolation").as_string(), "process");
+  const Cli required = run({"run", "--require-isolation", "namespaces", "-"});
+  EXPECT_EQ(required.exit_code, 2);
+  EXPECT_NE(required.err.find("the namespaces isolation level is not available here: the codeact-sandbox launcher "
+                              "is not installed"),
+            std::string::npos)
+      << required.err;
+  EXPECT_EQ(RunCli({"run", "--isolation", "process", "--require-isolation", "namespaces", "-"}, "print(1)").exit_code, 2);
+  EXPECT_EQ(bj::parse(RunCli({"run", "-"}, "print(1)").out).at("isolation").as_string(), "namespaces");
 }
 
 TEST(CliTest, BadInvocationsExitTwo) {

@@ -121,7 +121,7 @@ TEST(SamplesTest, FileOutputCapturesTheCsvAndTheSummaryUnderTheMountPath) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const ProgramRun run = RunCli({"run", "--mount", dir.string() + ":/out", "--env",
-                                 "OUT_DIR=" + dir.string(), Sample("file_output.py")});
+                                 "OUT_DIR=/out", Sample("file_output.py")});
   fs::remove_all(dir);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const bj::value v = ParseResult(run);

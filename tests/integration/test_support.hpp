@@ -27,12 +27,21 @@ inline std::string Fixture(const std::string& name) {
   return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/limits/" + name);
 }
 
-inline std::shared_ptr<Executor> LocalExecutor() {
-  static std::shared_ptr<Executor> executor = [] {
-    auto e = CreateExecutor({});
+// One shared executor per isolation level. The process level is the default of these tests:
+// they check host-side behaviour (pids, paths) that the namespaces level hides on purpose.
+inline std::shared_ptr<Executor> LocalExecutor(IsolationLevel level = IsolationLevel::kProcess) {
+  auto make = [](IsolationLevel l) {
+    ExecutorOptions options;
+    options.isolation = l;
+    auto e = CreateExecutor(options);
     if (!e.ok()) throw std::runtime_error(e.status().ToString());
     return std::shared_ptr<Executor>(std::move(*e));
-  }();
+  };
+  if (level == IsolationLevel::kNamespaces) {
+    static std::shared_ptr<Executor> sandboxed = make(level);
+    return sandboxed;
+  }
+  static std::shared_ptr<Executor> executor = make(IsolationLevel::kProcess);
   return executor;
 }
 

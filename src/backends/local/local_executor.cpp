@@ -3,9 +3,11 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "backends/local/reaper.hpp"
+#include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
@@ -82,9 +84,17 @@ bool WaitForExit(Child& child, Clock::time_point deadline) {
   return true;
 }
 
-// Everything that shapes a started child; equal keys may share warm children.
-std::string StartKey(const RunSnapshot& s) {
+// Everything that shapes a started child; equal keys may share warm children. In the sandbox
+// the mounts are bound when the child starts, so they shape it too.
+std::string StartKey(const RunSnapshot& s, bool sandboxed) {
   std::string key;
+  if (sandboxed) {
+    for (const auto& m : s.mounts) {
+      for (const std::string& part : {m.host_path, m.mount_path, std::string(MountModeName(m.mode))}) {
+        key += std::to_string(part.size()) + ":" + part;
+      }
+    }
+  }
   for (const auto& [k, v] : s.environment) key += std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
   const ResourceLimits r = ToResourceLimits(s.limits);
   for (std::int64_t v : {r.cpu_time_s, r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
@@ -95,8 +105,12 @@ std::string StartKey(const RunSnapshot& s) {
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner, int warm_pool_size, bool site_packages)
-      : python_(std::move(python)), runner_(std::move(runner)), site_packages_(site_packages) {
+  LocalExecutor(std::string python, std::string runner, int warm_pool_size, bool site_packages,
+                std::optional<SandboxPlan> sandbox)
+      : python_(std::move(python)),
+        runner_(std::move(runner)),
+        site_packages_(site_packages),
+        sandbox_(std::move(sandbox)) {
     if (warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
     }
@@ -106,13 +120,15 @@ class LocalExecutor final : public Executor {
   std::vector<pid_t> IdlePids() const { return pool_ ? pool_->IdlePids() : std::vector<pid_t>{}; }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
+  IsolationLevel isolation() const override {
+    return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
+  }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
     result.backend = "local";
-    result.isolation = "process";
+    result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
@@ -126,6 +142,9 @@ class LocalExecutor final : public Executor {
         return NotRunResult(Outcome::kSetupError, checked.status().message());
       }
     }
+    if (sandbox_) {
+      if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
@@ -134,7 +153,7 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
-    LoopResult ended = loop.Run(request.code, deadline);
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read);
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
@@ -195,6 +214,11 @@ class LocalExecutor final : public Executor {
       case LoopEnd::kChildClosed:
         ClassifyDeath(exit, limits, r);
         break;
+      case LoopEnd::kSetupError:
+        r.exit_code = -1;
+        r.outcome = Outcome::kSetupError;
+        r.message = ended.message;
+        break;
     }
 
     Capture capture = CaptureChanges(before, snapshot.mounts,
@@ -207,7 +231,7 @@ class LocalExecutor final : public Executor {
   // A child from the warm pool when one is ready for this fingerprint, else one started now.
   StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot) {
     if (pool_) {
-      if (auto ready = pool_->Take(StartKey(snapshot), snapshot)) return std::move(*ready);
+      if (auto ready = pool_->Take(StartKey(snapshot, sandbox_.has_value()), snapshot)) return std::move(*ready);
     }
     return Start(snapshot);
   }
@@ -227,17 +251,28 @@ class LocalExecutor final : public Executor {
     if (warm) spec.environment["CODEACT_WARM"] = "1";
     spec.working_dir = workdir->path();
     spec.limits = ToResourceLimits(snapshot.limits);
+    std::optional<PidsCgroup> cgroup;
+    if (sandbox_) {
+      if (sandbox_->pids_cgroup) {
+        auto created = PidsCgroup::Create(snapshot.limits.max_processes);
+        if (!created.ok()) return created.status();
+        cgroup = std::move(*created);
+      }
+      Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), cgroup ? cgroup->procs_file() : "", spec);
+      if (!s.ok()) return s;
+    }
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     if (warm) {
       if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
-    return ReadyChild{std::move(*workdir), std::move(*child)};
+    return ReadyChild{std::move(cgroup), std::move(*workdir), std::move(*child), warm};
   }
 
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
+  const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   std::unique_ptr<WarmPool> pool_;
 };
@@ -250,9 +285,6 @@ std::vector<pid_t> IdleChildPids(const Executor& executor) {
 }
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
-  if (options.isolation != IsolationLevel::kProcess) {
-    return Unavailable("the namespaces isolation level is not built yet; use the process level");
-  }
   auto validator = Validator::Embedded();
   if (!validator.ok()) return validator.status();
   std::string python = options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
@@ -267,8 +299,23 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
+  // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
+  // level runs as asked or not at all.
+  std::optional<SandboxPlan> sandbox;
+  if (options.isolation != IsolationLevel::kProcess) {
+    Status ready = [&]() -> Status {
+      auto plan = PlanSandbox(python, std::filesystem::path(runner).parent_path().string());
+      if (!plan.ok()) return plan.status();
+      if (Status s = ProbeSandbox(*plan, python); !s.ok()) return s;
+      sandbox = std::move(*plan);
+      return Status::Ok();
+    }();
+    if (!ready.ok() && options.isolation == IsolationLevel::kNamespaces) {
+      return Unavailable("the namespaces isolation level is not available here: " + ready.message());
+    }
+  }
   return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size,
-                                                    options.site_packages));
+                                                    options.site_packages, std::move(sandbox)));
 }
 
 }  // namespace codeact::internal

@@ -19,13 +19,16 @@
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/pids_cgroup.hpp"
 
 namespace codeact::internal {
 
-// Declared so the child dies before its working directory is removed.
+// Declared so the child dies before its working directory and its cgroup are removed.
 struct ReadyChild {
+  std::optional<PidsCgroup> cgroup;  // namespaces level, where pids cgroups can be created
   TempDir workdir;
   std::unique_ptr<Child> child;
+  bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started
 };
 
 class WarmPool {

@@ -1,0 +1,128 @@
+#include "backends/local/sandbox_plan.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "bridge/host_loop.hpp"
+#include "common/data_dir.hpp"
+#include "files/mount_capture.hpp"
+#include "process/pids_cgroup.hpp"
+#include "sandbox/sandbox_config.hpp"
+
+namespace codeact::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsWithin(const fs::path& path, const fs::path& dir) {
+  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
+}
+
+constexpr std::chrono::seconds kProbeTimeout{10};
+
+}  // namespace
+
+StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& resource_dir) {
+  SandboxPlan plan;
+  plan.launcher = SandboxLauncherPath();
+  if (plan.launcher.empty()) return Unavailable("the codeact-sandbox launcher is not installed");
+  plan.system_paths = DefaultSystemPaths();
+  plan.resource_dir = resource_dir;
+  plan.pids_cgroup = PidsCgroup::Available().ok();
+  std::error_code ec;
+  const fs::path real = fs::canonical(python, ec);
+  if (ec) return NotFound("interpreter " + python + ": " + ec.message());
+  for (const auto& p : plan.system_paths) {
+    if (IsWithin(real, p)) return plan;
+  }
+  // An interpreter outside the system paths (pyenv, /opt): show its whole prefix.
+  const fs::path prefix = real.parent_path().parent_path();
+  if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() || IsWithin(kSandboxWorkDir, prefix) ||
+      IsWithin("/tmp", prefix) || IsWithin(prefix, "/tmp") || IsWithin(prefix, kSandboxWorkDir)) {
+    return Unavailable("the interpreter's installation " + prefix.string() + " cannot be shown in the sandbox");
+  }
+  plan.system_paths.push_back(prefix.string());
+  return plan;
+}
+
+Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
+  for (const auto& m : mounts) {
+    if (std::string why = ReservedSandboxPath(m.mount_path); !why.empty()) {
+      return InvalidArgument("mount path " + m.mount_path + " cannot be used at the namespaces level: " + why);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
+                        const std::string& cgroup_procs, LaunchSpec& spec) {
+  const std::string work = scratch_dir + "/work";
+  if (::mkdir(work.c_str(), 0700) != 0) return Internal("cannot create " + work + ": " + std::strerror(errno));
+  SandboxConfig c;
+  c.scratch_dir = scratch_dir;
+  c.cgroup_procs = cgroup_procs;
+  c.system_paths = plan.system_paths;
+  c.binds.push_back({plan.resource_dir, kSandboxResourceDir, /*read_only=*/true});
+  for (const auto& m : snapshot.mounts) {
+    c.binds.push_back({m.host_path, m.mount_path, m.mode == MountMode::kReadOnly});
+  }
+  // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them.
+  c.tmp_bytes = snapshot.limits.max_file_size_bytes;
+  c.command.push_back(spec.executable);
+  for (const auto& a : spec.args) {
+    const fs::path p(a);
+    c.command.push_back(p.is_absolute() && p.parent_path() == plan.resource_dir
+                            ? (fs::path(kSandboxResourceDir) / p.filename()).string()
+                            : a);
+  }
+  spec.executable = plan.launcher;
+  spec.args = EncodeSandboxArgs(c);
+  spec.working_dir = scratch_dir;
+  return Status::Ok();
+}
+
+Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
+  static std::mutex mu;
+  static std::map<std::string, Status> cache;
+  const std::string key = plan.launcher + '\0' + python;
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+
+  Status result = [&]() -> Status {
+    auto scratch = TempDir::Create("codeact-probe-");
+    if (!scratch.ok()) return scratch.status();
+    LaunchSpec spec;
+    spec.executable = python;
+    spec.args = {"-I", "-S", "-c", "pass"};
+    RunSnapshot snapshot;
+    if (Status s = ApplySandboxPlan(plan, snapshot, scratch->path(), "", spec); !s.ok()) return s;
+    auto child = Child::Start(spec);
+    if (!child.ok()) return child.status();
+    // A failed step writes its setup_error frame and exits; success exits 0 without a frame.
+    const auto deadline = std::chrono::steady_clock::now() + kProbeTimeout;
+    while (!(*child)->TryWait()) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        (*child)->KillAll();
+        return DeadlineExceeded("the sandbox probe did not finish within 10 s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const ExitInfo exit = (*child)->Wait();
+    if (exit.exited && exit.exit_code == 0) return Status::Ok();
+    Status frame = WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::milliseconds(100));
+    if (frame.code() == StatusCode::kFailedPrecondition) return Unavailable(frame.message());
+    return Unavailable("the sandbox probe ended with " +
+                       (exit.exited ? "exit code " + std::to_string(exit.exit_code)
+                                    : "signal " + std::to_string(exit.signal)));
+  }();
+  cache.emplace(key, result);
+  return result;
+}
+
+}  // namespace codeact::internal

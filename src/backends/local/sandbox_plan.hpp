@@ -1,0 +1,41 @@
+// SandboxPlan: how LocalExecutor starts a child at the `namespaces` isolation level — through
+// the `codeact-sandbox` launcher (src/sandbox), with the interpreter's installation shown
+// read-only, runner.py at kSandboxResourceDir, the run's scratch directory as the working
+// directory and the mounts at their mount paths — and the probe that tells whether this
+// kernel allows the level at all.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codeact/executor.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+
+struct SandboxPlan {
+  std::string launcher;                   // the codeact-sandbox program
+  std::vector<std::string> system_paths;  // shown read-only at the same path
+  std::string resource_dir;               // host directory holding runner.py
+  bool pids_cgroup = false;               // a pids cgroup per child bounds its processes
+};
+
+// Finds the launcher, checks that the interpreter's installation can be shown inside, and
+// whether pids cgroups can be created here (without one, the pid namespace alone holds the
+// processes, and RLIMIT_NPROC where it applies: not for root).
+StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& resource_dir);
+
+// Starts `python -I -S -c pass` in the sandbox once (cached per plan): OK, or the step that
+// failed with its errno text (e.g. "sandbox setup: unshare(CLONE_NEWUSER) failed: ...").
+Status ProbeSandbox(const SandboxPlan& plan, const std::string& python);
+
+// Mount paths the sandbox can bind: not over what the sandbox itself provides.
+Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
+
+// Turns `spec` (which runs `python python_args...` with `scratch_dir` as its directory) into the
+// same run inside the sandbox; arguments in the resource dir become their paths inside. Creates
+// scratch_dir/work, the working directory. `cgroup_procs`: the child's pids cgroup, or empty.
+Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
+                        const std::string& cgroup_procs, LaunchSpec& spec);
+
+}  // namespace codeact::internal

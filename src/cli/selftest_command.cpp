@@ -1,0 +1,69 @@
+// codeact selftest [--isolation auto|process|namespaces] [--python PATH]
+// Runs the isolation probes (DESIGN.md section 8) with validation off and prints a table: probe,
+// expected (what the level promises), observed, contained. Exit 0 only when every probe the
+// level promises to contain was contained.
+#include <iomanip>
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/provider_flags.hpp"
+#include "selftest/isolation_probes.hpp"
+
+namespace codeact::cli {
+namespace {
+
+constexpr const char* kSelftestUsage =
+    "usage: codeact selftest [--isolation auto|process|namespaces] [--python PATH]\n"
+    "Tries each attack of the threat model with validation off and prints what the level contained.\n"
+    "Exit 0 when every probe the level promises to contain was contained, 1 otherwise.\n";
+
+}  // namespace
+
+int CmdSelftest(const std::vector<std::string>& argv) {
+  if (WantsHelp(argv)) {
+    std::cout << kSelftestUsage;
+    return kExitOk;
+  }
+  FlagSpec spec;
+  spec.with_value = {"--isolation", "--python"};
+  auto args = Args::Parse(argv, spec);
+  if (!args.ok() || !args->positionals().empty()) {
+    std::cerr << "codeact selftest: " << (args.ok() ? "takes no positional arguments" : args.status().message())
+              << "\n" << kSelftestUsage;
+    return kExitUsage;
+  }
+  ExecutorOptions options;
+  if (auto text = args->Get("--isolation")) {
+    auto level = ParseIsolation("--isolation", *text);
+    if (!level.ok()) {
+      std::cerr << "codeact selftest: " << level.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.isolation = *level;
+  }
+  if (auto python = args->Get("--python")) options.python_path = *python;
+  auto executor = CreateExecutor(options);
+  if (!executor.ok()) {
+    std::cerr << "codeact selftest: " << executor.status().message() << "\n";
+    return kExitFailed;
+  }
+  auto reports = internal::RunIsolationProbes(**executor);
+  if (!reports.ok()) {
+    std::cerr << "codeact selftest: " << reports.status().message() << "\n";
+    return kExitFailed;
+  }
+
+  std::cout << "isolation level: " << IsolationName((*executor)->isolation()) << "\n\n"
+            << "| probe | expected | observed | contained |\n|---|---|---|---|\n";
+  bool kept = true;
+  for (const auto& r : *reports) {
+    std::cout << "| " << r.name << " | " << (r.promised ? "contained" : "not contained") << " | " << r.observed
+              << " | " << (r.contained ? "yes" : "**no**") << " |\n";
+    kept = kept && (r.contained || !r.promised);
+  }
+  std::cout << "\n" << (kept ? "every promised probe was contained" : "a promised probe was NOT contained") << "\n";
+  return kept ? kExitOk : kExitFailed;
+}
+
+}  // namespace codeact::cli

@@ -1,0 +1,19 @@
+// Namespaces: the launcher's first steps. A new user namespace in which the code's uid and gid
+// are kSandboxUid (mapped to the host's effective ids, so root in the host is an ordinary user
+// inside and the code holds no capability once it execs), then new mount, pid, net, ipc, uts
+// and cgroup namespaces. Each step succeeds or fails the start (setup_report.hpp).
+#pragma once
+
+#include <string>
+
+namespace codeact::internal {
+
+// Moves the launcher into its pids cgroup (before the user namespace, while the host's
+// credentials still own the cgroup files); its descendants stay in it.
+void JoinCgroup(const std::string& procs_file);
+
+void EnterUserNamespace();
+// For the children of the caller: the pid namespace applies to the next fork.
+void EnterOtherNamespaces();
+
+}  // namespace codeact::internal

@@ -1,0 +1,130 @@
+#include "sandbox/root_fs.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "sandbox/setup_report.hpp"
+
+namespace codeact::internal {
+namespace {
+
+// mkdir -p of `path` (absolute) under `root`; the parts that exist are left alone.
+void MakeDirs(const std::string& root, const std::string& path) {
+  std::string at = root;
+  std::size_t pos = 1;
+  while (pos <= path.size()) {
+    std::size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    at += "/" + path.substr(pos, next - pos);
+    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) FailStep("mkdir " + at, errno);
+    pos = next + 1;
+  }
+}
+
+// An empty file (or directory) at root+path to bind the host path onto.
+void MakeMountPoint(const std::string& root, const std::string& path, bool directory) {
+  if (directory) return MakeDirs(root, path);
+  const std::size_t slash = path.rfind('/');
+  if (slash > 0) MakeDirs(root, path.substr(0, slash));
+  const std::string target = root + path;
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  Must(fd >= 0, "create mount point " + target);
+  ::close(fd);
+}
+
+// A bind keeps the flags the kernel locked on the source mount (nodev, nosuid, noexec, atime
+// flags): a remount in a user namespace that drops one of them fails with EPERM.
+unsigned long LockedFlags(const std::string& target) {
+  struct statvfs s {};
+  Must(::statvfs(target.c_str(), &s) == 0, "statvfs " + target);
+  unsigned long flags = 0;
+  if (s.f_flag & ST_NODEV) flags |= MS_NODEV;
+  if (s.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+  if (s.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+  if (s.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+  if (s.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  return flags;
+}
+
+void Bind(const std::string& host, const std::string& root, const std::string& path, bool read_only) {
+  struct stat st {};
+  Must(::stat(host.c_str(), &st) == 0, "stat " + host);
+  MakeMountPoint(root, path, S_ISDIR(st.st_mode));
+  const std::string target = root + path;
+  Must(::mount(host.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
+       "bind " + host + " at " + path);
+  const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | LockedFlags(target) | (read_only ? MS_RDONLY : 0);
+  Must(::mount(nullptr, target.c_str(), nullptr, flags, nullptr) == 0,
+       std::string("remount ") + path + (read_only ? " read-only" : " nosuid"));
+}
+
+// A system path: a symlink is recreated (merged-/usr systems link /bin, /lib, ... into /usr),
+// anything else is bound read-only; a path this host lacks is skipped.
+void AddSystemPath(const std::string& root, const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    FailStep("lstat " + path, errno);
+  }
+  if (!S_ISLNK(st.st_mode)) return Bind(path, root, path, /*read_only=*/true);
+  char target[4096];
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+  Must(n >= 0, "readlink " + path);
+  target[n] = '\0';
+  const std::size_t slash = path.rfind('/');
+  if (slash > 0) MakeDirs(root, path.substr(0, slash));
+  Must(::symlink(target, (root + path).c_str()) == 0, "symlink " + path);
+}
+
+void MountTmpfs(const std::string& target, const std::string& options, const std::string& step) {
+  Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) == 0, step);
+}
+
+void AddDev(const std::string& root) {
+  MakeDirs(root, "/dev");
+  for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
+    MakeMountPoint(root, node, /*directory=*/false);
+    const std::string target = root + node;
+    Must(::mount(node, target.c_str(), nullptr, MS_BIND, nullptr) == 0, std::string("bind ") + node);
+  }
+  const std::pair<const char*, const char*> links[] = {
+      {"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
+      {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"}};
+  for (const auto& [to, at] : links) Must(::symlink(to, (root + at).c_str()) == 0, std::string("symlink ") + at);
+}
+
+}  // namespace
+
+void BuildAndEnterRoot(const SandboxConfig& c) {
+  // Nothing mounted from here on propagates back to the host.
+  Must(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "make mounts private");
+  const std::string root = c.scratch_dir + "/root";
+  Must(::mkdir(root.c_str(), 0700) == 0, "mkdir " + root);
+  MountTmpfs(root, "size=1m,nr_inodes=4096,mode=0755", "mount the root tmpfs");
+
+  for (const auto& path : c.system_paths) AddSystemPath(root, path);
+  AddDev(root);
+  MakeDirs(root, "/proc");
+  Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0,
+       "mount /proc");
+  MakeDirs(root, "/tmp");
+  MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777", "mount the /tmp tmpfs");
+  Bind(c.scratch_dir + "/work", root, kSandboxWorkDir, /*read_only=*/false);
+  for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only);
+  Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0,
+       "remount the root read-only");
+
+  // pivot_root with the old root stacked on the new one, then detach it: the host's tree is gone.
+  Must(::chdir(root.c_str()) == 0, "chdir " + root);
+  Must(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
+  Must(::umount2(".", MNT_DETACH) == 0, "detach the host's root");
+  Must(::chdir(kSandboxWorkDir) == 0, std::string("chdir ") + kSandboxWorkDir);
+}
+
+}  // namespace codeact::internal

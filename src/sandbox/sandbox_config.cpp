@@ -1,0 +1,101 @@
+#include "sandbox/sandbox_config.hpp"
+
+#include <charconv>
+#include <cstring>
+
+namespace codeact::internal {
+namespace {
+
+bool IsWithin(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+bool IsAbsoluteClean(const std::string& p) {
+  if (p.empty() || p[0] != '/' || p.find('\0') != std::string::npos) return false;
+  std::size_t at = 0;
+  while (at < p.size()) {
+    std::size_t next = p.find('/', at + 1);
+    const std::string part = p.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    if (part == ".." || part == "." || (part.empty() && p.size() > 1)) return false;
+    if (next == std::string::npos) break;
+    at = next;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultSystemPaths() {
+  return {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache"};
+}
+
+std::string ReservedSandboxPath(const std::string& path) {
+  for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
+                          kSandboxResourceDir}) {
+    if (IsWithin(path, dir)) return std::string(dir) + " is provided by the sandbox";
+  }
+  if (path == kSandboxWorkDir || path == "/tmp") return path + " is provided by the sandbox";
+  return "";
+}
+
+std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
+  std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes)};
+  if (!c.cgroup_procs.empty()) out.insert(out.end(), {"--cgroup-procs", c.cgroup_procs});
+  for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
+  for (const auto& b : c.binds) out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
+  out.push_back("--");
+  out.insert(out.end(), c.command.begin(), c.command.end());
+  return out;
+}
+
+StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) {
+  SandboxConfig c;
+  std::size_t i = 0;
+  auto value = [&](const std::string& flag) -> StatusOr<std::string> {
+    if (i + 1 >= args.size()) return InvalidArgument(flag + " needs a value");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      c.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
+    if (a == "--scratch" || a == "--system" || a == "--cgroup-procs") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      if (!IsAbsoluteClean(*v)) return InvalidArgument(a + " needs an absolute path: " + *v);
+      if (a == "--scratch") {
+        c.scratch_dir = *v;
+      } else if (a == "--system") {
+        c.system_paths.push_back(*v);
+      } else {
+        c.cgroup_procs = *v;
+      }
+    } else if (a == "--tmp-bytes") {
+      auto v = value(a);
+      if (!v.ok()) return v.status();
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), c.tmp_bytes);
+      if (ec != std::errc() || end != v->data() + v->size() || c.tmp_bytes <= 0) {
+        return InvalidArgument("--tmp-bytes needs a positive number: " + *v);
+      }
+    } else if (a == "--bind-ro" || a == "--bind-rw") {
+      if (i + 2 >= args.size()) return InvalidArgument(a + " needs a host path and a sandbox path");
+      SandboxBind b{args[i + 1], args[i + 2], a == "--bind-ro"};
+      i += 2;
+      if (!IsAbsoluteClean(b.host_path) || !IsAbsoluteClean(b.sandbox_path) || b.sandbox_path == "/") {
+        return InvalidArgument(a + " needs two absolute paths: " + b.host_path + " " + b.sandbox_path);
+      }
+      c.binds.push_back(std::move(b));
+    } else {
+      return InvalidArgument("unknown argument: " + a);
+    }
+  }
+  if (c.scratch_dir.empty()) return InvalidArgument("--scratch is required");
+  if (c.command.empty() || c.command[0].empty() || c.command[0][0] != '/') {
+    return InvalidArgument("an absolute command is required after --");
+  }
+  return c;
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,51 @@
+// SandboxConfig: what the `codeact-sandbox` launcher builds for one child at the `namespaces`
+// isolation level, and its command-line form. The host encodes it; the launcher decodes it.
+// This header is the whole contract between the two programs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codeact/status.hpp"
+
+namespace codeact::internal {
+
+// Where things appear inside the sandbox.
+inline constexpr const char* kSandboxWorkDir = "/work";            // the run's working directory
+inline constexpr const char* kSandboxResourceDir = "/opt/codeact";  // runner.py, read-only
+inline constexpr unsigned kSandboxUid = 1000;                      // the code's uid and gid inside
+// Exit status of the launcher when a containment step failed (after its setup_error frame).
+inline constexpr int kSandboxSetupFailedExit = 125;
+
+struct SandboxBind {
+  std::string host_path;     // absolute, existing
+  std::string sandbox_path;  // absolute, normalised
+  bool read_only = true;
+};
+
+struct SandboxConfig {
+  // A private, empty host directory the launcher may use: it creates root/ (the new root's
+  // mount point) and binds work/ (which the host creates) at kSandboxWorkDir.
+  std::string scratch_dir;
+  // Host paths shown read-only at the same path (a symlink is recreated as the same symlink;
+  // a missing path is skipped): the interpreter's installation.
+  std::vector<std::string> system_paths;
+  std::vector<SandboxBind> binds;  // after the system paths, in order
+  std::int64_t tmp_bytes = 64LL << 20;  // size of the private tmpfs at /tmp
+  // A pids cgroup's cgroup.procs: the launcher joins it first (empty: none could be created).
+  std::string cgroup_procs;
+  std::vector<std::string> command;     // absolute executable, then its arguments
+};
+
+std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& config);
+StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args);
+
+// The system paths an interpreter under /usr needs (merged-/usr symlinks included).
+std::vector<std::string> DefaultSystemPaths();
+
+// A sandbox path must not hide or enter what the sandbox itself provides there.
+// Returns the reason, or an empty string when `path` is free for a bind.
+std::string ReservedSandboxPath(const std::string& path);
+
+}  // namespace codeact::internal

@@ -1,0 +1,28 @@
+// IsolationProbes: the attacks of DESIGN.md section 8, each run as real code through an
+// executor (validation off: the probes test the isolation level, not the validator), and what
+// each one observed. `codeact selftest` prints them as a table; the tests assert them per level.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codeact/executor.hpp"
+
+namespace codeact::internal {
+
+struct ProbeReport {
+  std::string name;      // e.g. "read /etc/passwd"
+  bool promised = false;  // the level promises to contain it (README, threat model)
+  bool contained = false;
+  std::string observed;  // what happened, in a few words
+};
+
+// The probe names, in table order.
+std::vector<std::string> IsolationProbeNames();
+
+// Runs one probe (by name) or all of them against `executor`. The host-side fixtures (a temp
+// tree with a secret file, a planted symlink, a listening loopback socket) live for the call.
+StatusOr<ProbeReport> RunIsolationProbe(Executor& executor, const std::string& name);
+StatusOr<std::vector<ProbeReport>> RunIsolationProbes(Executor& executor);
+
+}  // namespace codeact::internal

@@ -1,0 +1,261 @@
+// The `namespaces` isolation level against real children: every isolation probe (DESIGN.md
+// section 8) at both levels, the limit fixtures giving the same outcomes at both levels, tool
+// calls, mounts at their mount paths, seccomp denials as clean errors, and setup failures as
+// setup_error results naming the step.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/local/sandbox_plan.hpp"
+#include "bridge/host_loop.hpp"
+#include "common/data_dir.hpp"
+#include "files/mount_capture.hpp"
+#include "process/child.hpp"
+#include "sandbox/sandbox_config.hpp"
+#include "selftest/isolation_probes.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Fixture;
+using testing::LocalExecutor;
+using testing::Snapshot;
+
+ExecutionResult RunSandboxed(const std::string& code, const RunSnapshot& snapshot = Snapshot()) {
+  return LocalExecutor(IsolationLevel::kNamespaces)->Execute({code}, snapshot);
+}
+
+// --- The probes: contained at the namespaces level; at the process level, the documented truth.
+
+struct ProbeCase {
+  std::string name;
+  bool contained_at_process_level;
+};
+
+class IsolationProbeTest : public ::testing::TestWithParam<ProbeCase> {};
+
+TEST_P(IsolationProbeTest, ContainedAtTheNamespacesLevel) {
+  auto report = internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kNamespaces), GetParam().name);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->promised);
+  EXPECT_TRUE(report->contained) << report->observed;
+}
+
+TEST_P(IsolationProbeTest, AtTheProcessLevelAsTheThreatModelSays) {
+  auto report = internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kProcess), GetParam().name);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->promised, GetParam().contained_at_process_level);
+  if (GetParam().name == "fork repeatedly" && geteuid() != 0) {
+    GTEST_SKIP() << "RLIMIT_NPROC may stop a fork loop of a non-root host; the threat model only promises "
+                    "nothing here: observed " << report->observed;
+  }
+  EXPECT_EQ(report->contained, GetParam().contained_at_process_level) << report->observed;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Probes, IsolationProbeTest,
+    ::testing::Values(ProbeCase{"read /etc/passwd", false}, ProbeCase{"list /", false},
+                      ProbeCase{"read a host environment secret", true},
+                      ProbeCase{"write outside the working directory and mounts", false},
+                      ProbeCase{"follow a planted symlink out of a mount", false},
+                      ProbeCase{"connect to a local TCP port", false}, ProbeCase{"see host processes", false},
+                      ProbeCase{"allocate past the memory limit", true}, ProbeCase{"spin past the CPU limit", true},
+                      ProbeCase{"sleep past the wall clock", true}, ProbeCase{"print past the output cap", true},
+                      ProbeCase{"fork repeatedly", false}, ProbeCase{"spawn a daemon that outlives the run", true},
+                      ProbeCase{"ignore SIGTERM", true}),
+    [](const ::testing::TestParamInfo<ProbeCase>& info) {
+      std::string id;
+      for (char c : info.param.name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return id;
+    });
+
+TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
+  EXPECT_EQ(internal::IsolationProbeNames().size(), 14u);
+}
+
+// --- The limit fixtures end the same way at both levels.
+
+TEST(NamespacesTest, LimitFixturesGiveTheSameOutcomeAtBothLevels) {
+  struct Case {
+    const char* fixture;
+    Outcome expected;
+    void (*limits)(ExecutionLimits&);
+  };
+  const Case cases[] = {
+      {"sleep_past_wall_clock.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"busy_cpu.py", Outcome::kCpuLimit, [](ExecutionLimits& l) { l.cpu_time_s = 1; }},
+      {"allocate_memory.py", Outcome::kMemoryLimit, [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; }},
+      {"stdout_flood_print.py", Outcome::kOk, [](ExecutionLimits& l) { l.max_stdout_bytes = 4096; }},
+      {"stdout_flood_fd.py", Outcome::kOk, [](ExecutionLimits& l) { l.max_stdout_bytes = 4096; }},
+      {"huge_exception.py", Outcome::kError, nullptr},
+      {"ignore_sigterm.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"swallow_base_exception.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"atexit_loop.py", Outcome::kOk, nullptr},
+      {"forge_frame.py", Outcome::kError, nullptr},
+  };
+  for (const Case& c : cases) {
+    ExecutionLimits limits;
+    if (c.limits) c.limits(limits);
+    for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+      const ExecutionResult r = LocalExecutor(level)->Execute({Fixture(c.fixture)}, Snapshot(limits));
+      EXPECT_EQ(OutcomeName(r.outcome), OutcomeName(c.expected))
+          << c.fixture << " at " << IsolationName(level) << ": " << r.message << r.stderr_text.substr(0, 300);
+      EXPECT_EQ(r.isolation, IsolationName(level));
+      if (std::string(c.fixture).find("flood") != std::string::npos) {
+        EXPECT_TRUE(r.stdout_truncated) << c.fixture;
+        EXPECT_EQ(r.stdout_text.size(), 4096u) << c.fixture;
+      }
+    }
+  }
+}
+
+TEST(NamespacesTest, ChildSeesOnlyStdioAndTheBridgeAndTheHostEnvironmentIsGone) {
+  EXPECT_EQ(RunSandboxed(Fixture("list_fds.py")).stdout_text, "0 1 2 3 4\n");
+  RunSnapshot s = Snapshot();
+  s.environment["VISIBLE"] = "yes";
+  const ExecutionResult r = RunSandboxed(Fixture("read_env.py"), s);
+  EXPECT_NE(r.stdout_text.find("VISIBLE"), std::string::npos) << r.stdout_text;
+  EXPECT_EQ(r.stdout_text.find("PATH"), std::string::npos) << r.stdout_text;
+}
+
+TEST(NamespacesTest, ToolCallsWorkUnchanged) {
+  RunSnapshot s = Snapshot();
+  s.tools.push_back({"add", "Adds", R"({"type":"object"})", false, [](const std::string& kwargs) {
+                       const auto v = boost::json::parse(kwargs);
+                       return ToolResult::Success(
+                           std::to_string(v.at("a").as_int64() + v.at("b").as_int64()));
+                     }});
+  const ExecutionResult r = RunSandboxed("total = 0\nfor i in range(20):\n    total += await add(a=i, b=1)\ntotal", s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.output_json, "210");
+  EXPECT_EQ(r.tool_calls, 20);
+}
+
+TEST(NamespacesTest, TheCodeRunsAsAnUnprivilegedUserUnderSeccompWithNoNewPrivileges) {
+  const ExecutionResult r = RunSandboxed(
+      "import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() "
+      "if ':\\t' in l)\nprint(os.getuid(), os.getpid() > 1, status['Seccomp'], status['NoNewPrivs'], "
+      "status['CapEff'], status['CapBnd'])");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "1000 True 2 1 0000000000000000 0000000000000000\n");
+}
+
+TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
+  const ExecutionResult r = RunSandboxed(
+      "import socket, ctypes, os\nresults = []\n"
+      "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
+      "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM)\n"
+      "        results.append('open')\n    except PermissionError:\n        results.append('denied')\n"
+      "a, b = socket.socketpair(socket.AF_UNIX)\nresults.append('unix ok')\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), ('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
+      "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, os.strerror(ctypes.get_errno())))\n"
+      "print(results)");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text,
+            "['denied', 'denied', 'denied', 'unix ok', ('ptrace', -1, 'Operation not permitted'), "
+            "('unshare', -1, 'Operation not permitted'), ('mount', -1, 'Operation not permitted')]\n");
+}
+
+TEST(NamespacesTest, MountsAppearAtTheirMountPathsAndReadOnlyIsReadOnly) {
+  auto root = internal::TempDir::Create("codeact-ns-mounts-");
+  ASSERT_TRUE(root.ok());
+  fs::create_directories(root->path() + "/rw");
+  fs::create_directories(root->path() + "/ro");
+  std::ofstream(root->path() + "/ro/in.txt") << "input";
+  RunSnapshot s = Snapshot();
+  s.mounts.push_back({root->path() + "/ro", "/in", MountMode::kReadOnly, 1 << 20});
+  s.mounts.push_back({root->path() + "/rw", "/out", MountMode::kReadWrite, 1 << 20});
+  const ExecutionResult r = RunSandboxed(
+      "from pathlib import Path\ntext = Path('/in/in.txt').read_text()\n"
+      "Path('/out/copy.txt').write_text(text.upper())\n"
+      "try:\n    Path('/in/new.txt').write_text('x')\nexcept OSError as e:\n    print(e.strerror)\n"
+      "print(Path.cwd(), Path('" + root->path() + "').exists())",
+      s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << (r.error ? r.error->traceback : "");
+  EXPECT_EQ(r.stdout_text, "Read-only file system\n/work False\n");
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].path, "/out/copy.txt");
+  EXPECT_EQ(r.files[0].data, "INPUT");
+  EXPECT_FALSE(fs::exists(root->path() + "/ro/new.txt"));
+}
+
+TEST(NamespacesTest, AMountPathTheSandboxProvidesIsASetupError) {
+  auto root = internal::TempDir::Create("codeact-ns-reserved-");
+  ASSERT_TRUE(root.ok());
+  RunSnapshot s = Snapshot();
+  s.mounts.push_back({root->path(), "/usr/data", MountMode::kReadWrite, 1 << 20});
+  const ExecutionResult r = RunSandboxed("print(1)", s);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("/usr is provided by the sandbox"), std::string::npos) << r.message;
+}
+
+TEST(NamespacesTest, WorkingDirectoryAndTmpArePrivateToEachRun) {
+  const std::string code =
+      "from pathlib import Path\nprint(sorted(p.name for p in Path('.').iterdir()), "
+      "sorted(p.name for p in Path('/tmp').iterdir()))\nPath('left.txt').write_text('x')\n"
+      "Path('/tmp/left.txt').write_text('x')";
+  for (int i = 0; i < 2; ++i) {
+    const ExecutionResult r = RunSandboxed(code);
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "[] []\n");
+  }
+}
+
+// A failed containment step reaches the host as the launcher's setup_error frame, naming the step
+// and the errno, and the launcher exits with kSandboxSetupFailedExit.
+TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
+  auto scratch = internal::TempDir::Create("codeact-ns-fail-");
+  ASSERT_TRUE(scratch.ok());
+  fs::create_directories(scratch->path() + "/work");
+  internal::SandboxConfig c;
+  c.scratch_dir = scratch->path();
+  c.system_paths = internal::DefaultSystemPaths();
+  c.binds.push_back({"/nonexistent-codeact-host-path", "/data", true});
+  c.command = {"/usr/bin/python3.11", "-c", "pass"};
+  internal::LaunchSpec spec;
+  spec.executable = internal::SandboxLauncherPath();
+  ASSERT_FALSE(spec.executable.empty());
+  spec.args = internal::EncodeSandboxArgs(c);
+  spec.working_dir = scratch->path();
+  auto child = internal::Child::Start(spec);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  const Status frame = internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(frame.message(),
+            "sandbox setup: stat /nonexistent-codeact-host-path failed: No such file or directory");
+  const internal::ExitInfo exit = (*child)->Wait();
+  EXPECT_TRUE(exit.exited);
+  EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
+}
+
+TEST(NamespacesTest, BadLauncherArgumentsAreASetupErrorToo) {
+  internal::LaunchSpec spec;
+  spec.executable = internal::SandboxLauncherPath();
+  spec.args = {"--scratch", "relative/path", "--", "/bin/true"};
+  auto child = internal::Child::Start(spec);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  const Status frame = internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  EXPECT_EQ(frame.message(),
+            "sandbox setup: arguments failed: Invalid argument (--scratch needs an absolute path: relative/path)");
+  EXPECT_EQ((*child)->Wait().exit_code, internal::kSandboxSetupFailedExit);
+}
+
+TEST(NamespacesTest, AutoChoosesTheNamespacesLevelWhereTheKernelAllowsIt) {
+  auto executor = CreateExecutor({});
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  const Status probe = [] {
+    auto plan = internal::PlanSandbox("/usr/bin/python3.11", CODEACT_SOURCE_DIR "/resources");
+    return plan.ok() ? internal::ProbeSandbox(*plan, "/usr/bin/python3.11") : plan.status();
+  }();
+  EXPECT_EQ((*executor)->isolation(), probe.ok() ? IsolationLevel::kNamespaces : IsolationLevel::kProcess)
+      << probe.ToString();
+  if (!probe.ok()) GTEST_SKIP() << "this kernel does not allow the namespaces level: " << probe.message();
+}
+
+}  // namespace
+}  // namespace codeact
