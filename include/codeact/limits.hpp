@@ -13,7 +13,7 @@ struct ExecutionLimits {
   std::int64_t memory_bytes = 1LL << 30;           // RLIMIT_AS (virtual memory)
   std::int64_t max_file_size_bytes = 64LL << 20;   // RLIMIT_FSIZE
   std::int64_t max_open_files = 256;               // RLIMIT_NOFILE
-  std::int64_t max_processes = 32;                 // RLIMIT_NPROC (not for root; see README)
+  std::int64_t max_processes = 32;                 // RLIMIT_NPROC; pids cgroup at namespaces (README)
   std::int64_t max_stdout_bytes = 1LL << 20;       // host pipe reader, byte-accurate
   std::int64_t max_stderr_bytes = 1LL << 20;
   std::int64_t max_output_bytes = 1LL << 20;       // JSON of the final expression value
