@@ -84,7 +84,7 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     out << "\nFiles:\n";
     for (const auto& m : s.mounts) {
       out << "- " << m.mount_path << " (" << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
-      if (host_paths_visible) out << ": use the path " << m.host_path;
+      out << ": use the path " << (host_paths_visible ? m.host_path : m.mount_path);
       if (m.mode == MountMode::kReadWrite) {
         out << "; new or changed files are returned (up to " << Bytes(m.write_bytes_limit) << ")";
       }

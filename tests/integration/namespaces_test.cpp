@@ -206,6 +206,29 @@ TEST(NamespacesTest, WorkingDirectoryAndTmpArePrivateToEachRun) {
   }
 }
 
+// The warm pool at this level: pooled children are sandboxed children, bound with the mounts
+// they were started for, and each serves one run.
+TEST(NamespacesTest, PooledChildrenAreSandboxedAndServeOneRunEach) {
+  ExecutorOptions options;
+  options.isolation = IsolationLevel::kNamespaces;
+  options.warm_pool_size = 1;
+  auto executor = CreateExecutor(options);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  auto root = internal::TempDir::Create("codeact-ns-pool-");
+  ASSERT_TRUE(root.ok());
+  RunSnapshot s = Snapshot();
+  s.mounts.push_back({root->path(), "/out", MountMode::kReadWrite, 1 << 20});
+  const std::string code =
+      "import os\nfrom pathlib import Path\nprint(os.getuid(), sorted(os.listdir('/out')), 'g' in globals())\n"
+      "g = 1\nPath('/out/n.txt').write_text('x' * (len(os.listdir('/out')) + 1))";
+  for (int i = 0; i < 4; ++i) {
+    const ExecutionResult r = (*executor)->Execute({code}, s);
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+    EXPECT_EQ(r.isolation, "namespaces");
+    EXPECT_EQ(r.stdout_text, i == 0 ? "1000 [] False\n" : "1000 ['n.txt'] False\n");
+  }
+}
+
 // A failed containment step reaches the host as the launcher's setup_error frame, naming the step
 // and the errno, and the launcher exits with kSandboxSetupFailedExit.
 TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {

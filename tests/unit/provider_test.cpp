@@ -259,7 +259,7 @@ TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {
   const std::string dir = TempDirPath("hidden");
   ASSERT_TRUE(p->AddMount({dir, "/out"}).ok());
   const std::string d = p->ToolDescription(p->Snapshot());
-  EXPECT_NE(d.find("/out (read-write)"), std::string::npos) << d;
+  EXPECT_NE(d.find("/out (read-write): use the path /out;"), std::string::npos) << d;
   EXPECT_EQ(d.find(dir), std::string::npos) << d;
   std::filesystem::remove_all(dir);
 }
