@@ -18,7 +18,8 @@
 namespace codeact {
 
 enum class BackendKind { kLocal, kHyperlight };
-enum class IsolationLevel { kProcess, kNamespaces };
+// kMicroVm is the hyperlight backend's only level (a Hyperlight micro-VM).
+enum class IsolationLevel { kProcess, kNamespaces, kMicroVm };
 
 std::string_view BackendName(BackendKind kind);
 std::string_view IsolationName(IsolationLevel level);
@@ -34,6 +35,19 @@ struct RunSnapshot {
   std::string fingerprint;  // see provider.hpp; keys warm children and sandbox reuse
 };
 
+// Options of the hyperlight backend (hyperlight_provider.hpp); ignored by the local backend.
+struct HyperlightOptions {
+  // A host directory the code sees read-only at /input. Empty: no /input. It must exist, be a
+  // directory and not a symlink, or runs end as setup_error.
+  std::string input_dir;
+  // A directory put first on the worker's sys.path before `hyperlight_sandbox` is imported.
+  // Empty (the default) imports the installed SDK. The tests point it at their fake SDK
+  // (tests/fakes); nothing picks that fake up unless it is named here.
+  std::string sdk_path;
+  // Idle workers kept between runs (each holds warm sandboxes); more are started under load.
+  int max_idle_workers = 2;
+};
+
 struct ExecutorOptions {
   BackendKind backend = BackendKind::kLocal;
   IsolationLevel isolation = IsolationLevel::kProcess;
@@ -46,6 +60,7 @@ struct ExecutorOptions {
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
+  HyperlightOptions hyperlight;
 };
 
 class Executor {

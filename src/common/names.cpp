@@ -27,7 +27,12 @@ std::string_view BackendName(BackendKind kind) {
 }
 
 std::string_view IsolationName(IsolationLevel level) {
-  return level == IsolationLevel::kProcess ? "process" : "namespaces";
+  switch (level) {
+    case IsolationLevel::kProcess: return "process";
+    case IsolationLevel::kNamespaces: return "namespaces";
+    case IsolationLevel::kMicroVm: return "microvm";
+  }
+  return "process";
 }
 
 ExecutionResult NotRunResult(Outcome outcome, std::string message) {
