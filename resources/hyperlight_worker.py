@@ -38,7 +38,12 @@ import json
 import os
 import sys
 
+# Internal callbacks registered in every sandbox besides the host's tools (the host refuses tool
+# names starting with "__codeact_"): the end-of-run report, and the generic forwarder that the
+# code's `await call_tool(...)` uses, so that unknown names and the budget are the host's to judge
+# exactly as on the local backend.
 _REPORT_TOOL = "__codeact_report__"
+_CALL_TOOL = "__codeact_call__"
 _TOOL_ERROR_KEY = "__codeact_tool_error__"
 _MAX_SANDBOXES = 4
 _DEVICES = ("/dev/kvm", "/dev/mshv")
@@ -73,7 +78,7 @@ def _codeact_main(src, tool_names, env):
     async def call_tool_async(name, /, *args, **kwargs):
         if args:
             raise TypeError("call_tool takes keyword arguments only")
-        result = sync_call(name, **kwargs)
+        result = sync_call("__codeact_call__", tool=name, kwargs=kwargs)
         if isinstance(result, dict) and error_key in result:
             err = result[error_key]
             raise ToolError(err.get("error_type", "ToolError"), err.get("message", ""), name)
@@ -311,6 +316,11 @@ class _Worker:
         forward.__name__ = "forward_" + "".join(c if c.isalnum() else "_" for c in name)
         return forward
 
+    def forward_any(self, tool="", kwargs=None):
+        if type(kwargs) is not dict:
+            kwargs = {}
+        return self.call_host(str(tool), kwargs)
+
     def take_report(self, **fields):
         self.report = fields
         return True
@@ -334,6 +344,7 @@ class _Worker:
             for name in msg.get("tools") or []:
                 sandbox.register_tool(str(name), self.forwarder(str(name)))
             sandbox.register_tool(_REPORT_TOOL, self.take_report)
+            sandbox.register_tool(_CALL_TOOL, self.forward_any)
             for target in msg.get("network") or []:
                 methods = target.get("methods")
                 if methods:

@@ -138,14 +138,14 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
   if (backend == "local") {
     // Settings the local backend cannot honour are refused, not dropped.
     for (const char* flag : {"--input-dir", "--allow-domain", "--hyperlight-sdk"}) {
-      if (args.Has(flag)) return InvalidArgument(std::string(flag) + " needs --backend hyperlight");
+      if (!args.GetAll(flag).empty()) return InvalidArgument(std::string(flag) + " needs --backend hyperlight");
     }
   } else {
     if (!mounts.empty()) {
       return InvalidArgument("--mount is for the local backend; with --backend hyperlight use --input-dir "
                              "(read-only at /input) and files written under /output");
     }
-    if (args.Has("--warm-pool")) return InvalidArgument("--warm-pool is for the local backend");
+    if (args.Get("--warm-pool")) return InvalidArgument("--warm-pool is for the local backend");
     if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
     for (const auto& d : domains) {

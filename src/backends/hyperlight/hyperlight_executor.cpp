@@ -33,8 +33,8 @@ constexpr std::chrono::milliseconds kWorkerStartTimeout{10'000};
 // plus the run's cpu_time_s (RLIMIT_CPU counts a process's whole life, and workers serve many
 // runs).
 constexpr std::int64_t kWorkerCpuSeconds = 1LL << 30;
-// The name under which the worker registers its own report callback in the sandbox.
-constexpr const char* kReservedToolName = "__codeact_report__";
+// The worker registers its own callbacks in the sandbox under names with this prefix.
+constexpr std::string_view kReservedToolPrefix = "__codeact_";
 constexpr const char* kOutputMountPath = "/output";
 
 Status CheckLimits(const ExecutionLimits& l) {
@@ -200,9 +200,9 @@ class HyperlightExecutor final : public Executor {
                           "at /input) and read the files the code writes under /output from the result");
     }
     for (const auto& t : snapshot.tools) {
-      if (t.name == kReservedToolName) {
-        return NotRunResult(Outcome::kSetupError, std::string("the tool name ") + kReservedToolName +
-                                                      " is reserved by the hyperlight backend");
+      if (t.name.starts_with(kReservedToolPrefix)) {
+        return NotRunResult(Outcome::kSetupError, "the tool name " + t.name + " is reserved by the hyperlight backend "
+                                                  "(names starting with __codeact_)");
       }
     }
     if (Status s = CheckInputDir(options_.input_dir); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
