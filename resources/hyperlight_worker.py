@@ -459,7 +459,12 @@ class _Worker:
             if kind == "configure":
                 self.bridge.send(self.configure(msg))
             elif kind == "request":
-                self.run(msg)
+                try:
+                    self.run(msg)
+                except Exception as e:  # a bug here must end the run with a reason, not silently
+                    import traceback
+                    self.bridge.send(self.error_frame("WorkerError", "the hyperlight worker failed: %s: %s"
+                                                      % (type(e).__name__, e), traceback.format_exc()))
             # unknown frame types are ignored
 
 

@@ -66,9 +66,9 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return DeadlineExceeded("the hyperlight worker did not answer in time");
     pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 60'000))) < 0 && errno != EINTR) {
-      return Internal("poll on the worker's bridge failed");
-    }
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 60'000)));
+    if (ready < 0 && errno != EINTR) return Internal("poll on the worker's bridge failed");
+    if (ready <= 0) continue;
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n == 0) return Unavailable("the hyperlight worker exited");
     if (n < 0) {

@@ -101,6 +101,27 @@ TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
   EXPECT_EQ(r.isolation, "microvm");
 }
 
+TEST(HyperlightExecutorTest, TheCodeRunsAsOnTheLocalBackend) {
+  auto p = FakeProvider();
+  p->AddTool(AddTool());
+  // gather over tool calls, and the asyncio.run(main()) style without top-level await
+  const ExecutionResult gathered =
+      p->Execute("import asyncio\nrs = await asyncio.gather(*(add(a=i, b=i) for i in range(4)))\nrs");
+  ASSERT_EQ(gathered.outcome, Outcome::kOk) << gathered.message << gathered.stderr_text;
+  EXPECT_EQ(gathered.output_json, "[0,2,4,6]");
+  const ExecutionResult style = p->Execute(
+      "import asyncio\nasync def main():\n    return await call_tool('add', a=1, b=2)\nprint(asyncio.run(main()))");
+  EXPECT_EQ(style.stdout_text, "3\n") << style.message << style.stderr_text;
+  // final expressions are made JSON-safe; SystemExit(0) is a success without output
+  const ExecutionResult safe = p->Execute("{1: (1, 2), 'nan': float('nan'), 'set': {3}}");
+  EXPECT_EQ(bj::parse(safe.output_json), bj::parse(R"({"1":[1,2],"nan":null,"set":"{3}"})"));
+  const ExecutionResult exited = p->Execute("print('bye')\nraise SystemExit(0)");
+  EXPECT_EQ(exited.outcome, Outcome::kOk) << exited.message;
+  EXPECT_FALSE(exited.output_present);
+  const ExecutionResult syntax = p->Execute("def broken(:\n");
+  EXPECT_EQ(syntax.outcome, Outcome::kValidationFailed);
+}
+
 TEST(HyperlightExecutorTest, TheToolBudgetAppliesAsOnTheLocalBackend) {
   ProviderOptions o;
   o.limits.max_tool_calls = 2;
