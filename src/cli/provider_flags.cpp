@@ -146,6 +146,7 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
                              "(read-only at /input) and files written under /output");
     }
     if (args.Get("--warm-pool")) return InvalidArgument("--warm-pool is for the local backend");
+    if (args.Has("--site-packages")) return InvalidArgument("--site-packages is for the local backend");
     if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
     for (const auto& d : domains) {

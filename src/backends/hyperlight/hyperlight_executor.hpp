@@ -6,6 +6,7 @@
 // killing the worker's process group (a new worker serves the next run). Output caps, the
 // tool-call budget, frame and result sizes are enforced by the same host loop as the local
 // backend. Files the code writes under /output are captured like those of a read-write mount.
+// The first run of a fingerprint on a worker also builds the sandbox, within its wall clock.
 // When the SDK, the guest or a hypervisor is missing, runs end as `unavailable` with the
 // worker's reason; no run waits for more than its wall clock.
 #pragma once
