@@ -46,14 +46,15 @@ std::string EncodeConfigureFrame(const WorkerConfig& c) {
   }
   json::object environment;
   for (const auto& [k, v] : c.environment) environment[k] = v;
-  json::object frame{{"type", "configure"},
-                     {"fingerprint", c.fingerprint},
-                     {"tools", std::move(tools)},
-                     {"input_dir", c.input_dir.empty() ? json::value(nullptr) : json::value(c.input_dir)},
-                     {"output_dir", c.output_dir},
-                     {"network", std::move(network)},
-                     {"environment", std::move(environment)},
-                     {"cpu_time_s", c.cpu_time_s}};
+  json::object frame{
+      {"type", "configure"},
+      {"fingerprint", c.fingerprint},
+      {"tools", std::move(tools)},
+      {"input_dir", c.input_dir.empty() ? json::value(nullptr) : json::value(c.input_dir)},
+      {"output_dir", c.output_dir},
+      {"network", std::move(network)},
+      {"environment", std::move(environment)},
+      {"cpu_time_s", c.cpu_time_s}};
   return EncodeFrame(frame);
 }
 
@@ -63,7 +64,9 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
   std::vector<json::object> frames;
   char buf[4096];
   while (frames.empty()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) return DeadlineExceeded("the hyperlight worker did not answer in time");
     pollfd pfd{fd, POLLIN, 0};
     const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 60'000)));
@@ -75,7 +78,8 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
       if (errno == EAGAIN || errno == EINTR) continue;
       return Unavailable("cannot read from the hyperlight worker");
     }
-    if (Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(n)), frames); !s.ok()) {
+    if (Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(n)), frames);
+        !s.ok()) {
       return InvalidArgument("bad frame from the hyperlight worker: " + s.message());
     }
     // The worker sends one frame and waits: anything after it is a broken worker.
@@ -85,7 +89,8 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
   }
   WorkerReply reply;
   const json::object& f = frames.front();
-  if (const json::value* t = f.if_contains("type"); t && t->is_string()) reply.type = std::string(t->as_string());
+  if (const json::value* t = f.if_contains("type"); t && t->is_string())
+    reply.type = std::string(t->as_string());
   if (const json::value* m = f.if_contains("message"); m && m->is_string()) {
     reply.message = std::string(m->as_string());
   }

@@ -2,9 +2,11 @@
 
 namespace codeact {
 
-StatusOr<std::shared_ptr<HyperlightCodeActProvider>> HyperlightCodeActProvider::Create(ProviderOptions options) {
+StatusOr<std::shared_ptr<HyperlightCodeActProvider>> HyperlightCodeActProvider::Create(
+    ProviderOptions options) {
   options.executor.backend = BackendKind::kHyperlight;
-  if (options.executor.isolation == IsolationLevel::kProcess) options.executor.isolation = IsolationLevel::kMicroVm;
+  if (options.executor.isolation == IsolationLevel::kProcess)
+    options.executor.isolation = IsolationLevel::kMicroVm;
   if (options.executor.isolation != IsolationLevel::kMicroVm) {
     return InvalidArgument("HyperlightCodeActProvider runs at the microvm isolation level only");
   }
@@ -12,8 +14,8 @@ StatusOr<std::shared_ptr<HyperlightCodeActProvider>> HyperlightCodeActProvider::
   if (!validator.ok()) return validator.status();
   auto executor = CreateExecutor(options.executor);
   if (!executor.ok()) return executor.status();
-  return std::shared_ptr<HyperlightCodeActProvider>(
-      new HyperlightCodeActProvider(std::move(options), std::move(*validator), std::move(*executor)));
+  return std::shared_ptr<HyperlightCodeActProvider>(new HyperlightCodeActProvider(
+      std::move(options), std::move(*validator), std::move(*executor)));
 }
 
 }  // namespace codeact

@@ -24,14 +24,15 @@ Cli RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
   auto r = internal::RunCommand(args, stdin_data, std::chrono::seconds(60), 64 << 20);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return {-1, "", ""};
-  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text, r->stderr_text};
+  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text,
+          r->stderr_text};
 }
 
 std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
 
 bool SdkInstalled() {
-  auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"}, "",
-                                std::chrono::seconds(30));
+  auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"},
+                                "", std::chrono::seconds(30));
   return r.ok() && r->exit.exited && r->exit.exit_code == 0;
 }
 
@@ -52,8 +53,8 @@ TEST(HyperlightCliTest, WithoutTheSdkTheRunIsUnavailableWithinTwoSeconds) {
 }
 
 TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
-  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", Source("tests/fakes"), "--tools",
-                        Source("tests/mcp_client/fixtures/tools.json"), "-"},
+  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", Source("tests/fakes"),
+                        "--tools", Source("tests/mcp_client/fixtures/tools.json"), "-"},
                        "r = await call_tool('add', a=2, b=3)\nprint('sum', r)\nr\n");
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
@@ -65,22 +66,27 @@ TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
 
 TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
   const std::string input = Source("samples");
-  const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input, "--allow-domain",
-                        "api.example.com:GET"});
+  const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input,
+                        "--allow-domain", "api.example.com:GET"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  const std::string description(bj::parse(c.out).at("tools").at(0).at("function").at("description").as_string());
-  EXPECT_NE(description.find("hyperlight backend, microvm isolation"), std::string::npos) << description;
+  const std::string description(
+      bj::parse(c.out).at("tools").at(0).at("function").at("description").as_string());
+  EXPECT_NE(description.find("hyperlight backend, microvm isolation"), std::string::npos)
+      << description;
   EXPECT_NE(description.find("/input (read-only)"), std::string::npos) << description;
-  EXPECT_NE(description.find("only these hosts are reachable: api.example.com:GET"), std::string::npos);
+  EXPECT_NE(description.find("only these hosts are reachable: api.example.com:GET"),
+            std::string::npos);
   EXPECT_EQ(description.find(input), std::string::npos) << description;
 }
 
 TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
   const Cli domain = RunCli({"run", "--allow-domain", "x.org", "-"}, "print(1)");
   EXPECT_EQ(domain.exit_code, 2);
-  EXPECT_NE(domain.err.find("--allow-domain needs --backend hyperlight"), std::string::npos) << domain.err;
+  EXPECT_NE(domain.err.find("--allow-domain needs --backend hyperlight"), std::string::npos)
+      << domain.err;
   EXPECT_EQ(RunCli({"run", "--input-dir", "/tmp", "-"}, "print(1)").exit_code, 2);
-  const Cli mount = RunCli({"run", "--backend", "hyperlight", "--mount", "/tmp:/data", "-"}, "print(1)");
+  const Cli mount =
+      RunCli({"run", "--backend", "hyperlight", "--mount", "/tmp:/data", "-"}, "print(1)");
   EXPECT_EQ(mount.exit_code, 2);
   EXPECT_NE(mount.err.find("--input-dir"), std::string::npos) << mount.err;
   EXPECT_EQ(RunCli({"run", "--backend", "vm", "-"}, "print(1)").exit_code, 2);

@@ -39,16 +39,19 @@ ProviderOptions Unvalidated() {
 }
 
 HostTool AddTool(std::atomic<int>* calls = nullptr) {
-  return {"add", "Add two numbers", R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}})",
-          false, [calls](const std::string& kwargs) {
+  return {"add", "Add two numbers",
+          R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}})", false,
+          [calls](const std::string& kwargs) {
             if (calls) ++*calls;
             const bj::object o = bj::parse(kwargs).as_object();
-            return ToolResult::Success(bj::serialize(bj::value(o.at("a").to_number<std::int64_t>() +
-                                                              o.at("b").to_number<std::int64_t>())));
+            return ToolResult::Success(bj::serialize(bj::value(
+                o.at("a").to_number<std::int64_t>() + o.at("b").to_number<std::int64_t>())));
           }};
 }
 
-int OutputInt(const ExecutionResult& r) { return static_cast<int>(bj::parse(r.output_json).to_number<double>()); }
+int OutputInt(const ExecutionResult& r) {
+  return static_cast<int>(bj::parse(r.output_json).to_number<double>());
+}
 
 // The pid a run's code reports (the fake runs the code inside the worker process).
 pid_t WorkerPid(HyperlightCodeActProvider& p) {
@@ -62,7 +65,9 @@ std::string MakeDir(const std::string& path) {
   return path;
 }
 
-void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 int CountWorkerDirs() {
   int n = 0;
@@ -105,12 +110,13 @@ TEST(HyperlightExecutorTest, TheCodeRunsAsOnTheLocalBackend) {
   auto p = FakeProvider();
   p->AddTool(AddTool());
   // gather over tool calls, and the asyncio.run(main()) style without top-level await
-  const ExecutionResult gathered =
-      p->Execute("import asyncio\nrs = await asyncio.gather(*(add(a=i, b=i) for i in range(4)))\nrs");
+  const ExecutionResult gathered = p->Execute(
+      "import asyncio\nrs = await asyncio.gather(*(add(a=i, b=i) for i in range(4)))\nrs");
   ASSERT_EQ(gathered.outcome, Outcome::kOk) << gathered.message << gathered.stderr_text;
   EXPECT_EQ(gathered.output_json, "[0,2,4,6]");
   const ExecutionResult style = p->Execute(
-      "import asyncio\nasync def main():\n    return await call_tool('add', a=1, b=2)\nprint(asyncio.run(main()))");
+      "import asyncio\nasync def main():\n    return await call_tool('add', a=1, "
+      "b=2)\nprint(asyncio.run(main()))");
   EXPECT_EQ(style.stdout_text, "3\n") << style.message << style.stderr_text;
   // final expressions are made JSON-safe; SystemExit(0) is a success without output
   const ExecutionResult safe = p->Execute("{1: (1, 2), 'nan': float('nan'), 'set': {3}}");
@@ -146,7 +152,8 @@ TEST(HyperlightExecutorTest, UserErrorsComeBackWithTheirTraceback) {
   EXPECT_EQ(r.stdout_text, "before\n");
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->type, "ZeroDivisionError");
-  EXPECT_NE(r.error->traceback.find("File \"<code>\", line 3"), std::string::npos) << r.error->traceback;
+  EXPECT_NE(r.error->traceback.find("File \"<code>\", line 3"), std::string::npos)
+      << r.error->traceback;
 }
 
 TEST(HyperlightExecutorTest, WallClockKillsTheWorkerAndTheNextRunGetsANewOne) {
@@ -194,9 +201,11 @@ TEST(HyperlightExecutorTest, ManyRunsLeakNeitherFdsNorProcesses) {
 
 TEST(HyperlightExecutorTest, EveryRunStartsFromTheWarmSnapshot) {
   auto p = FakeProvider();
-  const ExecutionResult first = p->Execute("fake_guest_memory['leak'] = 'from run 1'\nfake_sandbox_id");
+  const ExecutionResult first =
+      p->Execute("fake_guest_memory['leak'] = 'from run 1'\nfake_sandbox_id");
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;
-  const ExecutionResult second = p->Execute("print(fake_guest_memory.get('leak'))\nfake_sandbox_id");
+  const ExecutionResult second =
+      p->Execute("print(fake_guest_memory.get('leak'))\nfake_sandbox_id");
   ASSERT_EQ(second.outcome, Outcome::kOk) << second.message;
   EXPECT_EQ(second.stdout_text, "None\n") << "the snapshot was restored before the second run";
   EXPECT_EQ(second.output_json, first.output_json) << "the same warm sandbox served both runs";
@@ -241,7 +250,8 @@ TEST(HyperlightExecutorTest, CaptureLimitsApplyToOutput) {
   o.limits.max_capture_file_bytes = 100;
   auto p = FakeProvider(o);
   const ExecutionResult r = p->Execute(
-      "open('/output/big.bin', 'w').write('x' * 1000)\nopen('/output/small.txt', 'w').write('ok')\n");
+      "open('/output/big.bin', 'w').write('x' * 1000)\nopen('/output/small.txt', "
+      "'w').write('ok')\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].path, "/output/small.txt");
@@ -259,7 +269,8 @@ TEST(HyperlightExecutorTest, InputDirectoryAndNetworkTargetsReachTheSandbox) {
   auto p = FakeProvider(o);
   p->AddNetworkTarget("api.example.com:GET,post");
   p->AddNetworkTarget("https://other.org:8443");
-  const ExecutionResult r = p->Execute("print(open('/input/data.txt').read())\nfake_allowed_domains");
+  const ExecutionResult r =
+      p->Execute("print(open('/input/data.txt').read())\nfake_allowed_domains");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "abc\n");
   EXPECT_EQ(bj::parse(r.output_json),
@@ -355,7 +366,8 @@ TEST(HyperlightExecutorTest, SettingsTheBackendCannotHonourAreRefused) {
 TEST(HyperlightExecutorTest, AGuestThatCannotStartIsUnavailableWithTheReason) {
   auto dir = internal::TempDir::Create("codeact-test-");
   ASSERT_TRUE(dir.ok());
-  WriteFile(dir->path() + "/fake-guest-start-fails", "failed to create the VM: KVM_CREATE_VM: test\n");
+  WriteFile(dir->path() + "/fake-guest-start-fails",
+            "failed to create the VM: KVM_CREATE_VM: test\n");
   ProviderOptions o;
   o.executor.hyperlight.input_dir = dir->path();
   auto p = FakeProvider(o);
@@ -372,7 +384,8 @@ TEST(HyperlightExecutorTest, RunsProceedConcurrently) {
   std::vector<std::thread> threads;
   std::vector<ExecutionResult> results(4);
   for (int i = 0; i < 4; ++i) {
-    threads.emplace_back([&, i] { results[i] = p->Execute("await add(a=" + std::to_string(i) + ", b=100)"); });
+    threads.emplace_back(
+        [&, i] { results[i] = p->Execute("await add(a=" + std::to_string(i) + ", b=100)"); });
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < 4; ++i) {
@@ -383,8 +396,8 @@ TEST(HyperlightExecutorTest, RunsProceedConcurrently) {
 
 // Whether the real SDK imports with the interpreter the backend would use.
 std::optional<std::string> RealSdkProblem() {
-  auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"}, "",
-                                std::chrono::seconds(30));
+  auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"},
+                                "", std::chrono::seconds(30));
   if (!r.ok()) return "cannot run python3.11: " + r.status().ToString();
   if (!r->exit.exited || r->exit.exit_code != 0) {
     std::string err = r->stderr_text;

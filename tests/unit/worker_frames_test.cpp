@@ -23,7 +23,9 @@ struct Pipe {
       if (fd >= 0) close(fd);
     }
   }
-  void Write(const std::string& s) { ASSERT_EQ(write(fds[1], s.data(), s.size()), static_cast<ssize_t>(s.size())); }
+  void Write(const std::string& s) {
+    ASSERT_EQ(write(fds[1], s.data(), s.size()), static_cast<ssize_t>(s.size()));
+  }
   void CloseWriter() {
     close(fds[1]);
     fds[1] = -1;
@@ -59,7 +61,9 @@ TEST(WorkerFramesTest, ConfigureFrameCarriesEverythingTheWorkerNeeds) {
   const bj::value v = bj::parse(frame);
   EXPECT_EQ(v.at("type").as_string(), "configure");
   EXPECT_TRUE(v.at("input_dir").is_null());
-  EXPECT_EQ(v.at("network"), bj::parse(R"([{"target":"a.com","methods":["GET"]},{"target":"b.com","methods":null}])"));
+  EXPECT_EQ(
+      v.at("network"),
+      bj::parse(R"([{"target":"a.com","methods":["GET"]},{"target":"b.com","methods":null}])"));
   EXPECT_EQ(v.at("environment"), bj::parse(R"({"K":"V"})"));
   EXPECT_EQ(v.at("cpu_time_s").as_int64(), 7);
 }

@@ -39,30 +39,39 @@ constexpr const char* kOutputMountPath = "/output";
 
 Status CheckLimits(const ExecutionLimits& l) {
   const std::pair<const char*, std::int64_t> positive[] = {
-      {"wall_timeout_ms", l.wall_timeout_ms},   {"cpu_time_s", l.cpu_time_s},
-      {"memory_bytes", l.memory_bytes},         {"max_file_size_bytes", l.max_file_size_bytes},
-      {"max_open_files", l.max_open_files},     {"max_processes", l.max_processes},
-      {"max_stdout_bytes", l.max_stdout_bytes}, {"max_stderr_bytes", l.max_stderr_bytes},
-      {"max_output_bytes", l.max_output_bytes}, {"max_frame_bytes", l.max_frame_bytes},
-      {"max_tool_calls", l.max_tool_calls},     {"max_capture_file_bytes", l.max_capture_file_bytes},
+      {"wall_timeout_ms", l.wall_timeout_ms},
+      {"cpu_time_s", l.cpu_time_s},
+      {"memory_bytes", l.memory_bytes},
+      {"max_file_size_bytes", l.max_file_size_bytes},
+      {"max_open_files", l.max_open_files},
+      {"max_processes", l.max_processes},
+      {"max_stdout_bytes", l.max_stdout_bytes},
+      {"max_stderr_bytes", l.max_stderr_bytes},
+      {"max_output_bytes", l.max_output_bytes},
+      {"max_frame_bytes", l.max_frame_bytes},
+      {"max_tool_calls", l.max_tool_calls},
+      {"max_capture_file_bytes", l.max_capture_file_bytes},
       {"max_capture_total_bytes", l.max_capture_total_bytes}};
   for (const auto& [name, value] : positive) {
     if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
   }
   // The worker process (interpreter, SDK, the VM's memory) needs room to start.
-  if (l.memory_bytes < (64LL << 20)) return InvalidArgument("limit memory_bytes must be at least 64 MiB");
+  if (l.memory_bytes < (64LL << 20))
+    return InvalidArgument("limit memory_bytes must be at least 64 MiB");
   if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
   return Status::Ok();
 }
 
 // The rlimits of a worker; workers are reused only under equal limits.
 ResourceLimits WorkerLimits(const ExecutionLimits& l) {
-  return {kWorkerCpuSeconds, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
+  return {kWorkerCpuSeconds, l.memory_bytes, l.max_file_size_bytes, l.max_open_files,
+          l.max_processes};
 }
 
 std::string StartKey(const ResourceLimits& r) {
   std::string key;
-  for (std::int64_t v : {r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
+  for (std::int64_t v :
+       {r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
     key += std::to_string(v) + "|";
   }
   return key;
@@ -75,7 +84,8 @@ Status CheckInputDir(const std::string& path) {
     return InvalidArgument("input directory " + path + ": " + std::strerror(errno));
   }
   if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument("input directory " + path + " is not a directory");
+  if (!S_ISDIR(st.st_mode))
+    return InvalidArgument("input directory " + path + " is not a directory");
   return Status::Ok();
 }
 
@@ -84,7 +94,8 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, Executio
   if (exit.exited) {
     r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
     r.outcome = Outcome::kError;
-    r.message = "the hyperlight worker exited with code " + std::to_string(exit.exit_code) + " without a result";
+    r.message = "the hyperlight worker exited with code " + std::to_string(exit.exit_code) +
+                " without a result";
     return;
   }
   r.exit_code = 128 + exit.signal;
@@ -92,10 +103,11 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, Executio
   if (exit.signal == SIGXCPU) {
     r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
   } else if (exit.signal == SIGXFSZ) {
-    r.message = "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
+    r.message =
+        "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
   } else {
-    r.message = std::string("the hyperlight worker was killed by signal ") + std::to_string(exit.signal) + " (" +
-                strsignal(exit.signal) + ")";
+    r.message = std::string("the hyperlight worker was killed by signal ") +
+                std::to_string(exit.signal) + " (" + strsignal(exit.signal) + ")";
   }
 }
 
@@ -170,7 +182,9 @@ struct Worker {
 class HyperlightExecutor final : public Executor {
  public:
   HyperlightExecutor(std::string python, std::string worker_script, HyperlightOptions options)
-      : python_(std::move(python)), worker_script_(std::move(worker_script)), options_(std::move(options)) {}
+      : python_(std::move(python)),
+        worker_script_(std::move(worker_script)),
+        options_(std::move(options)) {}
 
   BackendKind backend() const override { return BackendKind::kHyperlight; }
   IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
@@ -180,32 +194,39 @@ class HyperlightExecutor final : public Executor {
     ExecutionResult result = Run(request, snapshot, start);
     result.backend = "hyperlight";
     result.isolation = "microvm";
-    result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    result.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 
  private:
   ExecutionResult TimeoutResult(const ExecutionLimits& limits, std::string stage) const {
-    ExecutionResult r = NotRunResult(Outcome::kTimeout, "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) +
-                                                            " ms exceeded " + stage);
+    ExecutionResult r = NotRunResult(
+        Outcome::kTimeout,
+        "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded " + stage);
     return r;
   }
 
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
-    if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    if (Status s = CheckLimits(limits); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
     if (!snapshot.mounts.empty()) {
-      return NotRunResult(Outcome::kSetupError,
-                          "the hyperlight backend has no mounts: give it an input directory (seen read-only "
-                          "at /input) and read the files the code writes under /output from the result");
+      return NotRunResult(
+          Outcome::kSetupError,
+          "the hyperlight backend has no mounts: give it an input directory (seen read-only "
+          "at /input) and read the files the code writes under /output from the result");
     }
     for (const auto& t : snapshot.tools) {
       if (t.name.starts_with(kReservedToolPrefix)) {
-        return NotRunResult(Outcome::kSetupError, "the tool name " + t.name + " is reserved by the hyperlight backend "
-                                                  "(names starting with __codeact_)");
+        return NotRunResult(Outcome::kSetupError, "the tool name " + t.name +
+                                                      " is reserved by the hyperlight backend "
+                                                      "(names starting with __codeact_)");
       }
     }
-    if (Status s = CheckInputDir(options_.input_dir); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    if (Status s = CheckInputDir(options_.input_dir); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
 
     // A configured worker: an idle one when there is one (it may have died while idle: then one
@@ -213,13 +234,14 @@ class HyperlightExecutor final : public Executor {
     std::unique_ptr<Worker> worker;
     for (int attempt = 0; !worker; ++attempt) {
       const bool fresh = attempt > 0;
-      StatusOr<std::unique_ptr<Worker>> got = fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
+      StatusOr<std::unique_ptr<Worker>> got =
+          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
       if (!got.ok()) {
         if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
           return TimeoutResult(limits, "while the hyperlight worker started");
         }
         return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
-                                                                             : Outcome::kSetupError,
+                                                                            : Outcome::kSetupError,
                             got.status().message());
       }
       StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
@@ -229,23 +251,27 @@ class HyperlightExecutor final : public Executor {
           return TimeoutResult(limits, "while the hyperlight sandbox was built");
         }
         if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
-        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker failed: " + reply.status().message());
+        return NotRunResult(Outcome::kUnavailable,
+                            "the hyperlight worker failed: " + reply.status().message());
       }
       if (reply->type == "unavailable") return NotRunResult(Outcome::kUnavailable, reply->message);
       if (reply->type != "configured") {
-        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" + reply->type +
-                                                       "\" to its configuration");
+        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
+                                                       reply->type + "\" to its configuration");
       }
       worker = std::move(*got);
     }
     worker->last_fingerprint = snapshot.fingerprint;
-    const std::vector<FileMount> output_mount = {
-        FileMount{worker->output_dir, kOutputMountPath, MountMode::kReadWrite, limits.max_capture_total_bytes}};
-    const CaptureLimits capture_limits{limits.max_capture_file_bytes, limits.max_capture_total_bytes};
+    const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
+                                                           MountMode::kReadWrite,
+                                                           limits.max_capture_total_bytes}};
+    const CaptureLimits capture_limits{limits.max_capture_file_bytes,
+                                       limits.max_capture_total_bytes};
     const MountSnapshot before = MountSnapshot::Take(output_mount, capture_limits);
 
     Child& child = *worker->child;
-    HostLoop loop({child.stdout_fd(), child.stderr_fd(), child.bridge_to_child_fd(), child.bridge_from_child_fd()},
+    HostLoop loop({child.stdout_fd(), child.stderr_fd(), child.bridge_to_child_fd(),
+                   child.bridge_from_child_fd()},
                   snapshot.tools, limits);
     LoopResult ended = loop.Run(request.code, deadline);
     ExitInfo exit;
@@ -296,7 +322,8 @@ class HyperlightExecutor final : public Executor {
       case LoopEnd::kTimeout:
         r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
         r.outcome = Outcome::kTimeout;
-        r.message = "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
+        r.message =
+            "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
         break;
       case LoopEnd::kChildClosed:
         ClassifyDeath(exit, limits, r);
@@ -306,26 +333,33 @@ class HyperlightExecutor final : public Executor {
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError) Release(std::move(worker));
+    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError)
+      Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }
 
-  StatusOr<WorkerReply> Configure(Worker& worker, const RunSnapshot& snapshot, Clock::time_point deadline) const {
+  StatusOr<WorkerReply> Configure(Worker& worker, const RunSnapshot& snapshot,
+                                  Clock::time_point deadline) const {
     WorkerConfig config;
     config.fingerprint = snapshot.fingerprint;
     for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
-    config.input_dir = options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
+    config.input_dir =
+        options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
     config.output_dir = worker.output_dir;
     config.network_targets = snapshot.network_targets;
     config.environment = snapshot.environment;
     config.cpu_time_s = snapshot.limits.cpu_time_s;
-    if (Status s = WriteAll(worker.child->bridge_to_child_fd(), EncodeConfigureFrame(config)); !s.ok()) return s;
-    return ReadWorkerReply(worker.child->bridge_from_child_fd(), deadline, snapshot.limits.max_frame_bytes);
+    if (Status s = WriteAll(worker.child->bridge_to_child_fd(), EncodeConfigureFrame(config));
+        !s.ok())
+      return s;
+    return ReadWorkerReply(worker.child->bridge_from_child_fd(), deadline,
+                           snapshot.limits.max_frame_bytes);
   }
 
   // An idle worker started under the same limits (preferring one whose last run had this
   // fingerprint, so its sandbox is warm), else a new one.
-  StatusOr<std::unique_ptr<Worker>> TakeOrStart(const RunSnapshot& snapshot, Clock::time_point deadline) {
+  StatusOr<std::unique_ptr<Worker>> TakeOrStart(const RunSnapshot& snapshot,
+                                                Clock::time_point deadline) {
     const std::string key = StartKey(WorkerLimits(snapshot.limits));
     {
       std::lock_guard lock(mu_);
@@ -356,7 +390,8 @@ class HyperlightExecutor final : public Executor {
     // `surplus` is killed and reaped here, outside the lock.
   }
 
-  StatusOr<std::unique_ptr<Worker>> StartWorker(const ExecutionLimits& limits, Clock::time_point deadline) {
+  StatusOr<std::unique_ptr<Worker>> StartWorker(const ExecutionLimits& limits,
+                                                Clock::time_point deadline) {
     auto dir = TempDir::Create("codeact-hl-");
     if (!dir.ok()) return dir.status();
     auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, "", "", ""});
@@ -368,19 +403,23 @@ class HyperlightExecutor final : public Executor {
     spec.executable = python_;
     spec.args = {"-I", "-u", worker_script_};
     spec.environment["LANG"] = "C.UTF-8";
-    spec.environment["CODEACT_BRIDGE_FDS"] = std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
     if (!options_.sdk_path.empty()) {
-      spec.environment["CODEACT_HYPERLIGHT_SDK_PATH"] = std::filesystem::absolute(options_.sdk_path).string();
+      spec.environment["CODEACT_HYPERLIGHT_SDK_PATH"] =
+          std::filesystem::absolute(options_.sdk_path).string();
     }
     spec.working_dir = worker->dir.path();
     spec.limits = WorkerLimits(limits);
     worker->start_key = StartKey(spec.limits);
     StatusOr<std::unique_ptr<Child>> child =
         launcher_.Run<StatusOr<std::unique_ptr<Child>>>([&spec] { return Child::Start(spec); });
-    if (!child.ok()) return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
+    if (!child.ok())
+      return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
     worker->child = std::move(*child);
     const auto ready_by = std::min(deadline, Clock::now() + kWorkerStartTimeout);
-    StatusOr<WorkerReply> reply = ReadWorkerReply(worker->child->bridge_from_child_fd(), ready_by, 64 * 1024);
+    StatusOr<WorkerReply> reply =
+        ReadWorkerReply(worker->child->bridge_from_child_fd(), ready_by, 64 * 1024);
     if (!reply.ok()) {
       worker->child->KillAll();
       if (reply.status().code() == StatusCode::kDeadlineExceeded) {
@@ -396,7 +435,8 @@ class HyperlightExecutor final : public Executor {
     }
     if (reply->type != "ready") {
       worker->child->KillAll();
-      return Unavailable("the hyperlight worker's first frame is \"" + reply->type + "\", not \"ready\"");
+      return Unavailable("the hyperlight worker's first frame is \"" + reply->type +
+                         "\", not \"ready\"");
     }
     return worker;
   }
@@ -414,7 +454,8 @@ class HyperlightExecutor final : public Executor {
 }  // namespace
 
 StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptions& options) {
-  if (options.isolation != IsolationLevel::kMicroVm && options.isolation != IsolationLevel::kProcess) {
+  if (options.isolation != IsolationLevel::kMicroVm &&
+      options.isolation != IsolationLevel::kProcess) {
     return InvalidArgument("the hyperlight backend has one isolation level, microvm");
   }
   std::string python = options.python_path;
@@ -423,18 +464,22 @@ StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptio
     if (!validator.ok()) return validator.status();
     python = (*validator)->InstallationInterpreter();
   }
-  const std::string data_dir = options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string script = (std::filesystem::path(data_dir) / "resources" / "hyperlight_worker.py").string();
+  const std::string data_dir =
+      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
+  std::string script =
+      (std::filesystem::path(data_dir) / "resources" / "hyperlight_worker.py").string();
   if (!options.resource_dir.empty() &&
       std::filesystem::exists(std::filesystem::path(data_dir) / "hyperlight_worker.py")) {
     script = (std::filesystem::path(data_dir) / "hyperlight_worker.py").string();
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(script, ec)) return NotFound("hyperlight worker not found at " + script);
+  if (!std::filesystem::is_regular_file(script, ec))
+    return NotFound("hyperlight worker not found at " + script);
   if (options.hyperlight.max_idle_workers < 0 || options.hyperlight.max_idle_workers > 64) {
     return InvalidArgument("max_idle_workers must be between 0 and 64");
   }
-  return std::unique_ptr<Executor>(new HyperlightExecutor(std::move(python), std::move(script), options.hyperlight));
+  return std::unique_ptr<Executor>(
+      new HyperlightExecutor(std::move(python), std::move(script), options.hyperlight));
 }
 
 }  // namespace codeact::internal
