@@ -21,8 +21,10 @@ enum class BackendKind { kLocal, kHyperlight };
 // kProcess: rlimits, a process group, a scrubbed environment; not a security boundary alone.
 // kNamespaces: the same runner in new user/pid/mount/net/ipc/uts namespaces with a read-only
 // root view, no network and a seccomp filter (README, threat model).
-// kAuto: kNamespaces where this kernel allows it, else kProcess; results say which ran.
-enum class IsolationLevel { kProcess, kNamespaces, kAuto };
+// kMicroVm: the hyperlight backend's only level (a Hyperlight micro-VM).
+// kAuto: the local backend picks kNamespaces where this kernel allows it, else kProcess; the
+// hyperlight backend runs kMicroVm. Results say which level ran.
+enum class IsolationLevel { kProcess, kNamespaces, kMicroVm, kAuto };
 
 std::string_view BackendName(BackendKind kind);
 std::string_view IsolationName(IsolationLevel level);
@@ -38,6 +40,19 @@ struct RunSnapshot {
   std::string fingerprint;  // see provider.hpp; keys warm children and sandbox reuse
 };
 
+// Options of the hyperlight backend (hyperlight_provider.hpp); ignored by the local backend.
+struct HyperlightOptions {
+  // A host directory the code sees read-only at /input. Empty: no /input. It must exist, be a
+  // directory and not a symlink, or runs end as setup_error.
+  std::string input_dir;
+  // A directory put first on the worker's sys.path before `hyperlight_sandbox` is imported.
+  // Empty (the default) imports the installed SDK. The tests point it at their fake SDK
+  // (tests/fakes); nothing picks that fake up unless it is named here.
+  std::string sdk_path;
+  // Idle workers kept between runs (each holds warm sandboxes); more are started under load.
+  int max_idle_workers = 2;
+};
+
 struct ExecutorOptions {
   BackendKind backend = BackendKind::kLocal;
   // An explicit level runs as asked or CreateExecutor fails with the reason (UNAVAILABLE).
@@ -51,6 +66,7 @@ struct ExecutorOptions {
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
+  HyperlightOptions hyperlight;
 };
 
 class Executor {

@@ -1,4 +1,5 @@
 // CreateExecutor: picks the backend named in the options.
+#include "backends/hyperlight/hyperlight_executor.hpp"
 #include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 
@@ -9,7 +10,7 @@ StatusOr<std::unique_ptr<Executor>> CreateExecutor(const ExecutorOptions& option
     case BackendKind::kLocal:
       return internal::CreateLocalExecutor(options);
     case BackendKind::kHyperlight:
-      return Unavailable("the hyperlight backend is not built yet");
+      return internal::CreateHyperlightExecutor(options);
   }
   return InvalidArgument("unknown backend");
 }

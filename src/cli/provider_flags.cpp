@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "codeact/command_tool.hpp"
+#include "codeact/hyperlight_provider.hpp"
 #include "codeact/json.hpp"
 
 namespace codeact::cli {
@@ -56,12 +57,18 @@ const char* const kProviderFlagsHelp =
   --isolation L          auto (default: namespaces where the kernel allows it, else process),
                          process or namespaces (an explicit level runs as asked or not at all)
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
+  --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
+  --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only)
+  --allow-domain HOST[:METHODS] hyperlight: a network target the guest may reach, e.g.
+                         api.example.com:GET,POST (repeatable; default: no network)
+  --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
 )";
 
 FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
                         "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--warm-pool",
-                        "--isolation", "--require-isolation"}) {
+                        "--isolation", "--require-isolation", "--backend", "--input-dir", "--allow-domain",
+                        "--hyperlight-sdk"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -163,13 +170,51 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
     tools = std::move(*loaded);
   }
 
-  auto provider = LocalCodeActProvider::Create(std::move(options));
-  if (!provider.ok()) return provider.status();
-  for (auto& m : mounts) {
-    if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
+  const std::string backend = args.Get("--backend").value_or("local");
+  if (backend != "local" && backend != "hyperlight") {
+    return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
   }
-  for (auto& t : tools) (*provider)->AddTool(std::move(t));
-  return std::shared_ptr<CodeActProvider>(std::move(*provider));
+  const std::vector<std::string> domains = args.GetAll("--allow-domain");
+  if (backend == "local") {
+    // Settings the local backend cannot honour are refused, not dropped.
+    for (const char* flag : {"--input-dir", "--allow-domain", "--hyperlight-sdk"}) {
+      if (!args.GetAll(flag).empty()) return InvalidArgument(std::string(flag) + " needs --backend hyperlight");
+    }
+  } else {
+    if (!mounts.empty()) {
+      return InvalidArgument("--mount is for the local backend; with --backend hyperlight use --input-dir "
+                             "(read-only at /input) and files written under /output");
+    }
+    if (args.Get("--warm-pool")) return InvalidArgument("--warm-pool is for the local backend");
+    if (args.Has("--site-packages")) return InvalidArgument("--site-packages is for the local backend");
+    // A micro-VM is the strongest level there is: --require-isolation is met, --isolation is moot.
+    if (args.Get("--isolation").value_or("auto") != "auto") {
+      return InvalidArgument("--isolation is for the local backend; hyperlight always runs in a micro-VM");
+    }
+    options.executor.isolation = IsolationLevel::kAuto;
+    if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
+    if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
+    for (const auto& d : domains) {
+      if (d.empty() || d.front() == ':') return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
+    }
+  }
+
+  std::shared_ptr<CodeActProvider> provider;
+  if (backend == "hyperlight") {
+    auto created = HyperlightCodeActProvider::Create(std::move(options));
+    if (!created.ok()) return created.status();
+    provider = std::move(*created);
+  } else {
+    auto created = LocalCodeActProvider::Create(std::move(options));
+    if (!created.ok()) return created.status();
+    provider = std::move(*created);
+  }
+  for (auto& m : mounts) {
+    if (Status s = provider->AddMount(std::move(m)); !s.ok()) return s;
+  }
+  for (const auto& d : domains) provider->AddNetworkTarget(d);
+  for (auto& t : tools) provider->AddTool(std::move(t));
+  return provider;
 }
 
 }  // namespace codeact::cli

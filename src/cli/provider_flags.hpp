@@ -1,5 +1,6 @@
 // The flags shared by `run`, `describe` and `mcp`: limits, mounts, environment, tools, policy
-// and interpreter, turned into a ready LocalCodeActProvider.
+// and interpreter, and the backend (local, or hyperlight with its input directory and network
+// targets), turned into a ready provider.
 #pragma once
 
 #include <memory>

@@ -32,6 +32,8 @@ std::string_view IsolationName(IsolationLevel level) {
       return "process";
     case IsolationLevel::kNamespaces:
       return "namespaces";
+    case IsolationLevel::kMicroVm:
+      return "microvm";
     case IsolationLevel::kAuto:
       break;
   }

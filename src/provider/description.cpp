@@ -91,6 +91,14 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
       out << "\n";
     }
   }
+  if (executor_->backend() == BackendKind::kHyperlight) {
+    // The guest sees only these two directories; their host paths stay out of the text.
+    out << "\nFiles:\n";
+    if (!options_.executor.hyperlight.input_dir.empty()) out << "- /input (read-only): input files from the host\n";
+    out << "- /output (read-write, starts empty): files written here are returned (up to "
+        << Bytes(s.limits.max_capture_file_bytes) << " each, " << Bytes(s.limits.max_capture_total_bytes)
+        << " in total)\n";
+  }
   out << "\nNetwork: ";
   if (s.network_targets.empty()) {
     out << "no network access is intended; do not rely on it.\n";
@@ -104,7 +112,9 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
       << l.cpu_time_s << " s CPU, " << Bytes(l.memory_bytes) << " memory, stdout and stderr "
       << Bytes(l.max_stdout_bytes) << " / " << Bytes(l.max_stderr_bytes) << " (truncated past that), "
       << l.max_tool_calls << " tool calls.\n"
-      << "\nState does not persist between calls: every call starts a fresh interpreter.\n";
+      << "\nState does not persist between calls: "
+      << (executor_->backend() == BackendKind::kHyperlight ? "every call starts from the same clean sandbox snapshot.\n"
+                                                            : "every call starts a fresh interpreter.\n");
   return out.str();
 }
 

@@ -299,6 +299,9 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
+  if (options.isolation == IsolationLevel::kMicroVm) {
+    return InvalidArgument("the local backend runs at the process or namespaces level, not microvm");
+  }
   // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
   // level runs as asked or not at all.
   std::optional<SandboxPlan> sandbox;

@@ -1,0 +1,33 @@
+// HyperlightCodeActProvider: the CodeAct provider on the hyperlight backend — the code runs in a
+// Hyperlight micro-VM (CPython compiled to Wasm, through the hyperlight-sandbox Python SDK)
+// instead of a child process. Same registries, snapshot, fingerprint, approval, validation,
+// result JSON and `execute_code` definition as LocalCodeActProvider (provider.hpp).
+//
+// What differs: the code sees a host input directory read-only at /input
+// (ExecutorOptions::hyperlight.input_dir) and its files written under /output come back in
+// `files`; there are no other mounts (a run with mounts is a setup_error). Network access is
+// limited to the targets added with AddNetworkTarget("HOST") or AddNetworkTarget("HOST:GET,POST")
+// (methods after the last ':'). Results say backend "hyperlight", isolation "microvm".
+//
+// Creating the provider never probes the machine: when the SDK, its Python guest or a working
+// hypervisor (/dev/kvm or /dev/mshv with hardware virtualisation) is missing, each run returns
+// outcome `unavailable` with the reason, quickly. Install: see the README's "Hyperlight backend".
+#pragma once
+
+#include <memory>
+
+#include "codeact/provider.hpp"
+
+namespace codeact {
+
+class HyperlightCodeActProvider final : public CodeActProvider {
+ public:
+  // `options.executor.backend` is set to kHyperlight; `options.executor.hyperlight` holds the
+  // input directory and, for tests only, the path of a fake SDK.
+  static StatusOr<std::shared_ptr<HyperlightCodeActProvider>> Create(ProviderOptions options = {});
+
+ private:
+  using CodeActProvider::CodeActProvider;
+};
+
+}  // namespace codeact

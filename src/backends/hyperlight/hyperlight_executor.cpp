@@ -1,0 +1,489 @@
+#include "backends/hyperlight/hyperlight_executor.hpp"
+
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "bridge/host_loop.hpp"
+#include "bridge/worker_frames.hpp"
+#include "codeact/validator.hpp"
+#include "common/data_dir.hpp"
+#include "files/mount_capture.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Time allowed to read what the worker printed after it was killed.
+constexpr std::chrono::milliseconds kDrainGrace{500};
+// A worker imports the SDK and checks for a hypervisor before its first frame; the wall clock
+// bounds this too.
+constexpr std::chrono::milliseconds kWorkerStartTimeout{10'000};
+// The worker's RLIMIT_CPU at start: it lowers the soft limit before each run to what it has used
+// plus the run's cpu_time_s (RLIMIT_CPU counts a process's whole life, and workers serve many
+// runs).
+constexpr std::int64_t kWorkerCpuSeconds = 1LL << 30;
+// The worker registers its own callbacks in the sandbox under names with this prefix.
+constexpr std::string_view kReservedToolPrefix = "__codeact_";
+constexpr const char* kOutputMountPath = "/output";
+
+Status CheckLimits(const ExecutionLimits& l) {
+  const std::pair<const char*, std::int64_t> positive[] = {
+      {"wall_timeout_ms", l.wall_timeout_ms},
+      {"cpu_time_s", l.cpu_time_s},
+      {"memory_bytes", l.memory_bytes},
+      {"max_file_size_bytes", l.max_file_size_bytes},
+      {"max_open_files", l.max_open_files},
+      {"max_processes", l.max_processes},
+      {"max_stdout_bytes", l.max_stdout_bytes},
+      {"max_stderr_bytes", l.max_stderr_bytes},
+      {"max_output_bytes", l.max_output_bytes},
+      {"max_frame_bytes", l.max_frame_bytes},
+      {"max_tool_calls", l.max_tool_calls},
+      {"max_capture_file_bytes", l.max_capture_file_bytes},
+      {"max_capture_total_bytes", l.max_capture_total_bytes}};
+  for (const auto& [name, value] : positive) {
+    if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
+  }
+  // The worker process (interpreter, SDK, the VM's memory) needs room to start.
+  if (l.memory_bytes < (64LL << 20))
+    return InvalidArgument("limit memory_bytes must be at least 64 MiB");
+  if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
+  return Status::Ok();
+}
+
+// The rlimits of a worker; workers are reused only under equal limits.
+ResourceLimits WorkerLimits(const ExecutionLimits& l) {
+  return {kWorkerCpuSeconds, l.memory_bytes, l.max_file_size_bytes, l.max_open_files,
+          l.max_processes};
+}
+
+std::string StartKey(const ResourceLimits& r) {
+  std::string key;
+  for (std::int64_t v :
+       {r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
+    key += std::to_string(v) + "|";
+  }
+  return key;
+}
+
+Status CheckInputDir(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return InvalidArgument("input directory " + path + ": " + std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
+  if (!S_ISDIR(st.st_mode))
+    return InvalidArgument("input directory " + path + " is not a directory");
+  return Status::Ok();
+}
+
+// A worker that ended without a terminal frame.
+void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, ExecutionResult& r) {
+  if (exit.exited) {
+    r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
+    r.outcome = Outcome::kError;
+    r.message = "the hyperlight worker exited with code " + std::to_string(exit.exit_code) +
+                " without a result";
+    return;
+  }
+  r.exit_code = 128 + exit.signal;
+  r.outcome = exit.signal == SIGXCPU ? Outcome::kCpuLimit : Outcome::kKilled;
+  if (exit.signal == SIGXCPU) {
+    r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
+  } else if (exit.signal == SIGXFSZ) {
+    r.message =
+        "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
+  } else {
+    r.message = std::string("the hyperlight worker was killed by signal ") +
+                std::to_string(exit.signal) + " (" + strsignal(exit.signal) + ")";
+  }
+}
+
+bool WaitForExit(Child& child, Clock::time_point deadline) {
+  auto pause = std::chrono::microseconds(200);
+  while (!child.TryWait()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
+        pause, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())));
+    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
+  }
+  return true;
+}
+
+// Runs tasks on one thread that lives as long as the executor. Workers are started there: the
+// parent-death signal follows the thread that forked, and a worker outlives the run (and the
+// caller's thread) that started it.
+class Launcher {
+ public:
+  Launcher() : thread_([this] { Loop(); }) {}
+  ~Launcher() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  template <typename T>
+  T Run(std::function<T()> fn) {
+    std::packaged_task<T()> task(std::move(fn));
+    std::future<T> result = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back([&task] { task(); });
+    }
+    cv_.notify_one();
+    return result.get();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+// One worker process. The directory is declared first so that it is removed after the child has
+// been killed and reaped (Child's destructor does both).
+struct Worker {
+  TempDir dir;
+  std::unique_ptr<Child> child;
+  std::string output_dir;
+  std::string start_key;
+  std::string last_fingerprint;
+};
+
+class HyperlightExecutor final : public Executor {
+ public:
+  HyperlightExecutor(std::string python, std::string worker_script, HyperlightOptions options)
+      : python_(std::move(python)),
+        worker_script_(std::move(worker_script)),
+        options_(std::move(options)) {}
+
+  BackendKind backend() const override { return BackendKind::kHyperlight; }
+  IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
+
+  ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
+    const auto start = Clock::now();
+    ExecutionResult result = Run(request, snapshot, start);
+    result.backend = "hyperlight";
+    result.isolation = "microvm";
+    result.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    return result;
+  }
+
+ private:
+  ExecutionResult TimeoutResult(const ExecutionLimits& limits, std::string stage) const {
+    ExecutionResult r = NotRunResult(
+        Outcome::kTimeout,
+        "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded " + stage);
+    return r;
+  }
+
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
+    const ExecutionLimits& limits = snapshot.limits;
+    if (Status s = CheckLimits(limits); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
+    if (!snapshot.mounts.empty()) {
+      return NotRunResult(
+          Outcome::kSetupError,
+          "the hyperlight backend has no mounts: give it an input directory (seen read-only "
+          "at /input) and read the files the code writes under /output from the result");
+    }
+    for (const auto& t : snapshot.tools) {
+      if (t.name.starts_with(kReservedToolPrefix)) {
+        return NotRunResult(Outcome::kSetupError, "the tool name " + t.name +
+                                                      " is reserved by the hyperlight backend "
+                                                      "(names starting with __codeact_)");
+      }
+    }
+    if (Status s = CheckInputDir(options_.input_dir); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
+    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+
+    // A configured worker: an idle one when there is one (it may have died while idle: then one
+    // fresh start is tried), else a new one.
+    std::unique_ptr<Worker> worker;
+    for (int attempt = 0; !worker; ++attempt) {
+      const bool fresh = attempt > 0;
+      StatusOr<std::unique_ptr<Worker>> got =
+          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
+      if (!got.ok()) {
+        if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
+          return TimeoutResult(limits, "while the hyperlight worker started");
+        }
+        return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                                            : Outcome::kSetupError,
+                            got.status().message());
+      }
+      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
+      if (!reply.ok()) {
+        (*got)->child->KillAll();
+        if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+          return TimeoutResult(limits, "while the hyperlight sandbox was built");
+        }
+        if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
+        return NotRunResult(Outcome::kUnavailable,
+                            "the hyperlight worker failed: " + reply.status().message());
+      }
+      if (reply->type == "unavailable") return NotRunResult(Outcome::kUnavailable, reply->message);
+      if (reply->type != "configured") {
+        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
+                                                       reply->type + "\" to its configuration");
+      }
+      worker = std::move(*got);
+    }
+    worker->last_fingerprint = snapshot.fingerprint;
+    const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
+                                                           MountMode::kReadWrite,
+                                                           limits.max_capture_total_bytes}};
+    const CaptureLimits capture_limits{limits.max_capture_file_bytes,
+                                       limits.max_capture_total_bytes};
+    const MountSnapshot before = MountSnapshot::Take(output_mount, capture_limits);
+
+    Child& child = *worker->child;
+    HostLoop loop({child.stdout_fd(), child.stderr_fd(), child.bridge_to_child_fd(),
+                   child.bridge_from_child_fd()},
+                  snapshot.tools, limits);
+    // The worker said ready when it started: a "setup_error" frame is not its to send.
+    LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true);
+    ExitInfo exit;
+    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError) {
+      // The worker wrote the guest's output before its terminal frame: it is in the pipes.
+      loop.DrainAvailableOutput();
+    } else {
+      bool timed_out = ended.end == LoopEnd::kTimeout;
+      if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(child, deadline);
+      // The SDK cannot stop a running guest: the wall clock ends the worker, and with it the VM.
+      child.KillAll();
+      loop.DrainOutput(kDrainGrace);
+      exit = child.Wait();
+      if (timed_out) ended.end = LoopEnd::kTimeout;
+    }
+
+    ExecutionResult r;
+    r.tool_calls = ended.tool_calls;
+    r.stdout_truncated = loop.stdout_buffer().truncated();
+    r.stderr_truncated = loop.stderr_buffer().truncated();
+    r.stdout_text = loop.stdout_buffer().Take();
+    r.stderr_text = loop.stderr_buffer().Take();
+    switch (ended.end) {
+      case LoopEnd::kComplete:
+        r.outcome = Outcome::kOk;
+        r.exit_code = 0;
+        r.output_present = ended.output_present;
+        r.output_json = ended.output_json;
+        break;
+      case LoopEnd::kUserError:
+        r.exit_code = 1;
+        r.error = ended.error;
+        r.outcome = ended.error.type == "MemoryError" ? Outcome::kMemoryLimit : Outcome::kError;
+        if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
+        if (ended.error.type == "GuestError") r.message = ended.error.message;
+        break;
+      case LoopEnd::kOutputLimit:
+        r.exit_code = 1;
+        r.outcome = Outcome::kOutputLimit;
+        r.message = ended.message;
+        break;
+      case LoopEnd::kProtocolError:
+        r.exit_code = 1;
+        r.outcome = Outcome::kError;
+        r.error = UserError{"BridgeError", ended.message, ""};
+        r.message = ended.message;
+        break;
+      case LoopEnd::kTimeout:
+        r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
+        r.outcome = Outcome::kTimeout;
+        r.message =
+            "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
+        break;
+      case LoopEnd::kChildClosed:
+        ClassifyDeath(exit, limits, r);
+        break;
+      case LoopEnd::kSetupError:  // not reached: see child_ready above
+        r.outcome = Outcome::kSetupError;
+        r.message = ended.message;
+        break;
+    }
+
+    Capture capture = CaptureChanges(before, output_mount, capture_limits);
+    r.files = std::move(capture.files);
+    r.omitted_files = std::move(capture.omitted);
+    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError)
+      Release(std::move(worker));
+    return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
+  }
+
+  StatusOr<WorkerReply> Configure(Worker& worker, const RunSnapshot& snapshot,
+                                  Clock::time_point deadline) const {
+    WorkerConfig config;
+    config.fingerprint = snapshot.fingerprint;
+    for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
+    config.input_dir =
+        options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
+    config.output_dir = worker.output_dir;
+    config.network_targets = snapshot.network_targets;
+    config.environment = snapshot.environment;
+    config.cpu_time_s = snapshot.limits.cpu_time_s;
+    if (Status s = WriteAll(worker.child->bridge_to_child_fd(), EncodeConfigureFrame(config));
+        !s.ok())
+      return s;
+    return ReadWorkerReply(worker.child->bridge_from_child_fd(), deadline,
+                           snapshot.limits.max_frame_bytes);
+  }
+
+  // An idle worker started under the same limits (preferring one whose last run had this
+  // fingerprint, so its sandbox is warm), else a new one.
+  StatusOr<std::unique_ptr<Worker>> TakeOrStart(const RunSnapshot& snapshot,
+                                                Clock::time_point deadline) {
+    const std::string key = StartKey(WorkerLimits(snapshot.limits));
+    {
+      std::lock_guard lock(mu_);
+      auto best = idle_.end();
+      for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+        if ((*it)->start_key != key) continue;
+        if (best == idle_.end() || (*it)->last_fingerprint == snapshot.fingerprint) best = it;
+      }
+      if (best != idle_.end()) {
+        std::unique_ptr<Worker> w = std::move(*best);
+        idle_.erase(best);
+        return w;
+      }
+    }
+    return StartWorker(snapshot.limits, deadline);
+  }
+
+  void Release(std::unique_ptr<Worker> worker) {
+    std::unique_ptr<Worker> surplus;
+    {
+      std::lock_guard lock(mu_);
+      idle_.push_back(std::move(worker));
+      if (static_cast<int>(idle_.size()) > std::max(options_.max_idle_workers, 0)) {
+        surplus = std::move(idle_.front());
+        idle_.pop_front();
+      }
+    }
+    // `surplus` is killed and reaped here, outside the lock.
+  }
+
+  StatusOr<std::unique_ptr<Worker>> StartWorker(const ExecutionLimits& limits,
+                                                Clock::time_point deadline) {
+    auto dir = TempDir::Create("codeact-hl-");
+    if (!dir.ok()) return dir.status();
+    auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, "", "", ""});
+    worker->output_dir = worker->dir.path() + "/output";
+    if (::mkdir(worker->output_dir.c_str(), 0700) != 0) {
+      return Internal("cannot create " + worker->output_dir + ": " + std::strerror(errno));
+    }
+    LaunchSpec spec;
+    spec.executable = python_;
+    spec.args = {"-I", "-u", worker_script_};
+    spec.environment["LANG"] = "C.UTF-8";
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    if (!options_.sdk_path.empty()) {
+      spec.environment["CODEACT_HYPERLIGHT_SDK_PATH"] =
+          std::filesystem::absolute(options_.sdk_path).string();
+    }
+    spec.working_dir = worker->dir.path();
+    spec.limits = WorkerLimits(limits);
+    worker->start_key = StartKey(spec.limits);
+    StatusOr<std::unique_ptr<Child>> child =
+        launcher_.Run<StatusOr<std::unique_ptr<Child>>>([&spec] { return Child::Start(spec); });
+    if (!child.ok())
+      return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
+    worker->child = std::move(*child);
+    const auto ready_by = std::min(deadline, Clock::now() + kWorkerStartTimeout);
+    StatusOr<WorkerReply> reply =
+        ReadWorkerReply(worker->child->bridge_from_child_fd(), ready_by, 64 * 1024);
+    if (!reply.ok()) {
+      worker->child->KillAll();
+      if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+        if (Clock::now() >= deadline) return reply.status();
+        return Unavailable("the hyperlight worker did not report ready within " +
+                           std::to_string(kWorkerStartTimeout.count()) + " ms");
+      }
+      return Unavailable("the hyperlight worker failed to start: " + reply.status().message());
+    }
+    if (reply->type == "unavailable") {
+      worker->child->KillAll();
+      return Unavailable(reply->message);
+    }
+    if (reply->type != "ready") {
+      worker->child->KillAll();
+      return Unavailable("the hyperlight worker's first frame is \"" + reply->type +
+                         "\", not \"ready\"");
+    }
+    return worker;
+  }
+
+  static Status SetupFailed(std::string message) { return FailedPrecondition(std::move(message)); }
+
+  const std::string python_;
+  const std::string worker_script_;
+  const HyperlightOptions options_;
+  Launcher launcher_;  // destroyed after the idle workers below
+  std::mutex mu_;
+  std::deque<std::unique_ptr<Worker>> idle_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptions& options) {
+  if (options.isolation != IsolationLevel::kMicroVm && options.isolation != IsolationLevel::kAuto) {
+    return InvalidArgument("the hyperlight backend has one isolation level, microvm");
+  }
+  std::string python = options.python_path;
+  if (python.empty()) {
+    auto validator = Validator::Embedded();
+    if (!validator.ok()) return validator.status();
+    python = (*validator)->InstallationInterpreter();
+  }
+  const std::string data_dir =
+      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
+  std::string script =
+      (std::filesystem::path(data_dir) / "resources" / "hyperlight_worker.py").string();
+  if (!options.resource_dir.empty() &&
+      std::filesystem::exists(std::filesystem::path(data_dir) / "hyperlight_worker.py")) {
+    script = (std::filesystem::path(data_dir) / "hyperlight_worker.py").string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(script, ec))
+    return NotFound("hyperlight worker not found at " + script);
+  if (options.hyperlight.max_idle_workers < 0 || options.hyperlight.max_idle_workers > 64) {
+    return InvalidArgument("max_idle_workers must be between 0 and 64");
+  }
+  return std::unique_ptr<Executor>(
+      new HyperlightExecutor(std::move(python), std::move(script), options.hyperlight));
+}
+
+}  // namespace codeact::internal

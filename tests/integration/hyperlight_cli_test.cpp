@@ -1,0 +1,96 @@
+// `codeact run|describe --backend hyperlight` as a black box: on a machine without the SDK the
+// answer is a quick, specific `unavailable`; through the tests' fake SDK (tests/fakes) the code
+// reaches the host tool.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+
+#include "process/child.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+
+struct Cli {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Cli RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
+  args.insert(args.begin(), CODEACT_BINARY);
+  auto r = internal::RunCommand(args, stdin_data, std::chrono::seconds(60), 64 << 20);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return {-1, "", ""};
+  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text,
+          r->stderr_text};
+}
+
+std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
+
+bool SdkInstalled() {
+  auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"},
+                                "", std::chrono::seconds(30));
+  return r.ok() && r->exit.exited && r->exit.exit_code == 0;
+}
+
+TEST(HyperlightCliTest, WithoutTheSdkTheRunIsUnavailableWithinTwoSeconds) {
+  if (SdkInstalled()) GTEST_SKIP() << "the hyperlight_sandbox SDK is installed here";
+  const auto start = std::chrono::steady_clock::now();
+  const Cli c = RunCli({"run", "--backend", "hyperlight", Source("samples/hello.py")});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(2));
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("outcome").as_string(), "unavailable");
+  EXPECT_EQ(v.at("backend").as_string(), "hyperlight");
+  EXPECT_EQ(v.at("isolation").as_string(), "microvm");
+  EXPECT_EQ(v.at("success").as_bool(), false);
+  const std::string message(v.at("message").as_string());
+  EXPECT_NE(message.find("No module named 'hyperlight_sandbox'"), std::string::npos) << message;
+}
+
+TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
+  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", Source("tests/fakes"),
+                        "--tools", Source("tests/mcp_client/fixtures/tools.json"), "-"},
+                       "r = await call_tool('add', a=2, b=3)\nprint('sum', r)\nr\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("stdout").as_string(), "sum 5\n");
+  EXPECT_EQ(v.at("output"), bj::value(5));
+  EXPECT_EQ(v.at("tool_calls").as_int64(), 1);
+  EXPECT_EQ(v.at("backend").as_string(), "hyperlight");
+}
+
+TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
+  const std::string input = Source("samples");
+  const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input,
+                        "--allow-domain", "api.example.com:GET"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string description(
+      bj::parse(c.out).at("tools").at(0).at("function").at("description").as_string());
+  EXPECT_NE(description.find("hyperlight backend, microvm isolation"), std::string::npos)
+      << description;
+  EXPECT_NE(description.find("/input (read-only)"), std::string::npos) << description;
+  EXPECT_NE(description.find("only these hosts are reachable: api.example.com:GET"),
+            std::string::npos);
+  EXPECT_EQ(description.find(input), std::string::npos) << description;
+}
+
+TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
+  const Cli domain = RunCli({"run", "--allow-domain", "x.org", "-"}, "print(1)");
+  EXPECT_EQ(domain.exit_code, 2);
+  EXPECT_NE(domain.err.find("--allow-domain needs --backend hyperlight"), std::string::npos)
+      << domain.err;
+  EXPECT_EQ(RunCli({"run", "--input-dir", "/tmp", "-"}, "print(1)").exit_code, 2);
+  const Cli mount =
+      RunCli({"run", "--backend", "hyperlight", "--mount", "/tmp:/data", "-"}, "print(1)");
+  EXPECT_EQ(mount.exit_code, 2);
+  EXPECT_NE(mount.err.find("--input-dir"), std::string::npos) << mount.err;
+  EXPECT_EQ(RunCli({"run", "--backend", "vm", "-"}, "print(1)").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace codeact
