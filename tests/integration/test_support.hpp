@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -27,12 +29,20 @@ inline std::string Fixture(const std::string& name) {
   return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/limits/" + name);
 }
 
+// A local executor with the given warm pool (0: every run starts its own child).
+inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000) {
+  ExecutorOptions options;
+  options.warm_pool_size = pool_size;
+  options.pool_idle_timeout_ms = pool_idle_timeout_ms;
+  auto e = CreateExecutor(options);
+  if (!e.ok()) throw std::runtime_error(e.status().ToString());
+  return std::move(*e);
+}
+
+// The shared executor of the tests that exercise a run's own behaviour: cold starts, so that
+// every run is the reference the pooled runs are compared with (warm_pool_test.cpp).
 inline std::shared_ptr<Executor> LocalExecutor() {
-  static std::shared_ptr<Executor> executor = [] {
-    auto e = CreateExecutor({});
-    if (!e.ok()) throw std::runtime_error(e.status().ToString());
-    return std::shared_ptr<Executor>(std::move(*e));
-  }();
+  static std::shared_ptr<Executor> executor = NewLocalExecutor(0);
   return executor;
 }
 

@@ -82,28 +82,46 @@ bool WaitForExit(Child& child, Clock::time_point deadline) {
   return true;
 }
 
-// Everything that shapes a started child; equal keys may share warm children.
-std::string StartKey(const RunSnapshot& s) {
-  std::string key;
-  for (const auto& [k, v] : s.environment) key += std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
+// Everything that shapes a started child, so equal keys may share warm children: the
+// interpreter, the isolation level, whether `site` loads, the environment, the rlimits and the
+// mounts. This is the part of the config fingerprint (provider.hpp) a child depends on; tool
+// names and the other limits travel in the request and are enforced by the host.
+std::string StartKey(const std::string& python, IsolationLevel isolation, bool site_packages, const RunSnapshot& s) {
+  auto field = [](std::string_view v) { return std::to_string(v.size()) + ":" + std::string(v); };
+  std::string key = field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
+  for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
   const ResourceLimits r = ToResourceLimits(s.limits);
   for (std::int64_t v : {r.cpu_time_s, r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
     key += "|" + std::to_string(v);
+  }
+  for (const auto& m : s.mounts) {
+    key += "|mount" + field(m.host_path) + field(m.mount_path) + field(MountModeName(m.mode));
   }
   return key;
 }
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner, int warm_pool_size, bool site_packages)
-      : python_(std::move(python)), runner_(std::move(runner)), site_packages_(site_packages) {
-    if (warm_pool_size > 0) {
-      pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
+  LocalExecutor(std::string python, std::string runner, const ExecutorOptions& options)
+      : python_(std::move(python)),
+        runner_(std::move(runner)),
+        site_packages_(options.site_packages),
+        isolation_(options.isolation) {
+    if (options.warm_pool_size > 0) {
+      pool_ = std::make_unique<WarmPool>(options.warm_pool_size,
+                                         std::chrono::milliseconds(options.pool_idle_timeout_ms),
+                                         [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
     }
   }
 
-  // Idle pooled children, for the benchmark's memory figure.
-  std::vector<pid_t> IdlePids() const { return pool_ ? pool_->IdlePids() : std::vector<pid_t>{}; }
+  // Idle pooled children and the pool's counters, for tests and the benchmark.
+  std::vector<pid_t> IdlePids(const RunSnapshot* snapshot) const {
+    if (!pool_) return {};
+    if (snapshot == nullptr) return pool_->IdlePids();
+    const std::string key = Key(*snapshot);
+    return pool_->IdlePids(&key);
+  }
+  WarmPoolCounters PoolCounters() const { return pool_ ? pool_->counters() : WarmPoolCounters{}; }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
@@ -117,7 +135,16 @@ class LocalExecutor final : public Executor {
     return result;
   }
 
+  void Warm(const RunSnapshot& snapshot) override {
+    if (!pool_ || !CheckLimits(snapshot.limits).ok()) return;
+    pool_->Warm(Key(snapshot), snapshot);
+  }
+
  private:
+  std::string Key(const RunSnapshot& snapshot) const {
+    return StartKey(python_, isolation_, site_packages_, snapshot);
+  }
+
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
     if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
@@ -207,7 +234,7 @@ class LocalExecutor final : public Executor {
   // A child from the warm pool when one is ready for this fingerprint, else one started now.
   StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot) {
     if (pool_) {
-      if (auto ready = pool_->Take(StartKey(snapshot), snapshot)) return std::move(*ready);
+      if (auto ready = pool_->Take(Key(snapshot), snapshot)) return std::move(*ready);
     }
     return Start(snapshot);
   }
@@ -238,15 +265,21 @@ class LocalExecutor final : public Executor {
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
+  const IsolationLevel isolation_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   std::unique_ptr<WarmPool> pool_;
 };
 
 }  // namespace
 
-std::vector<pid_t> IdleChildPids(const Executor& executor) {
+std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
-  return local ? local->IdlePids() : std::vector<pid_t>{};
+  return local ? local->IdlePids(snapshot) : std::vector<pid_t>{};
+}
+
+WarmPoolCounters PoolCounters(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->PoolCounters() : WarmPoolCounters{};
 }
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
@@ -267,8 +300,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size,
-                                                    options.site_packages));
+  if (options.pool_idle_timeout_ms <= 0) return InvalidArgument("pool_idle_timeout_ms must be positive");
+  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options));
 }
 
 }  // namespace codeact::internal

@@ -1,11 +1,16 @@
 #include "backends/local/warm_pool.hpp"
 
+#include <algorithm>
+
 namespace codeact::internal {
 namespace {
 constexpr int kMaxStartFailures = 3;
-}
+// How often idle children are checked for having died (the idle timeout may wake it sooner).
+constexpr std::chrono::seconds kHealthCheckPeriod{1};
+}  // namespace
 
-WarmPool::WarmPool(int per_key, Starter start) : per_key_(per_key), start_(std::move(start)) {
+WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start)
+    : per_key_(per_key), idle_timeout_(idle_timeout), start_(std::move(start)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -19,76 +24,147 @@ WarmPool::~WarmPool() {
   // Idle children die with their slots: Child's destructor kills and reaps, TempDir removes.
 }
 
+WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snapshot,
+                                std::vector<ReadyChild>& evicted) {
+  auto [it, inserted] = slots_.try_emplace(key);
+  it->second.last_used = Clock::now();
+  if (inserted) {
+    it->second.config = snapshot;
+    it->second.config.tools.clear();
+    if (slots_.size() > kMaxKeys) {
+      auto oldest = slots_.end();
+      for (auto s = slots_.begin(); s != slots_.end(); ++s) {
+        if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used)) oldest = s;
+      }
+      for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
+      slots_.erase(oldest);
+    }
+  }
+  return it->second;
+}
+
 std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapshot& snapshot) {
   std::optional<ReadyChild> taken;
   std::vector<ReadyChild> evicted;
   {
     std::lock_guard lock(mu_);
-    auto [it, inserted] = slots_.try_emplace(key);
-    Slot& slot = it->second;
-    slot.last_used = ++clock_;
-    if (inserted) {
-      slot.config = snapshot;
-      slot.config.tools.clear();
-      if (slots_.size() > kMaxKeys) {
-        auto oldest = slots_.end();
-        for (auto s = slots_.begin(); s != slots_.end(); ++s) {
-          if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used)) oldest = s;
-        }
-        for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
-        slots_.erase(oldest);
-      }
-    }
+    Slot& slot = Touch(key, snapshot, evicted);
     while (!slot.ready.empty() && !taken) {
       ReadyChild c = std::move(slot.ready.front());
       slot.ready.pop_front();
       if (c.child->TryWait()) {
+        ++counters_.replaced;
         evicted.push_back(std::move(c));  // died while idle
       } else {
         taken = std::move(c);
       }
     }
+    ++(taken ? counters_.served : counters_.missed);
     if (slot.failures < kMaxStartFailures) refill_.push_back(key);
   }
   cv_.notify_all();
   return taken;  // evicted children are killed and reaped here, outside the lock
 }
 
-std::vector<pid_t> WarmPool::IdlePids() const {
+void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
+  std::vector<ReadyChild> evicted;
+  {
+    std::lock_guard lock(mu_);
+    if (Touch(key, snapshot, evicted).failures < kMaxStartFailures) refill_.push_back(key);
+  }
+  cv_.notify_all();
+}
+
+std::vector<pid_t> WarmPool::IdlePids(const std::string* key) const {
   std::lock_guard lock(mu_);
   std::vector<pid_t> pids;
-  for (const auto& [fp, slot] : slots_) {
+  for (const auto& [slot_key, slot] : slots_) {
+    if (key != nullptr && slot_key != *key) continue;
     for (const auto& c : slot.ready) pids.push_back(c.child->pid());
   }
   return pids;
 }
 
+WarmPoolCounters WarmPool::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+void WarmPool::Sweep(std::vector<ReadyChild>& dropped) {
+  const auto now = Clock::now();
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    Slot& slot = it->second;
+    if (now - slot.last_used >= idle_timeout_) {
+      for (auto& c : slot.ready) dropped.push_back(std::move(c));
+      it = slots_.erase(it);
+      continue;
+    }
+    bool lost = false;
+    for (auto c = slot.ready.begin(); c != slot.ready.end();) {
+      if (c->child->TryWait()) {
+        dropped.push_back(std::move(*c));
+        c = slot.ready.erase(c);
+        ++counters_.replaced;
+        lost = true;
+      } else {
+        ++c;
+      }
+    }
+    if (lost && slot.failures < kMaxStartFailures) refill_.push_back(it->first);
+    ++it;
+  }
+}
+
 void WarmPool::Loop() {
   std::unique_lock lock(mu_);
-  while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !refill_.empty(); });
-    if (stopping_) return;
-    const std::string fp = std::move(refill_.front());
-    refill_.pop_front();
-    while (!stopping_) {
-      auto it = slots_.find(fp);
-      if (it == slots_.end() || static_cast<int>(it->second.ready.size()) >= per_key_ ||
-          it->second.failures >= kMaxStartFailures) {
-        break;
-      }
-      const RunSnapshot config = it->second.config;
+  while (!stopping_) {
+    std::vector<ReadyChild> dropped;
+    Sweep(dropped);
+    if (!dropped.empty()) {
       lock.unlock();
-      StatusOr<ReadyChild> started = start_(config);
+      dropped.clear();  // kill, reap and remove outside the lock
       lock.lock();
-      it = slots_.find(fp);
-      if (it == slots_.end()) break;  // evicted meanwhile; a started child dies with `started`
-      if (!started.ok()) {
-        ++it->second.failures;  // runs keep starting children themselves and report the error
-        break;
-      }
-      it->second.failures = 0;
-      it->second.ready.push_back(std::move(*started));
+      continue;
     }
+    if (refill_.empty()) {
+      // Sleep until work arrives, the next key would expire, or the next health check.
+      auto wake = Clock::now() + std::chrono::hours(1);
+      for (const auto& [key, slot] : slots_) {
+        wake = std::min(wake, slot.last_used + idle_timeout_);
+        if (!slot.ready.empty()) wake = std::min(wake, Clock::now() + kHealthCheckPeriod);
+      }
+      cv_.wait_until(lock, wake, [&] { return stopping_ || !refill_.empty(); });
+      continue;
+    }
+    const std::string key = std::move(refill_.front());
+    refill_.pop_front();
+    auto it = slots_.find(key);
+    if (it == slots_.end() || static_cast<int>(it->second.ready.size()) >= per_key_ ||
+        it->second.failures >= kMaxStartFailures) {
+      continue;
+    }
+    const RunSnapshot config = it->second.config;
+    lock.unlock();
+    StatusOr<ReadyChild> started = start_(config);
+    lock.lock();
+    it = slots_.find(key);
+    if (!started.ok()) {
+      // Runs keep starting children themselves and report the error.
+      if (it != slots_.end()) ++it->second.failures;
+      continue;
+    }
+    ++counters_.started;
+    if (it == slots_.end() || stopping_) {
+      // Dropped meanwhile (idle or evicted): the child dies outside the lock.
+      std::optional<ReadyChild> doomed(std::move(*started));
+      lock.unlock();
+      doomed.reset();
+      lock.lock();
+      continue;
+    }
+    it->second.failures = 0;
+    it->second.ready.push_back(std::move(*started));
+    if (static_cast<int>(it->second.ready.size()) < per_key_) refill_.push_front(key);
   }
 }
 
