@@ -15,8 +15,10 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "codeact/executor.hpp"
+#include "codeact/provider.hpp"
 #include "codeact/validator.hpp"
 #include "process/child.hpp"
+#include "server/mcp_server.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -104,17 +106,22 @@ int CmdBench(const std::vector<std::string>& argv) {
   const std::string python = args->Get("--python").value_or((*validator)->InstallationInterpreter());
   std::vector<Figure> figures;
 
-  // 1. The floor: one bare interpreter start.
-  internal::LaunchSpec bare;
-  bare.executable = python;
-  bare.args = {"-I", "-S", "-c", "pass"};
-  bare.working_dir = "/";
-  bare.bridge = false;
-  const Samples start = Measure(runs, [&] {
-    auto child = internal::Child::Start(bare);
-    if (child.ok()) (*child)->Wait();
-  });
-  figures.push_back(Latency("python3 -I -S -c pass (bare start)", start, "reference"));
+  // 1. The yardstick: one bare interpreter start, `python3 -I -c pass`; and the same without
+  // `site`, which is how the runner starts (-S), as a second reference.
+  auto bare_start = [&](std::vector<std::string> python_args) {
+    internal::LaunchSpec bare;
+    bare.executable = python;
+    bare.args = std::move(python_args);
+    bare.working_dir = "/";
+    bare.bridge = false;
+    return Measure(runs, [&] {
+      auto child = internal::Child::Start(bare);
+      if (child.ok()) (*child)->Wait();
+    });
+  };
+  const Samples start = bare_start({"-I", "-c", "pass"});
+  figures.push_back(Latency("python3 -I -c pass (bare start)", start, "yardstick"));
+  figures.push_back(Latency("python3 -I -S -c pass (no site)", bare_start({"-I", "-S", "-c", "pass"}), "reference"));
 
   // 2. Validation of a 50-line program, in process.
   const Samples validate = Measure(std::max(runs, 1000), [&] {
@@ -200,6 +207,43 @@ int CmdBench(const std::vector<std::string>& argv) {
     }
   }
 
+  // 7. The MCP server's tools/call of print(1) with its pool warm: one request line in, one
+  // response line out, through validation, the provider and the executor (what `codeact mcp`
+  // does per line, minus the stdio pipes).
+  {
+    ProviderOptions provider_options;
+    provider_options.executor.python_path = python;
+    provider_options.executor.warm_pool_size = 2;
+    auto provider = LocalCodeActProvider::Create(provider_options);
+    if (!provider.ok()) {
+      std::cerr << "codeact bench: " << provider.status().message() << "\n";
+      return kExitFailed;
+    }
+    const ExecuteCodeFunction function(*provider);
+    internal::McpServerOptions server_options;
+    server_options.log_to_stderr = false;
+    server_options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
+    server_options.execute = [function](const std::string& arguments) { return function.InvokeResult(arguments); };
+    internal::McpServer server(std::move(server_options));
+    server.HandleLine(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+        R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
+    (*provider)->Warm();
+    const std::string call =
+        R"j({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"print(1)"}}})j";
+    Samples mcp;
+    for (int i = 0; i < runs; ++i) {
+      WaitForIdleChildren((*provider)->executor(), 1);
+      const auto t0 = Clock::now();
+      const std::optional<std::string> response = server.HandleLine(call);
+      mcp.Add(Clock::now() - t0);
+      if (!response || response->find(R"("isError":false)") == std::string::npos) {
+        std::cerr << "codeact bench: the MCP tools/call failed: " << response.value_or("(no response)") << "\n";
+        return kExitFailed;
+      }
+    }
+    figures.push_back(Latency("MCP tools/call print(1), warm pool", mcp, "p50 <= 3 ms"));
+  }
 
   std::printf("%-40s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
   for (const auto& f : figures) {
@@ -213,7 +257,10 @@ int CmdBench(const std::vector<std::string>& argv) {
   }
   if (auto path = args->Get("--json")) {
     std::ostringstream out;
-    out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"figures\":[";
+    std::string load;
+    std::getline(std::ifstream("/proc/loadavg"), load);  // the machine's load, for the record
+    out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"loadavg\":\""
+        << load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1)) << "\",\"figures\":[";
     for (std::size_t i = 0; i < figures.size(); ++i) {
       const auto& f = figures[i];
       out << (i ? "," : "") << "{\"name\":\"" << f.name << "\",\"unit\":\"" << f.unit << "\",\"p50\":" << f.p50
