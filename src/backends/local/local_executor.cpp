@@ -129,6 +129,7 @@ class LocalExecutor final : public Executor {
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
+    if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
     result.backend = "local";
     result.isolation = "process";
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();

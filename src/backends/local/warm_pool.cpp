@@ -60,7 +60,7 @@ std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapsh
       }
     }
     ++(taken ? counters_.served : counters_.missed);
-    if (slot.failures < kMaxStartFailures) refill_.push_back(key);
+    if (slot.failures < kMaxStartFailures) refill_.push_back({key, Clock::now() + kRefillDelay});
   }
   cv_.notify_all();
   return taken;  // evicted children are killed and reaped here, outside the lock
@@ -70,7 +70,23 @@ void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
   std::vector<ReadyChild> evicted;
   {
     std::lock_guard lock(mu_);
-    if (Touch(key, snapshot, evicted).failures < kMaxStartFailures) refill_.push_back(key);
+    if (Touch(key, snapshot, evicted).failures < kMaxStartFailures) refill_.push_back({key, Clock::now()});
+  }
+  cv_.notify_all();
+}
+
+void WarmPool::RunEnded() {
+  {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    bool any = false;
+    for (Refill& r : refill_) {
+      if (r.not_before > now) {
+        r.not_before = now;
+        any = true;
+      }
+    }
+    if (!any) return;
   }
   cv_.notify_all();
 }
@@ -110,7 +126,7 @@ void WarmPool::Sweep(std::vector<ReadyChild>& dropped) {
         ++c;
       }
     }
-    if (lost && slot.failures < kMaxStartFailures) refill_.push_back(it->first);
+    if (lost && slot.failures < kMaxStartFailures) refill_.push_back({it->first, now});
     ++it;
   }
 }
@@ -126,17 +142,23 @@ void WarmPool::Loop() {
       lock.lock();
       continue;
     }
-    if (refill_.empty()) {
-      // Sleep until work arrives, the next key would expire, or the next health check.
-      auto wake = Clock::now() + std::chrono::hours(1);
+    const auto now = Clock::now();
+    if (refill_.empty() || refill_.front().not_before > now) {
+      // Sleep until work arrives or may start, the next key would expire, or the next health
+      // check.
+      auto wake = now + std::chrono::hours(1);
+      if (!refill_.empty()) wake = refill_.front().not_before;
       for (const auto& [key, slot] : slots_) {
         wake = std::min(wake, slot.last_used + idle_timeout_);
-        if (!slot.ready.empty()) wake = std::min(wake, Clock::now() + kHealthCheckPeriod);
+        if (!slot.ready.empty()) wake = std::min(wake, now + kHealthCheckPeriod);
       }
-      cv_.wait_until(lock, wake, [&] { return stopping_ || !refill_.empty(); });
+      const std::size_t queued = refill_.size();
+      cv_.wait_until(lock, wake, [&] {
+        return stopping_ || refill_.size() != queued || (!refill_.empty() && refill_.front().not_before <= Clock::now());
+      });
       continue;
     }
-    const std::string key = std::move(refill_.front());
+    const std::string key = std::move(refill_.front().key);
     refill_.pop_front();
     auto it = slots_.find(key);
     if (it == slots_.end() || static_cast<int>(it->second.ready.size()) >= per_key_ ||
@@ -164,7 +186,7 @@ void WarmPool::Loop() {
     }
     it->second.failures = 0;
     it->second.ready.push_back(std::move(*started));
-    if (static_cast<int>(it->second.ready.size()) < per_key_) refill_.push_front(key);
+    if (static_cast<int>(it->second.ready.size()) < per_key_) refill_.push_front({key, Clock::now()});
   }
 }
 

@@ -59,6 +59,12 @@ class WarmPool {
   // Schedules children for `key` without taking one (start-up of a long-lived server).
   void Warm(const std::string& key, const RunSnapshot& snapshot);
 
+  // A run that took a child has ended: refills it scheduled may start now. Until then (or for
+  // kRefillDelay at most) they wait, because starting a child forks the host, and while a fork
+  // copies the host's page tables every thread that allocates memory waits for it (glibc holds
+  // the malloc locks across fork): a refill started at once made the very run it replaces wait.
+  void RunEnded();
+
   // Pids of the idle children, of all keys or of `key` (for tests and the benchmark).
   std::vector<pid_t> IdlePids(const std::string* key = nullptr) const;
   WarmPoolCounters counters() const;
@@ -66,6 +72,12 @@ class WarmPool {
  private:
   using Clock = std::chrono::steady_clock;
   static constexpr std::size_t kMaxKeys = 8;
+  static constexpr std::chrono::milliseconds kRefillDelay{50};
+
+  struct Refill {
+    std::string key;
+    Clock::time_point not_before;
+  };
 
   struct Slot {
     RunSnapshot config;  // what a child is started with (tools dropped)
@@ -88,7 +100,7 @@ class WarmPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Slot> slots_;
-  std::deque<std::string> refill_;
+  std::deque<Refill> refill_;
   WarmPoolCounters counters_;
   bool stopping_ = false;
   std::thread thread_;
