@@ -50,6 +50,10 @@ struct ExecutorOptions {
   int warm_pool_size = 2;
   // A start key unused for this long has its ready children stopped: an idle host keeps none.
   std::int64_t pool_idle_timeout_ms = 300'000;
+  // With the pool, at the process level: one pre-imported interpreter per start key forks the
+  // pooled children (and the children of runs that find none ready), so a child costs a fork
+  // instead of an interpreter start. Off: every pooled child is an interpreter of its own.
+  bool fork_server = true;
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;

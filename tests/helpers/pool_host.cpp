@@ -1,6 +1,6 @@
 // A host process for the warm pool tests: starts a local executor with a pool of N, warms it,
-// prints the pids of its ready children on one line and then waits to be killed. The test
-// SIGKILLs it and checks that no child outlives it.
+// prints the pids of its ready children and of its fork servers on one line and then waits to be
+// killed. The test SIGKILLs it and checks that none of them outlives it.
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (pid_t pid : idle) std::printf("%d ", static_cast<int>(pid));
+  for (pid_t pid : codeact::internal::ForkServerPids(**executor)) std::printf("%d ", static_cast<int>(pid));
   std::printf("\n");
   std::fflush(stdout);
   while (true) pause();

@@ -30,10 +30,12 @@ inline std::string Fixture(const std::string& name) {
 }
 
 // A local executor with the given warm pool (0: every run starts its own child).
-inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000) {
+inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000,
+                                                  bool fork_server = true) {
   ExecutorOptions options;
   options.warm_pool_size = pool_size;
   options.pool_idle_timeout_ms = pool_idle_timeout_ms;
+  options.fork_server = fork_server;
   auto e = CreateExecutor(options);
   if (!e.ok()) throw std::runtime_error(e.status().ToString());
   return std::move(*e);

@@ -88,16 +88,17 @@ std::vector<LimitCase> LimitCases() {
   };
 }
 
-class PooledLimitTest : public ::testing::TestWithParam<LimitCase> {};
+class PooledLimitTest : public ::testing::TestWithParam<std::tuple<LimitCase, bool>> {};
 
-// The fixture behind every limit gives the same result on a pooled child as on a cold one: same
-// outcome, exit code, output (pids aside) and error; and what it forked is dead either way.
+// The fixture behind every limit gives the same result on a pooled child (forked from a fork
+// server, or an interpreter of its own) as on a cold one: same outcome, exit code, output (pids
+// aside) and error; and what it forked is dead either way.
 TEST_P(PooledLimitTest, SameResultAsAColdStart) {
-  const LimitCase& c = GetParam();
+  const auto& [c, fork_server] = GetParam();
   const std::string code = Fixture(c.fixture);
   RunSnapshot snapshot = Snapshot(c.limits);
   snapshot.environment["VISIBLE"] = "yes";
-  const auto pooled_executor = NewLocalExecutor(1);
+  const auto pooled_executor = NewLocalExecutor(1, 60'000, fork_server);
   const ExecutionResult pooled = RunPooled(*pooled_executor, code, snapshot);
   const ExecutionResult cold = testing::LocalExecutor()->Execute({code}, snapshot);
 
@@ -128,12 +129,12 @@ TEST_P(PooledLimitTest, SameResultAsAColdStart) {
   if (name == "list_fds.py") EXPECT_EQ(pooled.stdout_text, "0 1 2 3 4\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PooledLimitTest, ::testing::ValuesIn(LimitCases()),
-                         [](const ::testing::TestParamInfo<LimitCase>& info) {
-                           std::string name = info.param.fixture;
+INSTANTIATE_TEST_SUITE_P(Fixtures, PooledLimitTest, ::testing::Combine(::testing::ValuesIn(LimitCases()), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<LimitCase, bool>>& info) {
+                           std::string name = std::get<0>(info.param).fixture;
                            name = name.substr(0, name.find('.'));
                            std::erase(name, '_');
-                           return name;
+                           return name + (std::get<1>(info.param) ? "Forked" : "Started");
                          });
 
 TEST(WarmPoolTest, StateOfOneRunIsNeverVisibleInTheNext) {
@@ -247,6 +248,8 @@ TEST(WarmPoolTest, TheKeyShrinksToNothingWhenIdle) {
   // Nobody uses the key now: its children are stopped, and reaped.
   EXPECT_TRUE(Eventually([&] { return IdleChildPids(*executor).empty(); }));
   EXPECT_TRUE(testing::WaitAllDead({idle.begin(), idle.end()}).empty());
+  // Its fork server goes with it.
+  EXPECT_TRUE(Eventually([&] { return internal::ForkServerPids(*executor).empty(); }));
   EXPECT_TRUE(Eventually([] { return testing::CountZombieChildren() == 0; }));
   // And the next run still works (cold, then the key fills again).
   const ExecutionResult r = executor->Execute({"print(1)"}, snapshot);
@@ -269,10 +272,14 @@ TEST(WarmPoolTest, DestroyingTheExecutorLeavesNoProcessFdOrDirectoryBehind) {
     }
     idle = WaitForIdle(*executor, snapshot, 2);
     ASSERT_EQ(idle.size(), 2u);
+    const auto zygotes = internal::ForkServerPids(*executor);
+    ASSERT_EQ(zygotes.size(), 1u);
+    idle.push_back(zygotes[0]);
     EXPECT_FALSE(std::filesystem::is_empty(tmp));  // the idle children's directories
   }
-  // The destructor kills and reaps synchronously: nothing is left to settle.
-  for (pid_t pid : idle) EXPECT_FALSE(testing::ProcessAlive(pid)) << pid;
+  // The destructor kills everything and reaps what it forked itself. Forked children are not the
+  // host's: they are SIGKILLed and die with their fork server, a moment later.
+  EXPECT_TRUE(testing::WaitAllDead({idle.begin(), idle.end()}).empty());
   EXPECT_EQ(testing::CountZombieChildren(), 0);
   EXPECT_LE(testing::CountOpenFds(), fds_before);
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
@@ -308,13 +315,84 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoChildBehind) {
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));
   const std::set<pid_t> children = Pids(line);
-  ASSERT_EQ(children.size(), 2u) << "pool host printed: " << line;
+  ASSERT_EQ(children.size(), 3u) << "pool host printed (2 children, 1 fork server): " << line;
   for (pid_t pid : children) ASSERT_TRUE(testing::ProcessAlive(pid)) << pid;
 
   ASSERT_EQ(kill((*host)->pid(), SIGKILL), 0);  // the host alone: no cleanup code runs
   const internal::ExitInfo exit = (*host)->Wait();
   EXPECT_EQ(exit.signal, SIGKILL);
   EXPECT_TRUE(testing::WaitAllDead(children).empty()) << "pooled children outlived their host";
+}
+
+TEST(ForkServerTest, PooledChildrenAreForkedFromTheKeysForkServer) {
+  const auto executor = NewLocalExecutor(1);
+  const RunSnapshot snapshot = Snapshot();
+  const ExecutionResult r = RunPooled(*executor, "import os\nprint(os.getppid())", snapshot);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  const auto zygotes = internal::ForkServerPids(*executor);
+  ASSERT_EQ(zygotes.size(), 1u);
+  EXPECT_EQ(r.stdout_text, std::to_string(zygotes[0]) + "\n");
+
+  const auto started = NewLocalExecutor(1, 60'000, /*fork_server=*/false);
+  const ExecutionResult own = RunPooled(*started, "import os\nprint(os.getppid())", snapshot);
+  EXPECT_EQ(own.stdout_text, std::to_string(getpid()) + "\n");
+  EXPECT_TRUE(internal::ForkServerPids(*started).empty());
+}
+
+TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
+  const auto executor = NewLocalExecutor(1);
+  const RunSnapshot snapshot = Snapshot();
+  // The token the host's /proc sweep looks for, as /proc shows it and as a program exec'd by the
+  // code would inherit it; then a forked grandchild's view.
+  const std::string code =
+      "import os\n"
+      "def token(pid):\n"
+      "    env = open('/proc/%s/environ' % pid, 'rb').read().split(b'\\0')\n"
+      "    return [e for e in env if e.startswith(b'CODEACT_RUN_TOKEN=')][0].decode()[18:]\n"
+      "r, w = os.pipe()\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    os.write(w, token('self').encode())\n"
+      "    os._exit(0)\n"
+      "os.waitpid(pid, 0)\n"
+      "print(token('self'), os.environ['CODEACT_RUN_TOKEN'], os.read(r, 64).decode(), token(os.getppid()))\n";
+  std::set<std::string> tokens;
+  for (int i = 0; i < 2; ++i) {
+    const ExecutionResult r = RunPooled(*executor, code, snapshot);
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+    std::istringstream in(r.stdout_text);
+    std::string shown, inherited, grandchild, zygote;
+    in >> shown >> inherited >> grandchild >> zygote;
+    EXPECT_EQ(shown.size(), 32u) << r.stdout_text;
+    EXPECT_EQ(inherited, shown);
+    EXPECT_EQ(grandchild, shown);
+    EXPECT_NE(zygote, shown);
+    tokens.insert(shown);
+  }
+  EXPECT_EQ(tokens.size(), 2u) << "two runs shared a token";
+}
+
+TEST(ForkServerTest, AForkServerThatDiedIsReplacedAndRunsGoOn) {
+  const auto executor = NewLocalExecutor(1);
+  const RunSnapshot snapshot = Snapshot();
+  const auto idle = WaitForIdle(*executor, snapshot);
+  ASSERT_EQ(idle.size(), 1u);
+  const auto zygotes = internal::ForkServerPids(*executor);
+  ASSERT_EQ(zygotes.size(), 1u);
+  ASSERT_EQ(kill(zygotes[0], SIGKILL), 0);
+  // Its idle child dies with it (parent-death signal); runs go on without a failure.
+  EXPECT_TRUE(testing::WaitAllDead({idle[0]}).empty());
+  for (int i = 0; i < 3; ++i) {
+    const ExecutionResult r = executor->Execute({"print('still here')"}, snapshot);
+    EXPECT_EQ(r.stdout_text, "still here\n") << r.message << r.stderr_text;
+  }
+  // A new fork server takes over, and pooled children come from it again.
+  const ExecutionResult r = RunPooled(*executor, "import os\nprint(os.getppid())", snapshot);
+  const auto now = internal::ForkServerPids(*executor);
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], zygotes[0]);
+  EXPECT_EQ(r.stdout_text, std::to_string(now[0]) + "\n");
+  EXPECT_TRUE(Eventually([] { return testing::CountZombieChildren() == 0; }));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/fork_server.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -106,11 +107,14 @@ class LocalExecutor final : public Executor {
       : python_(std::move(python)),
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
-        isolation_(options.isolation) {
+        isolation_(options.isolation),
+        // Forked children share the zygote's namespaces, so only the process level forks.
+        fork_server_(options.fork_server && options.warm_pool_size > 0 && options.isolation == IsolationLevel::kProcess) {
     if (options.warm_pool_size > 0) {
-      pool_ = std::make_unique<WarmPool>(options.warm_pool_size,
-                                         std::chrono::milliseconds(options.pool_idle_timeout_ms),
-                                         [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
+      pool_ = std::make_unique<WarmPool>(
+          options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
+          [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); },
+          [this](const std::string& key) { DropZygote(key); });
     }
   }
 
@@ -122,6 +126,7 @@ class LocalExecutor final : public Executor {
     return pool_->IdlePids(&key);
   }
   WarmPoolCounters PoolCounters() const { return pool_ ? pool_->counters() : WarmPoolCounters{}; }
+  std::vector<pid_t> ForkServerPids() const { return ZygotePids(); }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
@@ -241,20 +246,16 @@ class LocalExecutor final : public Executor {
   }
 
   // `warm`: a pooled child loads everything before it reports ready, and is handed out only then.
-  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) const {
+  // With a fork server for the key, the child is forked from it instead (already loaded); the
+  // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
+  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
+    if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
+      if (auto forked = Fork(*zygote)) return std::move(*forked);
+    }
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
-    LaunchSpec spec;
-    spec.executable = python_;
-    spec.args = site_packages_ ? std::vector<std::string>{"-I", "-u", runner_}
-                               : std::vector<std::string>{"-I", "-S", "-u", runner_};
-    spec.environment = snapshot.environment;
-    spec.environment["LANG"] = "C.UTF-8";
-    spec.environment["CODEACT_BRIDGE_FDS"] =
-        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    LaunchSpec spec = ChildSpec(snapshot, workdir->path());
     if (warm) spec.environment["CODEACT_WARM"] = "1";
-    spec.working_dir = workdir->path();
-    spec.limits = ToResourceLimits(snapshot.limits);
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     if (warm) {
@@ -263,11 +264,92 @@ class LocalExecutor final : public Executor {
     return ReadyChild{std::move(*workdir), std::move(*child)};
   }
 
+  LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
+    LaunchSpec spec;
+    spec.executable = python_;
+    spec.args = site_packages_ ? std::vector<std::string>{"-I", "-u", runner_}
+                               : std::vector<std::string>{"-I", "-S", "-u", runner_};
+    spec.environment = snapshot.environment;
+    spec.environment["LANG"] = "C.UTF-8";
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    spec.working_dir = working_dir;
+    spec.limits = ToResourceLimits(snapshot.limits);
+    return spec;
+  }
+
+  // The fork server of the snapshot's start key: started when `may_start` (only ever from the
+  // pool's thread, so that its parent-death signal follows a thread that lives as long as the
+  // pool), replaced when it died, given up after a few failed starts.
+  std::shared_ptr<ForkServer> Zygote(const RunSnapshot& snapshot, bool may_start) {
+    if (!fork_server_) return nullptr;
+    const std::string key = Key(snapshot);
+    std::shared_ptr<ForkServer> dead;  // destroyed outside the lock
+    {
+      std::lock_guard lock(zygotes_mu_);
+      auto it = zygotes_.find(key);
+      if (it != zygotes_.end() && it->second.server) {
+        if (it->second.server->alive()) return it->second.server;
+        dead = std::move(it->second.server);
+      }
+      if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures)) return nullptr;
+    }
+    dead.reset();
+    auto started = ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
+    std::lock_guard lock(zygotes_mu_);
+    ZygoteEntry& z = zygotes_[key];
+    if (!started.ok()) {
+      ++z.failures;  // children are then started one by one, as without a fork server
+      return nullptr;
+    }
+    z.failures = 0;
+    z.server = std::move(*started);
+    return z.server;
+  }
+
+  // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
+  std::optional<ReadyChild> Fork(ForkServer& zygote) {
+    auto workdir = TempDir::Create();
+    if (!workdir.ok()) return std::nullopt;
+    auto child = zygote.Fork(workdir->path());
+    if (!child.ok()) return std::nullopt;
+    if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
+    return ReadyChild{std::move(*workdir), std::move(*child)};
+  }
+
+  // The pool dropped a key (idle or least recently used): its fork server goes too.
+  void DropZygote(const std::string& key) {
+    std::shared_ptr<ForkServer> gone;
+    std::lock_guard lock(zygotes_mu_);
+    auto it = zygotes_.find(key);
+    if (it == zygotes_.end()) return;
+    gone = std::move(it->second.server);
+    zygotes_.erase(it);
+  }
+
+  std::vector<pid_t> ZygotePids() const {
+    std::lock_guard lock(zygotes_mu_);
+    std::vector<pid_t> pids;
+    for (const auto& [key, z] : zygotes_) {
+      if (z.server && z.server->alive()) pids.push_back(z.server->pid());
+    }
+    return pids;
+  }
+
+  struct ZygoteEntry {
+    std::shared_ptr<ForkServer> server;
+    int failures = 0;
+  };
+  static constexpr int kMaxZygoteFailures = 3;
+
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
   const IsolationLevel isolation_;
+  const bool fork_server_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
+  mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
+  std::map<std::string, ZygoteEntry> zygotes_;
   std::unique_ptr<WarmPool> pool_;
 };
 
@@ -276,6 +358,11 @@ class LocalExecutor final : public Executor {
 std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
   return local ? local->IdlePids(snapshot) : std::vector<pid_t>{};
+}
+
+std::vector<pid_t> ForkServerPids(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->ForkServerPids() : std::vector<pid_t>{};
 }
 
 WarmPoolCounters PoolCounters(const Executor& executor) {

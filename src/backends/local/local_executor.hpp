@@ -19,5 +19,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
 std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot = nullptr);
 // The warm pool's counters of a local executor (zeros for any other executor or without a pool).
 WarmPoolCounters PoolCounters(const Executor& executor);
+// Pids of the live fork servers (zygotes) of a local executor.
+std::vector<pid_t> ForkServerPids(const Executor& executor);
 
 }  // namespace codeact::internal

@@ -5,12 +5,15 @@
 namespace codeact::internal {
 namespace {
 constexpr int kMaxStartFailures = 3;
+
+// An idle child is dead (or unusable) once it can be reaped or its bridge shows anything.
+bool Unusable(const ReadyChild& c) { return c.child->BridgeHungUpOrBusy() || c.child->TryWait(); }
 // How often idle children are checked for having died (the idle timeout may wake it sooner).
 constexpr std::chrono::seconds kHealthCheckPeriod{1};
 }  // namespace
 
-WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start)
-    : per_key_(per_key), idle_timeout_(idle_timeout), start_(std::move(start)) {
+WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start, KeyDropped dropped)
+    : per_key_(per_key), idle_timeout_(idle_timeout), start_(std::move(start)), dropped_(std::move(dropped)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -24,8 +27,13 @@ WarmPool::~WarmPool() {
   // Idle children die with their slots: Child's destructor kills and reaps, TempDir removes.
 }
 
+void WarmPool::TellDropped(const std::vector<std::string>& keys) const {
+  if (!dropped_) return;
+  for (const auto& key : keys) dropped_(key);
+}
+
 WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snapshot,
-                                std::vector<ReadyChild>& evicted) {
+                                std::vector<ReadyChild>& evicted, std::vector<std::string>& dropped_keys) {
   auto [it, inserted] = slots_.try_emplace(key);
   it->second.last_used = Clock::now();
   if (inserted) {
@@ -37,6 +45,7 @@ WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snaps
         if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used)) oldest = s;
       }
       for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
+      dropped_keys.push_back(oldest->first);
       slots_.erase(oldest);
     }
   }
@@ -46,13 +55,14 @@ WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snaps
 std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapshot& snapshot) {
   std::optional<ReadyChild> taken;
   std::vector<ReadyChild> evicted;
+  std::vector<std::string> dropped_keys;
   {
     std::lock_guard lock(mu_);
-    Slot& slot = Touch(key, snapshot, evicted);
+    Slot& slot = Touch(key, snapshot, evicted, dropped_keys);
     while (!slot.ready.empty() && !taken) {
       ReadyChild c = std::move(slot.ready.front());
       slot.ready.pop_front();
-      if (c.child->TryWait()) {
+      if (Unusable(c)) {
         ++counters_.replaced;
         evicted.push_back(std::move(c));  // died while idle
       } else {
@@ -63,16 +73,21 @@ std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapsh
     if (slot.failures < kMaxStartFailures) refill_.push_back({key, Clock::now() + kRefillDelay});
   }
   cv_.notify_all();
+  TellDropped(dropped_keys);
   return taken;  // evicted children are killed and reaped here, outside the lock
 }
 
 void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
   std::vector<ReadyChild> evicted;
+  std::vector<std::string> dropped_keys;
   {
     std::lock_guard lock(mu_);
-    if (Touch(key, snapshot, evicted).failures < kMaxStartFailures) refill_.push_back({key, Clock::now()});
+    if (Touch(key, snapshot, evicted, dropped_keys).failures < kMaxStartFailures) {
+      refill_.push_back({key, Clock::now()});
+    }
   }
   cv_.notify_all();
+  TellDropped(dropped_keys);
 }
 
 void WarmPool::RunEnded() {
@@ -106,18 +121,19 @@ WarmPoolCounters WarmPool::counters() const {
   return counters_;
 }
 
-void WarmPool::Sweep(std::vector<ReadyChild>& dropped) {
+void WarmPool::Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>& dropped_keys) {
   const auto now = Clock::now();
   for (auto it = slots_.begin(); it != slots_.end();) {
     Slot& slot = it->second;
     if (now - slot.last_used >= idle_timeout_) {
       for (auto& c : slot.ready) dropped.push_back(std::move(c));
+      dropped_keys.push_back(it->first);
       it = slots_.erase(it);
       continue;
     }
     bool lost = false;
     for (auto c = slot.ready.begin(); c != slot.ready.end();) {
-      if (c->child->TryWait()) {
+      if (Unusable(*c)) {
         dropped.push_back(std::move(*c));
         c = slot.ready.erase(c);
         ++counters_.replaced;
@@ -135,10 +151,12 @@ void WarmPool::Loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     std::vector<ReadyChild> dropped;
-    Sweep(dropped);
-    if (!dropped.empty()) {
+    std::vector<std::string> dropped_keys;
+    Sweep(dropped, dropped_keys);
+    if (!dropped.empty() || !dropped_keys.empty()) {
       lock.unlock();
       dropped.clear();  // kill, reap and remove outside the lock
+      TellDropped(dropped_keys);
       lock.lock();
       continue;
     }

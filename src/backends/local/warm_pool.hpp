@@ -42,10 +42,12 @@ struct WarmPoolCounters {
 class WarmPool {
  public:
   using Starter = std::function<StatusOr<ReadyChild>(const RunSnapshot&)>;
+  using KeyDropped = std::function<void(const std::string& key)>;
 
   // `per_key` ready children are kept for each of the most recently used start keys; a key not
-  // used for `idle_timeout` is dropped with its children.
-  WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start);
+  // used for `idle_timeout` is dropped with its children, and `dropped` is told (outside the
+  // pool's lock, from any thread).
+  WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start, KeyDropped dropped = nullptr);
   // Stops the pool's thread, then kills and reaps every idle child and removes its directory.
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
@@ -88,15 +90,18 @@ class WarmPool {
 
   // Finds or adds the slot for `key` (evicting the least recently used one past kMaxKeys into
   // `evicted`) and marks it used. Caller holds mu_.
-  Slot& Touch(const std::string& key, const RunSnapshot& snapshot, std::vector<ReadyChild>& evicted);
+  Slot& Touch(const std::string& key, const RunSnapshot& snapshot, std::vector<ReadyChild>& evicted,
+             std::vector<std::string>& dropped_keys);
   // Drops keys idle past the timeout and children that died while idle (into `dropped`), and
   // schedules refills for the latter. Caller holds mu_.
-  void Sweep(std::vector<ReadyChild>& dropped);
+  void Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>& dropped_keys);
+  void TellDropped(const std::vector<std::string>& keys) const;
   void Loop();
 
   const int per_key_;
   const std::chrono::milliseconds idle_timeout_;
   const Starter start_;
+  const KeyDropped dropped_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Slot> slots_;
