@@ -59,7 +59,9 @@ import builtins
 import os
 import sys
 
-_RUNNER_FILE = __file__
+# The file name the code was compiled with: the source path also when the host runs a .pyc
+# compiled from it (CompileToPyc keeps that name), so the runner's frames are recognised.
+_RUNNER_FILE = sys._getframe().f_code.co_filename
 _CODE_NAME = "<code>"
 _HIDDEN_OUTPUT = "__codeact_output__"
 

@@ -237,3 +237,21 @@ TEST(LocalExecutorTest, AChildThatExitsWithoutAResultSaysSo) {
 
 }  // namespace
 }  // namespace codeact
+
+namespace codeact {
+namespace {
+
+// Children start from the runner compiled once by the executor, not from its source; the
+// runner's own frames still stay out of tracebacks, which name the source file.
+TEST(LocalExecutorTest, ChildrenStartFromTheCompiledRunner) {
+  const ExecutionResult r = RunCode("print(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[-2].decode())\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_TRUE(r.stdout_text.ends_with("/runner.pyc\n")) << r.stdout_text;
+  const ExecutionResult failed = RunCode("def f():\n    raise KeyError('k')\nf()\n");
+  ASSERT_TRUE(failed.error.has_value());
+  EXPECT_NE(failed.error->traceback.find("line 2, in f"), std::string::npos) << failed.error->traceback;
+  EXPECT_EQ(failed.error->traceback.find("runner"), std::string::npos) << failed.error->traceback;
+}
+
+}  // namespace
+}  // namespace codeact

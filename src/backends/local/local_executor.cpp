@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "backends/local/reaper.hpp"
@@ -13,6 +14,7 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
+#include "validation/bytecode.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -103,8 +105,10 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner, const ExecutorOptions& options)
-      : python_(std::move(python)),
+  LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
+                const ExecutorOptions& options)
+      : bytecode_dir_(std::move(bytecode_dir)),
+        python_(std::move(python)),
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         isolation_(options.isolation),
@@ -342,6 +346,7 @@ class LocalExecutor final : public Executor {
   };
   static constexpr int kMaxZygoteFailures = 3;
 
+  const std::optional<TempDir> bytecode_dir_;  // holds runner.pyc when runner_ points there
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
@@ -389,7 +394,27 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
   if (options.pool_idle_timeout_ms <= 0) return InvalidArgument("pool_idle_timeout_ms must be positive");
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options));
+  // Children start from the runner compiled once, here, rather than compiling their script on
+  // every start (~8 ms of a ~33 ms cold start on the 2-core test VM). Process level only: at the
+  // namespaces level the child does not see the host's temporary directory. If compiling fails
+  // the children run the source, as they always could.
+  std::optional<TempDir> bytecode_dir;
+  if (options.isolation == IsolationLevel::kProcess) {
+    if (auto pyc = CompileToPyc(runner); pyc.ok()) {
+      if (auto dir = TempDir::Create("codeact-runner-"); dir.ok()) {
+        const std::string path = dir->path() + "/runner.pyc";
+        std::ofstream out(path, std::ios::binary);
+        out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
+        if (out.good()) {
+          out.close();
+          runner = path;
+          bytecode_dir = std::move(*dir);
+        }
+      }
+    }
+  }
+  return std::unique_ptr<Executor>(
+      new LocalExecutor(std::move(python), std::move(runner), std::move(bytecode_dir), options));
 }
 
 }  // namespace codeact::internal
