@@ -190,6 +190,9 @@ TEST(LocalExecutorTest, BadLimitsAreRefusedNotIgnored) {
 }
 
 TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
+  // The executor keeps a directory of its own (the compiled runner) for its lifetime: create it
+  // before TMPDIR points at the directory that must end empty.
+  testing::LocalExecutor();
   const std::string tmp = std::filesystem::temp_directory_path() / ("codeact-leak-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(tmp);
   setenv("TMPDIR", tmp.c_str(), 1);
