@@ -553,7 +553,9 @@ def _zygote():
     import signal
     import socket
     import ctypes
+    import resource
     prctl = ctypes.CDLL(None, use_errno=True).prctl
+    cpu_limit = int(os.environ.pop("CODEACT_CPU_LIMIT_S"))
     zygote = os.getpid()
     children = set()
     rsig, wsig = os.pipe()
@@ -602,7 +604,7 @@ def _zygote():
                 sock.send(b"E " + str(e).encode("ascii", "replace")[:200])
                 pid = -1
             if pid == 0:
-                _become_run_child(fds, token, workdir, prctl, zygote, sock)
+                _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit)
                 return
             if pid > 0:
                 children.add(pid)
@@ -630,11 +632,14 @@ def _zygote_reap(children, sock):
         sock.send(b"X %d %d %d" % (pid, status, cpu_us))
 
 
-def _become_run_child(fds, token, workdir, prctl, zygote, sock):
+def _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit):
     """In a freshly forked child: the per-run setup a cold start gets from the host's launcher.
     Any failure ends the child before it says ready (the host then starts one itself)."""
+    import resource
     import signal
     try:
+        # The runs' CPU limit (the zygote runs under a larger one); the count starts at the fork.
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 1))
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setpgid(0, 0)

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +25,7 @@ constexpr int kRunFds = 5;  // stdin, stdout, stderr, bridge in, bridge out
 // A fork answers in well under a millisecond; this only bounds a zygote that hangs.
 constexpr std::chrono::seconds kForkReplyTimeout{10};
 constexpr std::size_t kMaxMessage = 4096;
+constexpr std::int64_t kZygoteCpuSeconds = 24 * 3600;
 
 int MillisLeft(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -70,6 +73,18 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec, std::ch
     spec.bridge = true;
     spec.bridge_socket = true;
     spec.environment["CODEACT_ZYGOTE"] = "1";
+    // RLIMIT_CPU counts a process's own CPU time, and the zygote spends some on every fork: under
+    // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
+    // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
+    // second above, as a cold start has) before it says ready; lowering needs no privilege.
+    spec.environment["CODEACT_CPU_LIMIT_S"] = std::to_string(spec.limits.cpu_time_s);
+    // Not above what the host itself may set (its hard limit: an unprivileged host, or one
+    // started under limits, cannot raise it).
+    std::int64_t zygote_cpu = kZygoteCpuSeconds;
+    if (rlimit host{}; ::getrlimit(RLIMIT_CPU, &host) == 0 && host.rlim_max != RLIM_INFINITY) {
+      zygote_cpu = std::min<std::int64_t>(zygote_cpu, static_cast<std::int64_t>(host.rlim_max) - 1);
+    }
+    spec.limits.cpu_time_s = std::max<std::int64_t>(spec.limits.cpu_time_s, zygote_cpu);
     auto zygote = Child::Start(spec);
     if (!zygote.ok()) return zygote.status();
     auto ready = ReceiveBy((*zygote)->bridge_from_child_fd(), Clock::now() + timeout);

@@ -339,6 +339,22 @@ TEST(ForkServerTest, PooledChildrenAreForkedFromTheKeysForkServer) {
   EXPECT_TRUE(internal::ForkServerPids(*started).empty());
 }
 
+// The zygote spends CPU on every fork, so it runs under a larger CPU limit than the runs; each
+// forked child has exactly the runs' limit, as a cold child has.
+TEST(ForkServerTest, ForkedChildrenHaveTheRunsCpuLimitAndTheZygoteOutlivesIt) {
+  const auto executor = NewLocalExecutor(1);
+  ExecutionLimits limits;
+  limits.cpu_time_s = 1;
+  const RunSnapshot snapshot = Snapshot(limits);
+  const std::string code = "import resource\nprint(*resource.getrlimit(resource.RLIMIT_CPU))\n";
+  EXPECT_EQ(RunPooled(*executor, code, snapshot).stdout_text, "1 2\n");
+  EXPECT_EQ(testing::LocalExecutor()->Execute({code}, snapshot).stdout_text, "1 2\n");
+  const auto zygotes = internal::ForkServerPids(*executor);
+  ASSERT_EQ(zygotes.size(), 1u);
+  const std::string limits_text = testing::ReadFile("/proc/" + std::to_string(zygotes[0]) + "/limits");
+  EXPECT_NE(limits_text.find("Max cpu time              86400"), std::string::npos) << limits_text;
+}
+
 TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
   const auto executor = NewLocalExecutor(1);
   const RunSnapshot snapshot = Snapshot();
