@@ -33,7 +33,6 @@ constexpr std::string_view kRunTokenVariable = "CODEACT_RUN_TOKEN";
 constexpr int kMaxSweepPasses = 32;
 constexpr std::size_t kMaxEnvironBytes = 16u << 20;
 
-
 Status ValidateSpec(const LaunchSpec& spec) {
   if (spec.executable.empty() || spec.executable.front() != '/') {
     return InvalidArgument("the executable must be an absolute path, got \"" + spec.executable +
@@ -150,7 +149,8 @@ struct Child::Impl {
   bool ReapLocked(bool block) {
     if (reaped) return true;
     if (control) {
-      std::optional<ExitInfo> info = block ? std::optional<ExitInfo>(control->Wait(pid)) : control->TryWait(pid);
+      std::optional<ExitInfo> info =
+          block ? std::optional<ExitInfo>(control->Wait(pid)) : control->TryWait(pid);
       if (!info) return false;
       reaped = true;
       exit = *info;

@@ -28,7 +28,8 @@ constexpr std::size_t kMaxMessage = 4096;
 constexpr std::int64_t kZygoteCpuSeconds = 24 * 3600;
 
 int MillisLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60'000));
 }
 
@@ -68,7 +69,8 @@ ExitInfo DiedWithZygote() {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec, std::chrono::milliseconds timeout) {
+StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
+                                                        std::chrono::milliseconds timeout) {
   try {
     spec.bridge = true;
     spec.bridge_socket = true;
@@ -89,10 +91,12 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec, std::ch
     if (!zygote.ok()) return zygote.status();
     auto ready = ReceiveBy((*zygote)->bridge_from_child_fd(), Clock::now() + timeout);
     if (!ready.ok()) return ready.status();
-    if (!ready->has_value()) return DeadlineExceeded("the fork server did not report ready in time");
+    if (!ready->has_value())
+      return DeadlineExceeded("the fork server did not report ready in time");
     if (ready->value().rfind("R ", 0) != 0) {
-      return Unavailable(ready->value().empty() ? "the fork server exited before it was ready"
-                                                : "the fork server's first message is not its ready message");
+      return Unavailable(ready->value().empty()
+                             ? "the fork server exited before it was ready"
+                             : "the fork server's first message is not its ready message");
     }
     auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(*zygote)));
     if (server->stop_read_ < 0) return ErrnoStatus("pipe2", errno);
@@ -180,7 +184,8 @@ Status ForkServer::Send(const std::string& message, const int* fds, int fd_count
   while (::sendmsg(socket_fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
     if (errno == EINTR) continue;
     if (errno != EAGAIN) return ErrnoStatus("sendmsg to the fork server", errno);
-    if (MillisLeft(deadline) == 0) return DeadlineExceeded("the fork server does not take requests");
+    if (MillisLeft(deadline) == 0)
+      return DeadlineExceeded("the fork server does not take requests");
     pollfd pfd{socket_fd_, POLLOUT, 0};
     ::poll(&pfd, 1, MillisLeft(deadline));
   }
@@ -220,7 +225,8 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     std::string reply;
     {
       std::unique_lock lock(mu_);
-      if (!cv_.wait_for(lock, kForkReplyTimeout, [&] { return fork_reply_.has_value() || dead_; })) {
+      if (!cv_.wait_for(lock, kForkReplyTimeout,
+                        [&] { return fork_reply_.has_value() || dead_; })) {
         // A reply that comes later would be taken for the next fork's: end this server.
         lock.unlock();
         zygote_->KillGroup();
@@ -230,13 +236,16 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
       reply = std::move(*fork_reply_);
       fork_reply_.reset();
     }
-    if (reply[0] == 'E') return Unavailable("the fork server could not fork: " + reply.substr(std::min<std::size_t>(2, reply.size())));
+    if (reply[0] == 'E')
+      return Unavailable("the fork server could not fork: " +
+                         reply.substr(std::min<std::size_t>(2, reply.size())));
     char* end = nullptr;
     const long pid = std::strtol(reply.c_str() + 1, &end, 10);
     if (pid <= 0) return Internal("the fork server sent a malformed reply");
     // The child-side ends close here: the child has its own copies now.
-    return Child::Adopt(static_cast<pid_t>(pid), std::move(*token), out->read.release(), err->read.release(),
-                        to->write.release(), from->read.release(), shared_from_this());
+    return Child::Adopt(static_cast<pid_t>(pid), std::move(*token), out->read.release(),
+                        err->read.release(), to->write.release(), from->read.release(),
+                        shared_from_this());
   } catch (const std::exception& e) {
     return Internal(std::string("ForkServer::Fork: ") + e.what());
   }

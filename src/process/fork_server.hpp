@@ -42,7 +42,8 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
   // Starts the zygote from `spec` (its `bridge_socket` is set here) and waits up to `timeout`
   // for it to load everything and report ready. Its parent-death signal follows the calling
   // thread: call from a thread that lives as long as the server.
-  static StatusOr<std::shared_ptr<ForkServer>> Start(LaunchSpec spec, std::chrono::milliseconds timeout);
+  static StatusOr<std::shared_ptr<ForkServer>> Start(LaunchSpec spec,
+                                                     std::chrono::milliseconds timeout);
 
   // Kills the zygote (its children die with it) and reaps it.
   ~ForkServer() override;
@@ -68,16 +69,16 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
 
   std::unique_ptr<Child> zygote_;
   const int socket_fd_;  // owned by zygote_ (its bridge), non-blocking
-  int stop_read_ = -1;    // a pipe end that wakes the reader for shutdown
+  int stop_read_ = -1;   // a pipe end that wakes the reader for shutdown
   int stop_write_ = -1;
 
   std::mutex fork_mu_;  // one fork request in flight, so the replies come in order
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool dead_ = false;                       // the zygote closed its socket
-  std::optional<std::string> fork_reply_;   // "P <pid>" or "E <message>"
-  std::map<pid_t, ExitInfo> exits_;         // reported, not yet collected
+  bool dead_ = false;                      // the zygote closed its socket
+  std::optional<std::string> fork_reply_;  // "P <pid>" or "E <message>"
+  std::map<pid_t, ExitInfo> exits_;        // reported, not yet collected
   std::thread reader_;
 };
 

@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   const codeact::RunSnapshot snapshot;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::vector<pid_t> idle;
-  while ((idle = codeact::internal::IdleChildPids(**executor)).size() < static_cast<std::size_t>(pool)) {
+  while ((idle = codeact::internal::IdleChildPids(**executor)).size() <
+         static_cast<std::size_t>(pool)) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::fprintf(stderr, "pool_host: the pool did not fill\n");
       return 3;
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (pid_t pid : idle) std::printf("%d ", static_cast<int>(pid));
-  for (pid_t pid : codeact::internal::ForkServerPids(**executor)) std::printf("%d ", static_cast<int>(pid));
+  for (pid_t pid : codeact::internal::ForkServerPids(**executor))
+    std::printf("%d ", static_cast<int>(pid));
   std::printf("\n");
   std::fflush(stdout);
   while (true) pause();

@@ -3,14 +3,13 @@
 // children that died idle, follows a change of start key, shrinks when idle, and leaves no
 // process behind when the executor goes away or the host is SIGKILLed.
 #include <gtest/gtest.h>
-
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
 #include <future>
-#include <poll.h>
 #include <sstream>
 
 #include "backends/local/local_executor.hpp"
@@ -37,7 +36,8 @@ std::set<pid_t> Pids(const std::string& text) {
 }
 
 // Warms `executor` for `snapshot` until it holds `count` ready children for it; their pids.
-std::vector<pid_t> WaitForIdle(Executor& executor, const RunSnapshot& snapshot, std::size_t count = 1) {
+std::vector<pid_t> WaitForIdle(Executor& executor, const RunSnapshot& snapshot,
+                               std::size_t count = 1) {
   std::vector<pid_t> idle;
   Eventually(
       [&] {
@@ -49,7 +49,8 @@ std::vector<pid_t> WaitForIdle(Executor& executor, const RunSnapshot& snapshot, 
 }
 
 // Runs `code` on a ready pooled child, and asserts that the pool (not a cold start) served it.
-ExecutionResult RunPooled(Executor& executor, const std::string& code, const RunSnapshot& snapshot) {
+ExecutionResult RunPooled(Executor& executor, const std::string& code,
+                          const RunSnapshot& snapshot) {
   EXPECT_FALSE(WaitForIdle(executor, snapshot).empty()) << "the pool did not fill";
   const auto served = PoolCounters(executor).served;
   ExecutionResult r = executor.Execute({code}, snapshot);
@@ -71,16 +72,20 @@ ExecutionLimits With(void (*set)(ExecutionLimits&)) {
 
 std::vector<LimitCase> LimitCases() {
   return {
-      {"sleep_past_wall_clock.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
-      {"busy_cpu.py", With([](auto& l) { l.cpu_time_s = 1, l.wall_timeout_ms = 20'000; }), Outcome::kCpuLimit},
-      {"allocate_memory.py", With([](auto& l) { l.memory_bytes = 512LL << 20; }), Outcome::kMemoryLimit},
+      {"sleep_past_wall_clock.py", With([](auto& l) { l.wall_timeout_ms = 1000; }),
+       Outcome::kTimeout},
+      {"busy_cpu.py", With([](auto& l) { l.cpu_time_s = 1, l.wall_timeout_ms = 20'000; }),
+       Outcome::kCpuLimit},
+      {"allocate_memory.py", With([](auto& l) { l.memory_bytes = 512LL << 20; }),
+       Outcome::kMemoryLimit},
       {"stdout_flood_print.py", With([](auto& l) { l.max_stdout_bytes = 1000; }), Outcome::kOk},
       {"stdout_flood_fd.py", With([](auto& l) { l.max_stdout_bytes = 4096; }), Outcome::kOk},
       {"huge_exception.py", {}, Outcome::kError},
       {"fork_children.py", With([](auto& l) { l.wall_timeout_ms = 3000; }), Outcome::kTimeout},
       {"daemon.py", {}, Outcome::kOk},
       {"ignore_sigterm.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
-      {"swallow_base_exception.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
+      {"swallow_base_exception.py", With([](auto& l) { l.wall_timeout_ms = 1000; }),
+       Outcome::kTimeout},
       {"atexit_loop.py", With([](auto& l) { l.wall_timeout_ms = 5000; }), Outcome::kOk},
       {"read_env.py", {}, Outcome::kOk},
       {"list_fds.py", {}, Outcome::kOk},
@@ -129,7 +134,8 @@ TEST_P(PooledLimitTest, SameResultAsAColdStart) {
   if (name == "list_fds.py") EXPECT_EQ(pooled.stdout_text, "0 1 2 3 4\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PooledLimitTest, ::testing::Combine(::testing::ValuesIn(LimitCases()), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, PooledLimitTest,
+                         ::testing::Combine(::testing::ValuesIn(LimitCases()), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<std::tuple<LimitCase, bool>>& info) {
                            std::string name = std::get<0>(info.param).fixture;
                            name = name.substr(0, name.find('.'));
@@ -150,17 +156,19 @@ TEST(WarmPoolTest, StateOfOneRunIsNeverVisibleInTheNext) {
                                           "print(os.getcwd())\n",
                                           snapshot);
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;
-  const ExecutionResult second = RunPooled(*executor,
-                                           "import os, builtins, sys\n"
-                                           "print('leaked_global' in globals(), hasattr(builtins, 'leaked_builtin'),\n"
-                                           "      'leaked_module' in sys.modules, 'LEAKED_ENV' in os.environ,\n"
-                                           "      os.path.exists('leaked.txt'), os.listdir('.'))\n"
-                                           "print(os.getcwd())\n",
-                                           snapshot);
+  const ExecutionResult second =
+      RunPooled(*executor,
+                "import os, builtins, sys\n"
+                "print('leaked_global' in globals(), hasattr(builtins, 'leaked_builtin'),\n"
+                "      'leaked_module' in sys.modules, 'LEAKED_ENV' in os.environ,\n"
+                "      os.path.exists('leaked.txt'), os.listdir('.'))\n"
+                "print(os.getcwd())\n",
+                snapshot);
   ASSERT_EQ(second.outcome, Outcome::kOk) << second.message << second.stderr_text;
   const auto newline = second.stdout_text.find('\n');
   EXPECT_EQ(second.stdout_text.substr(0, newline), "False False False False False []");
-  EXPECT_NE(second.stdout_text.substr(newline + 1), first.stdout_text) << "both runs had the same directory";
+  EXPECT_NE(second.stdout_text.substr(newline + 1), first.stdout_text)
+      << "both runs had the same directory";
   // The first run's directory is gone with its child.
   const std::string first_dir = first.stdout_text.substr(0, first.stdout_text.size() - 1);
   EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(first_dir); })) << first_dir;
@@ -206,7 +214,8 @@ TEST(WarmPoolTest, AChildThatDiedIdleIsNoticedWithoutARun) {
 TEST(WarmPoolTest, AChangeOfStartKeyGetsChildrenStartedUnderTheNewConfig) {
   const auto executor = NewLocalExecutor(1);
   const std::string code =
-      "import os, resource\nprint(os.environ['MODE'], resource.getrlimit(resource.RLIMIT_AS)[0] >> 20)\n";
+      "import os, resource\nprint(os.environ['MODE'], resource.getrlimit(resource.RLIMIT_AS)[0] >> "
+      "20)\n";
   RunSnapshot a = Snapshot();
   a.environment["MODE"] = "a";
   a.limits.memory_bytes = 256LL << 20;
@@ -230,7 +239,8 @@ TEST(WarmPoolTest, ARunThatFindsNoReadyChildStartsItsOwnInsteadOfWaiting) {
   const RunSnapshot snapshot = Snapshot();
   std::vector<std::future<ExecutionResult>> runs;
   for (int i = 0; i < 4; ++i) {
-    runs.push_back(std::async(std::launch::async, [&] { return executor->Execute({"print(1)"}, snapshot); }));
+    runs.push_back(
+        std::async(std::launch::async, [&] { return executor->Execute({"print(1)"}, snapshot); }));
   }
   for (auto& run : runs) {
     const ExecutionResult r = run.get();
@@ -293,8 +303,8 @@ std::string ReadLine(int fd, std::chrono::seconds timeout) {
   std::string line;
   char c;
   while (line.empty() || line.back() != '\n') {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd pfd{fd, POLLIN, 0};
     if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -351,7 +361,8 @@ TEST(ForkServerTest, ForkedChildrenHaveTheRunsCpuLimitAndTheZygoteOutlivesIt) {
   EXPECT_EQ(testing::LocalExecutor()->Execute({code}, snapshot).stdout_text, "1 2\n");
   const auto zygotes = internal::ForkServerPids(*executor);
   ASSERT_EQ(zygotes.size(), 1u);
-  const std::string limits_text = testing::ReadFile("/proc/" + std::to_string(zygotes[0]) + "/limits");
+  const std::string limits_text =
+      testing::ReadFile("/proc/" + std::to_string(zygotes[0]) + "/limits");
   EXPECT_NE(limits_text.find("Max cpu time              86400"), std::string::npos) << limits_text;
 }
 
@@ -371,7 +382,8 @@ TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
       "    os.write(w, token('self').encode())\n"
       "    os._exit(0)\n"
       "os.waitpid(pid, 0)\n"
-      "print(token('self'), os.environ['CODEACT_RUN_TOKEN'], os.read(r, 64).decode(), token(os.getppid()))\n";
+      "print(token('self'), os.environ['CODEACT_RUN_TOKEN'], os.read(r, 64).decode(), "
+      "token(os.getppid()))\n";
   std::set<std::string> tokens;
   for (int i = 0; i < 2; ++i) {
     const ExecutionResult r = RunPooled(*executor, code, snapshot);

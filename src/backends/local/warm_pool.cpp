@@ -12,8 +12,12 @@ bool Unusable(const ReadyChild& c) { return c.child->BridgeHungUpOrBusy() || c.c
 constexpr std::chrono::seconds kHealthCheckPeriod{1};
 }  // namespace
 
-WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start, KeyDropped dropped)
-    : per_key_(per_key), idle_timeout_(idle_timeout), start_(std::move(start)), dropped_(std::move(dropped)) {
+WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start,
+                   KeyDropped dropped)
+    : per_key_(per_key),
+      idle_timeout_(idle_timeout),
+      start_(std::move(start)),
+      dropped_(std::move(dropped)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -33,7 +37,8 @@ void WarmPool::TellDropped(const std::vector<std::string>& keys) const {
 }
 
 WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snapshot,
-                                std::vector<ReadyChild>& evicted, std::vector<std::string>& dropped_keys) {
+                                std::vector<ReadyChild>& evicted,
+                                std::vector<std::string>& dropped_keys) {
   auto [it, inserted] = slots_.try_emplace(key);
   it->second.last_used = Clock::now();
   if (inserted) {
@@ -42,7 +47,8 @@ WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snaps
     if (slots_.size() > kMaxKeys) {
       auto oldest = slots_.end();
       for (auto s = slots_.begin(); s != slots_.end(); ++s) {
-        if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used)) oldest = s;
+        if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used))
+          oldest = s;
       }
       for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
       dropped_keys.push_back(oldest->first);
@@ -172,7 +178,8 @@ void WarmPool::Loop() {
       }
       const std::size_t queued = refill_.size();
       cv_.wait_until(lock, wake, [&] {
-        return stopping_ || refill_.size() != queued || (!refill_.empty() && refill_.front().not_before <= Clock::now());
+        return stopping_ || refill_.size() != queued ||
+               (!refill_.empty() && refill_.front().not_before <= Clock::now());
       });
       continue;
     }
@@ -204,7 +211,8 @@ void WarmPool::Loop() {
     }
     it->second.failures = 0;
     it->second.ready.push_back(std::move(*started));
-    if (static_cast<int>(it->second.ready.size()) < per_key_) refill_.push_front({key, Clock::now()});
+    if (static_cast<int>(it->second.ready.size()) < per_key_)
+      refill_.push_front({key, Clock::now()});
   }
 }
 

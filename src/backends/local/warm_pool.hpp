@@ -33,9 +33,9 @@ struct ReadyChild {
 };
 
 struct WarmPoolCounters {
-  std::int64_t served = 0;  // Take calls answered with a ready child
-  std::int64_t missed = 0;  // Take calls that found none (the run started its own child)
-  std::int64_t started = 0;  // children the pool started
+  std::int64_t served = 0;    // Take calls answered with a ready child
+  std::int64_t missed = 0;    // Take calls that found none (the run started its own child)
+  std::int64_t started = 0;   // children the pool started
   std::int64_t replaced = 0;  // idle children found dead and dropped
 };
 
@@ -47,7 +47,8 @@ class WarmPool {
   // `per_key` ready children are kept for each of the most recently used start keys; a key not
   // used for `idle_timeout` is dropped with its children, and `dropped` is told (outside the
   // pool's lock, from any thread).
-  WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start, KeyDropped dropped = nullptr);
+  WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start,
+           KeyDropped dropped = nullptr);
   // Stops the pool's thread, then kills and reaps every idle child and removes its directory.
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
@@ -91,7 +92,7 @@ class WarmPool {
   // Finds or adds the slot for `key` (evicting the least recently used one past kMaxKeys into
   // `evicted`) and marks it used. Caller holds mu_.
   Slot& Touch(const std::string& key, const RunSnapshot& snapshot, std::vector<ReadyChild>& evicted,
-             std::vector<std::string>& dropped_keys);
+              std::vector<std::string>& dropped_keys);
   // Drops keys idle past the timeout and children that died while idle (into `dropped`), and
   // schedules refills for the latter. Caller holds mu_.
   void Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>& dropped_keys);
