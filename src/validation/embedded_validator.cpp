@@ -271,7 +271,8 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
       // The code keeps the source's path as its file name: tracebacks and the runner's own frame
       // filter see the same name whether it runs from source or from this file.
       py::object code = py::module_::import("builtins").attr("compile")(source, source_path, "exec", 0, true);
-      py::object hash = py::module_::import("importlib.util").attr("source_hash")(source);
+      // importlib.util.source_hash, without importing importlib.util.
+      py::object hash = py::module_::import("_imp").attr("source_hash")(external.attr("_RAW_MAGIC_NUMBER"), source);
       py::bytes pyc = py::module_::import("builtins").attr("bytes")(external.attr("_code_to_hash_pyc")(code, hash, false));
       return std::string(pyc);
     } catch (const py::error_already_set& e) {
