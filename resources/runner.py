@@ -59,7 +59,9 @@ import builtins
 import os
 import sys
 
-_RUNNER_FILE = __file__
+# The file name the code was compiled with: the source path also when the host runs a .pyc
+# compiled from it (CompileToPyc keeps that name), so the runner's frames are recognised.
+_RUNNER_FILE = sys._getframe().f_code.co_filename
 _CODE_NAME = "<code>"
 _HIDDEN_OUTPUT = "__codeact_output__"
 
@@ -511,9 +513,14 @@ def _main():
 
     # A pooled child (CODEACT_WARM=1) loads everything before it says ready: the host hands it
     # out only then, so no run waits for an import. A child started for a waiting run loads
-    # lazily instead, and only while the request has not arrived.
+    # lazily instead, and only while the request has not arrived. A fork server
+    # (CODEACT_ZYGOTE=1) loads everything and forks children, each of which goes on from here.
     todo = list(_PRELOAD)
-    if os.environ.pop("CODEACT_WARM", "") == "1":
+    if os.environ.pop("CODEACT_ZYGOTE", "") == "1":
+        while todo:
+            _preload(todo.pop(0))
+        _zygote()  # returns only in a forked child, set up for its run
+    elif os.environ.pop("CODEACT_WARM", "") == "1":
         while todo:
             _preload(todo.pop(0))
     _send_text('{"type":"ready","python":[%d,%d],"pid":%d}'
@@ -529,6 +536,162 @@ def _main():
         except BaseException:
             _finish_oom()
         _finish(frame, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fork server (see src/process/fork_server.hpp for the protocol and the guarantees). Messages on
+# the SOCK_SEQPACKET socket at fd 3, one per datagram, ASCII:
+#   zygote -> host  "R <pid>" once ready; "P <pid>" or "E <reason>" per fork request;
+#                   "X <pid> <wait status> <cpu microseconds>" when a child has been reaped
+#   host -> zygote  "F <run token> <working dir>" with the child's 5 fds (SCM_RIGHTS);
+#                   "K <pid>": SIGKILL the child's process group if it is not reaped yet
+# End of input: the host is gone; the zygote exits (its children have PDEATHSIG on it).
+
+
+def _zygote():
+    import select
+    import signal
+    import socket
+    import ctypes
+    import resource
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    cpu_limit = int(os.environ.pop("CODEACT_CPU_LIMIT_S"))
+    zygote = os.getpid()
+    children = set()
+    rsig, wsig = os.pipe()
+    os.set_blocking(rsig, False)
+    os.set_blocking(wsig, False)
+    signal.set_wakeup_fd(wsig)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=_state.rfd)
+    sock.setblocking(True)
+    # Everything loaded so far is the children's shared, copy-on-write memory: keep the cyclic
+    # collector from walking it in every child (each object it visits is a page copied).
+    import gc
+    gc.collect()
+    gc.freeze()
+    sock.send(b"R %d" % zygote)
+    while True:
+        readable = select.select([sock, rsig], [], [])[0]
+        if rsig in readable:
+            try:
+                os.read(rsig, 512)
+            except OSError:
+                pass
+            _zygote_reap(children, sock)
+        if sock not in readable:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, 4096, 5)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            _exit(0)
+        if not data:
+            _exit(0)  # the host is gone
+        if data[:2] == b"K ":
+            pid = int(data[2:])
+            if pid in children:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        elif data[:2] == b"F " and len(fds) == 5:
+            _, token, workdir = data.split(b" ", 2)
+            try:
+                pid = os.fork()
+            except OSError as e:
+                sock.send(b"E " + str(e).encode("ascii", "replace")[:200])
+                pid = -1
+            if pid == 0:
+                _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit)
+                return
+            if pid > 0:
+                children.add(pid)
+                try:
+                    os.setpgid(pid, pid)  # also here, so the group exists once the host knows the pid
+                except OSError:
+                    pass
+                sock.send(b"P %d" % pid)
+        for fd in fds:
+            os.close(fd)
+
+
+def _zygote_reap(children, sock):
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return
+        children.discard(pid)
+        cpu_us = int((usage.ru_utime + usage.ru_stime) * 1e6)
+        sock.send(b"X %d %d %d" % (pid, status, cpu_us))
+
+
+def _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit):
+    """In a freshly forked child: the per-run setup a cold start gets from the host's launcher.
+    Any failure ends the child before it says ready (the host then starts one itself)."""
+    import resource
+    import signal
+    try:
+        # The runs' CPU limit (the zygote runs under a larger one); the count starts at the fork.
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 1))
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        if prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            _exit(125)
+        if os.getppid() != zygote:  # the zygote died before prctl: the signal would never come
+            _exit(125)
+        os.chdir(workdir)
+        sock.detach()  # fd 3 is about to become the bridge
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target, inheritable=target < 3)
+        os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
+        _set_run_token(token)
+        os.set_blocking(_state.wfd, False)  # see _wait_to_write
+        _warm_up()
+    except BaseException:
+        _exit(125)
+
+
+def _warm_up():
+    """Walks the hot path once before saying ready: the pages a run writes to (reference counts
+    of the objects it uses) are copied from the zygote now, while the child waits in the pool,
+    rather than one page fault at a time during the run."""
+    code_obj, _ = _compile_user_code("x = [1, 2.5, 'a']\nstr(x)\n{'k': x}\n")
+    g = {"__builtins__": builtins}
+    eval(code_obj, g)
+    _encode(g.get(_HIDDEN_OUTPUT))
+    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1}')
+
+
+def _set_run_token(token):
+    """Writes the run's token over the zygote's in this process's environment block, which is
+    what /proc/<pid>/environ shows (and what children forked from here inherit), and into
+    os.environ for programs the code may exec."""
+    key = b"CODEACT_RUN_TOKEN="
+    with open("/proc/self/stat", "rb") as f:
+        stat = f.read()
+    fields = stat[stat.rindex(b")") + 2:].split()
+    start, end = int(fields[47]), int(fields[48])  # env_start, env_end (fields 50 and 51)
+    fd = os.open("/proc/self/mem", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        block = os.pread(fd, end - start, start)
+        at = 0 if block.startswith(key) else block.find(b"\0" + key) + 1
+        if at == 0 and not block.startswith(key):
+            raise RuntimeError("no run token in the environment")
+        at += len(key)
+        if block[at + len(token):at + len(token) + 1] != b"\0":
+            raise RuntimeError("the run token has another length")
+        os.pwrite(fd, token, start + at)
+    finally:
+        os.close(fd)
+    os.environ["CODEACT_RUN_TOKEN"] = token.decode("ascii")
 
 
 # ---------------------------------------------------------------------------------------------

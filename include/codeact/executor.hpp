@@ -2,6 +2,7 @@
 // and returns one ExecutionResult. What happens to the child is data, never an exception.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,8 +62,18 @@ struct ExecutorOptions {
   std::string python_path;
   // Directory holding runner.py (and hyperlight_worker.py). Empty: found next to the binary.
   std::string resource_dir;
-  // Ready children kept per fingerprint (local backend). 0 starts a child per run.
-  int warm_pool_size = 0;
+  // Warm pool (local backend): interpreters started ahead of time, with the runner loaded and
+  // waiting for their one request, per start key (everything that shapes a child: environment,
+  // rlimits, mounts, isolation level, interpreter). A child serves one run and is never reused.
+  // A run that finds no ready child starts one itself rather than wait. 0 turns the pool off
+  // (one-shot callers such as `codeact run` do that); at most 64.
+  int warm_pool_size = 2;
+  // A start key unused for this long has its ready children stopped: an idle host keeps none.
+  std::int64_t pool_idle_timeout_ms = 300'000;
+  // With the pool, at the process level: one pre-imported interpreter per start key forks the
+  // pooled children (and the children of runs that find none ready), so a child costs a fork
+  // instead of an interpreter start. Off: every pooled child is an interpreter of its own.
+  bool fork_server = true;
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
@@ -74,6 +85,9 @@ class Executor {
   virtual ~Executor() = default;
   // Thread-safe; many runs may execute at once, each in its own child.
   virtual ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) = 0;
+  // Prepares for runs under `snapshot` ahead of time (starts warm children) without waiting for
+  // it; a no-op where there is nothing to prepare. Runs never depend on it having been called.
+  virtual void Warm(const RunSnapshot& snapshot) { (void)snapshot; }
   virtual BackendKind backend() const = 0;
   virtual IsolationLevel isolation() const = 0;  // the level that runs: never kAuto
 };

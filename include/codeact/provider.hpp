@@ -81,6 +81,10 @@ class CodeActProvider {
   ExecutionResult Execute(const std::string& code, const InvokeOptions& options = {});
   ExecutionResult Execute(const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options);
 
+  // Prepares the executor for runs under the current configuration (warm children), without
+  // waiting; long-lived servers call it at start-up so their first run is warm too.
+  void Warm() { executor_->Warm(Snapshot()); }
+
   Executor& executor() { return *executor_; }
 
  protected:

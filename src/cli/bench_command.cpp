@@ -15,8 +15,10 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "codeact/executor.hpp"
+#include "codeact/provider.hpp"
 #include "codeact/validator.hpp"
 #include "process/child.hpp"
+#include "server/mcp_server.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -104,17 +106,22 @@ int CmdBench(const std::vector<std::string>& argv) {
   const std::string python = args->Get("--python").value_or((*validator)->InstallationInterpreter());
   std::vector<Figure> figures;
 
-  // 1. The floor: one bare interpreter start.
-  internal::LaunchSpec bare;
-  bare.executable = python;
-  bare.args = {"-I", "-S", "-c", "pass"};
-  bare.working_dir = "/";
-  bare.bridge = false;
-  const Samples start = Measure(runs, [&] {
-    auto child = internal::Child::Start(bare);
-    if (child.ok()) (*child)->Wait();
-  });
-  figures.push_back(Latency("python3 -I -S -c pass (bare start)", start, "reference"));
+  // 1. The yardstick: one bare interpreter start, `python3 -I -c pass`; and the same without
+  // `site`, which is how the runner starts (-S), as a second reference.
+  auto bare_start = [&](std::vector<std::string> python_args) {
+    internal::LaunchSpec bare;
+    bare.executable = python;
+    bare.args = std::move(python_args);
+    bare.working_dir = "/";
+    bare.bridge = false;
+    return Measure(runs, [&] {
+      auto child = internal::Child::Start(bare);
+      if (child.ok()) (*child)->Wait();
+    });
+  };
+  const Samples start = bare_start({"-I", "-c", "pass"});
+  figures.push_back(Latency("python3 -I -c pass (bare start)", start, "yardstick"));
+  figures.push_back(Latency("python3 -I -S -c pass (no site)", bare_start({"-I", "-S", "-c", "pass"}), "reference"));
 
   // 2. Validation of a 50-line program, in process.
   const Samples validate = Measure(std::max(runs, 1000), [&] {
@@ -127,11 +134,27 @@ int CmdBench(const std::vector<std::string>& argv) {
   snapshot.fingerprint = "bench";
   snapshot.limits.max_tool_calls = 10'000;
 
-  // 3. execute_code("print(1)") without and with the warm pool.
-  for (int pool : {0, 2}) {
+  // 3. execute_code("print(1)") without and with the warm pool, at both isolation levels.
+  // Process level: cold; warm with the fork server (its default); warm with an interpreter
+  // started per child. Namespaces level (no fork server there): cold and warm.
+  struct Config {
+    int pool;
+    bool fork_server;
+    IsolationLevel isolation;
+    const char* variant;  // "" for the configuration the headline figures come from
+  };
+  const Config configs[] = {{0, false, IsolationLevel::kProcess, ""},
+                            {2, true, IsolationLevel::kProcess, ""},
+                            {2, false, IsolationLevel::kProcess, " (no fork server)"},
+                            {0, false, IsolationLevel::kNamespaces, " (namespaces)"},
+                            {2, false, IsolationLevel::kNamespaces, " (namespaces)"}};
+  for (const auto& [pool, fork_server, isolation, variant_text] : configs) {
+    const std::string variant = variant_text;
     ExecutorOptions options;
     options.python_path = python;
     options.warm_pool_size = pool;
+    options.fork_server = fork_server;
+    options.isolation = isolation;
     auto executor = CreateExecutor(options);
     if (!executor.ok()) {
       std::cerr << "codeact bench: " << executor.status().message() << "\n";
@@ -140,25 +163,30 @@ int CmdBench(const std::vector<std::string>& argv) {
     if (!Check((*executor)->Execute({"print(1)"}, snapshot), "print(1)")) return kExitFailed;
     bool ok = true;
     Samples exec;
-    for (int i = 0; i < runs && ok; ++i) {
+    const int latency_runs = variant.empty() ? runs : runs / 4;
+    for (int i = 0; i < latency_runs && ok; ++i) {
       // Warm latency is what a run sees when a warm child is ready, as it is between an agent's
       // turns; waiting for the refill is not counted (sustained throughput is measured below).
-      if (pool > 0) WaitForIdleChildren(**executor, 1);
+      if (pool > 0) WaitForIdleChildren(**executor, pool);
       const auto t0 = Clock::now();
       ok = (*executor)->Execute({"print(1)"}, snapshot).success();
       exec.Add(Clock::now() - t0);
     }
     if (!ok) return kExitFailed;
-    figures.push_back(pool == 0 ? Latency("execute print(1), cold (no pool)", exec, "p50 <= 1.2 x bare start")
-                                : Latency("execute print(1), warm pool", exec, "p50 <= 3 ms"));
+    figures.push_back(pool == 0 ? Latency("execute print(1), cold (no pool)" + variant, exec,
+                                          variant.empty() ? "p50 <= 1.2 x bare start" : "reference")
+                                : Latency("execute print(1), warm pool" + variant, exec,
+                                          variant.empty() ? "p50 <= 3 ms" : "reference"));
     if (pool == 0) {
-      figures.push_back({"cold / bare start (p50 ratio)", "x", 0, 0, 0,
-                         exec.PercentileUs(50) / std::max(1.0, start.PercentileUs(50)), "<= 1.2"});
+      figures.push_back({"cold / bare start (p50 ratio)" + variant, "x", 0, 0, 0,
+                         exec.PercentileUs(50) / std::max(1.0, start.PercentileUs(50)),
+                         variant.empty() ? "<= 1.2" : "reference"});
       continue;
     }
 
     // 4. Tool-call round trips inside one run.
     const int calls = 5000;
+    if (variant.empty()) {
     const std::string code = "for i in range(" + std::to_string(calls) + "):\n    await noop(i=i)\n";
     const auto t0 = Clock::now();
     const ExecutionResult many = (*executor)->Execute({code}, snapshot);
@@ -167,10 +195,11 @@ int CmdBench(const std::vector<std::string>& argv) {
     const double empty = exec.PercentileUs(50) / 1e6;
     figures.push_back({"tool-call round trips", "calls/s", 0, 0, 0, calls / std::max(1e-6, with_calls - empty),
                        ">= 10000"});
+    }
 
     // 5. Sustained executions per second from two threads.
     std::atomic<int> done{0}, failed{0};
-    const int per_thread = runs;
+    const int per_thread = variant.empty() ? runs : runs / 4;
     const auto s0 = Clock::now();
     std::vector<std::thread> threads;
     for (int t = 0; t < 2; ++t) {
@@ -182,38 +211,92 @@ int CmdBench(const std::vector<std::string>& argv) {
     }
     for (auto& t : threads) t.join();
     const double secs = std::chrono::duration<double>(Clock::now() - s0).count();
-    figures.push_back({"sustained executions, 2 threads", "runs/s", 0, 0, 0, done / secs, ">= 200"});
+    figures.push_back({"sustained executions, 2 threads" + variant, "runs/s", 0, 0, 0, done / secs,
+                       variant.empty() ? ">= 200" : "reference"});
     if (failed > 0) std::cerr << "codeact bench: " << failed << " sustained runs failed\n";
 
     // 6. Memory of a warm child: an interpreter with the runner loaded, waiting for its request.
+    // (At the namespaces level the pooled pid is the sandbox launcher's, not the interpreter's.)
+    if (isolation != IsolationLevel::kProcess) continue;
     const std::vector<pid_t> idle = WaitForIdleChildren(**executor, pool);
-    std::int64_t rss_kib = 0, pss_kib = 0;
+    std::int64_t rss_kib = 0, pss_kib = 0, uss_kib = 0;
     for (pid_t pid : idle) {
       rss_kib += std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS"));
       pss_kib += std::max<std::int64_t>(0, ProcKiB(pid, "smaps_rollup", "Pss"));
+      uss_kib += std::max<std::int64_t>(0, ProcKiB(pid, "smaps_rollup", "Private_Clean")) +
+                 std::max<std::int64_t>(0, ProcKiB(pid, "smaps_rollup", "Private_Dirty"));
     }
     if (!idle.empty()) {
+      // RSS counts every page a child maps, also those it shares (with the fork server, most);
+      // PSS splits shared pages between their users; USS is what the child alone holds, i.e.
+      // what one more pooled child costs the host.
       const double n = static_cast<double>(idle.size());
-      figures.push_back({"RSS per warm pooled child", "MiB", 0, 0, 0, rss_kib / 1024.0 / n, "<= 15 MiB"});
-      figures.push_back({"PSS per warm pooled child (shared pages split)", "MiB", 0, 0, 0, pss_kib / 1024.0 / n,
-                         "reference"});
+      figures.push_back({"RSS per warm pooled child" + variant, "MiB", 0, 0, 0, rss_kib / 1024.0 / n,
+                         variant.empty() ? "<= 15 MiB" : "reference"});
+      figures.push_back({"PSS per warm pooled child" + variant, "MiB", 0, 0, 0, pss_kib / 1024.0 / n, "reference"});
+      figures.push_back({"USS per warm pooled child" + variant, "MiB", 0, 0, 0, uss_kib / 1024.0 / n, "reference"});
+    }
+    for (pid_t pid : internal::ForkServerPids(**executor)) {
+      figures.push_back({"RSS of the fork server (one per key)", "MiB", 0, 0, 0,
+                         std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS")) / 1024.0, "reference"});
     }
   }
 
+  // 7. The MCP server's tools/call of print(1) with its pool warm: one request line in, one
+  // response line out, through validation, the provider and the executor (what `codeact mcp`
+  // does per line, minus the stdio pipes).
+  {
+    ProviderOptions provider_options;
+    provider_options.executor.python_path = python;
+    provider_options.executor.warm_pool_size = 2;
+    provider_options.executor.isolation = IsolationLevel::kProcess;  // namespaces: see the rows above
+    auto provider = LocalCodeActProvider::Create(provider_options);
+    if (!provider.ok()) {
+      std::cerr << "codeact bench: " << provider.status().message() << "\n";
+      return kExitFailed;
+    }
+    const ExecuteCodeFunction function(*provider);
+    internal::McpServerOptions server_options;
+    server_options.log_to_stderr = false;
+    server_options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
+    server_options.execute = [function](const std::string& arguments) { return function.InvokeResult(arguments); };
+    internal::McpServer server(std::move(server_options));
+    server.HandleLine(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+        R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
+    (*provider)->Warm();
+    const std::string call =
+        R"j({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"print(1)"}}})j";
+    Samples mcp;
+    for (int i = 0; i < runs; ++i) {
+      WaitForIdleChildren((*provider)->executor(), 2);
+      const auto t0 = Clock::now();
+      const std::optional<std::string> response = server.HandleLine(call);
+      mcp.Add(Clock::now() - t0);
+      if (!response || response->find(R"("isError":false)") == std::string::npos) {
+        std::cerr << "codeact bench: the MCP tools/call failed: " << response.value_or("(no response)") << "\n";
+        return kExitFailed;
+      }
+    }
+    figures.push_back(Latency("MCP tools/call print(1), warm pool", mcp, "p50 <= 3 ms"));
+  }
 
-  std::printf("%-40s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
+  std::printf("%-52s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
   for (const auto& f : figures) {
     if (f.unit == "us") {
-      std::printf("%-40s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95, f.p99, "",
+      std::printf("%-52s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95, f.p99, "",
                   f.goal.c_str());
     } else {
-      std::printf("%-40s %12s %12s %12s %10.1f %-3s  %s\n", f.name.c_str(), "", "", "", f.value, f.unit.c_str(),
+      std::printf("%-52s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value, f.unit.c_str(),
                   f.goal.c_str());
     }
   }
   if (auto path = args->Get("--json")) {
     std::ostringstream out;
-    out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"figures\":[";
+    std::string load;
+    std::getline(std::ifstream("/proc/loadavg"), load);  // the machine's load, for the record
+    out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"loadavg\":\""
+        << load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1)) << "\",\"figures\":[";
     for (std::size_t i = 0; i < figures.size(); ++i) {
       const auto& f = figures[i];
       out << (i ? "," : "") << "{\"name\":\"" << f.name << "\",\"unit\":\"" << f.unit << "\",\"p50\":" << f.p50

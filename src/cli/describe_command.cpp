@@ -30,7 +30,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
     std::cerr << "codeact describe: --format is openai or mcp\n";
     return kExitUsage;
   }
-  auto provider = BuildProvider(*args);
+  auto provider = BuildProvider(*args, /*default_pool_size=*/0);  // describes, runs nothing
   if (!provider.ok()) {
     std::cerr << "codeact describe: " << provider.status().message() << "\n";
     return kExitUsage;

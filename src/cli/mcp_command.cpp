@@ -78,6 +78,7 @@ int CmdMcp(const std::vector<std::string>& argv) {
     std::cerr << "codeact mcp: " << provider.status().message() << "\n";
     return kExitUsage;
   }
+  (*provider)->Warm();  // the first tools/call finds a ready interpreter too
   const ExecuteCodeFunction function(*provider);
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;

@@ -53,7 +53,8 @@ const char* const kProviderFlagsHelp =
   --approve              approve runs that need approval
   --python PATH          child interpreter (default: the embedded validator's installation)
   --site-packages        let the code import installed third-party packages (slower start)
-  --warm-pool N          keep N interpreters started ahead of time (for servers; default 0)
+  --pool N               interpreters kept started ahead of time, each used for one run
+                         (default 2 for mcp, 0 for run; 0 turns the pool off; --warm-pool N too)
   --isolation L          auto (default: namespaces where the kernel allows it, else process),
                          process or namespaces (an explicit level runs as asked or not at all)
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
@@ -66,9 +67,9 @@ const char* const kProviderFlagsHelp =
 
 FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
-                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--warm-pool",
-                        "--isolation", "--require-isolation", "--backend", "--input-dir", "--allow-domain",
-                        "--hyperlight-sdk"}) {
+                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
+                        "--warm-pool", "--isolation", "--require-isolation", "--backend", "--input-dir",
+                        "--allow-domain", "--hyperlight-sdk"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -109,7 +110,7 @@ StatusOr<IsolationLevel> IsolationFlags(const Args& args) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size) {
   ProviderOptions options;
   ExecutionLimits& limits = options.limits;
   const std::pair<const char*, std::pair<std::int64_t*, double>> numbers[] = {
@@ -147,10 +148,16 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
   options.validate = !args.Has("--no-validate");
   if (auto python = args.Get("--python")) options.executor.python_path = *python;
   options.executor.site_packages = args.Has("--site-packages");
-  if (auto pool = args.Get("--warm-pool")) {
-    auto size = PositiveNumber("--warm-pool", *pool, 1.0);
-    if (!size.ok()) return size.status();
-    options.executor.warm_pool_size = static_cast<int>(std::min<std::int64_t>(*size, 64));
+  options.executor.warm_pool_size = default_pool_size;
+  for (const char* flag : {"--warm-pool", "--pool"}) {  // --warm-pool: the older name
+    if (auto text = args.Get(flag)) {
+      int size = -1;
+      const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), size);
+      if (ec != std::errc() || ptr != text->data() + text->size() || size < 0 || size > 64) {
+        return InvalidArgument(std::string(flag) + " needs an integer from 0 to 64, got \"" + *text + "\"");
+      }
+      options.executor.warm_pool_size = size;
+    }
   }
 
   auto isolation = IsolationFlags(args);
@@ -185,7 +192,7 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args) {
       return InvalidArgument("--mount is for the local backend; with --backend hyperlight use --input-dir "
                              "(read-only at /input) and files written under /output");
     }
-    if (args.Get("--warm-pool")) return InvalidArgument("--warm-pool is for the local backend");
+    if (args.Get("--warm-pool") || args.Get("--pool")) return InvalidArgument("--pool is for the local backend");
     if (args.Has("--site-packages")) return InvalidArgument("--site-packages is for the local backend");
     // A micro-VM is the strongest level there is: --require-isolation is met, --isolation is moot.
     if (args.Get("--isolation").value_or("auto") != "auto") {

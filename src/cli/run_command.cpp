@@ -30,7 +30,8 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << code.status().message() << "\n";
     return kExitUsage;
   }
-  auto provider = BuildProvider(*args);
+  // One run: a pool would start interpreters that no run takes (unless --pool asks for one).
+  auto provider = BuildProvider(*args, /*default_pool_size=*/0);
   if (!provider.ok()) {
     std::cerr << "codeact run: " << provider.status().message() << "\n";
     return kExitUsage;

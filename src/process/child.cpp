@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,27 +32,6 @@ constexpr std::string_view kRunTokenVariable = "CODEACT_RUN_TOKEN";
 // A pass that finds no new token holder ends the sweep; this bounds a pathological case.
 constexpr int kMaxSweepPasses = 32;
 constexpr std::size_t kMaxEnvironBytes = 16u << 20;
-
-StatusOr<std::string> NewRunToken() {
-  unsigned char bytes[16];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("getrandom", errno);
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token;
-  token.reserve(2 * sizeof bytes);
-  for (unsigned char b : bytes) {
-    token += kHex[b >> 4];
-    token += kHex[b & 0xF];
-  }
-  return token;
-}
 
 Status ValidateSpec(const LaunchSpec& spec) {
   if (spec.executable.empty() || spec.executable.front() != '/') {
@@ -127,6 +108,27 @@ void SweepByEnvironEntry(const std::string& entry) {
 
 }  // namespace
 
+StatusOr<std::string> NewRunToken() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("getrandom", errno);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  token.reserve(2 * sizeof bytes);
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 0xF];
+  }
+  return token;
+}
+
 struct Child::Impl {
   pid_t pid = -1;
   std::string token;
@@ -134,6 +136,9 @@ struct Child::Impl {
   UniqueFd stderr_fd;
   UniqueFd to_child;
   UniqueFd from_child;
+
+  // Set for a child the host did not fork: kill and reap go through its parent.
+  std::shared_ptr<ChildControl> control;
 
   // Guards reaping: the group kill happens under it, so it can never hit a reused group id.
   std::mutex mu;
@@ -143,6 +148,14 @@ struct Child::Impl {
   // Reaps if the child has exited (or always, with `block`). Caller holds `mu`.
   bool ReapLocked(bool block) {
     if (reaped) return true;
+    if (control) {
+      std::optional<ExitInfo> info =
+          block ? std::optional<ExitInfo>(control->Wait(pid)) : control->TryWait(pid);
+      if (!info) return false;
+      reaped = true;
+      exit = *info;
+      return true;
+    }
     int status = 0;
     rusage usage{};
     pid_t r;
@@ -187,7 +200,21 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     if (!err.ok()) return err.status();
     PipeFds to_child, from_child;
     plan.child_fds = {dev_null.get(), out->write.get(), err->write.get()};
-    if (spec.bridge) {
+    if (spec.bridge && spec.bridge_socket) {
+      int pair[2];
+      if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+        return ErrnoStatus("socketpair", errno);
+      }
+      UniqueFd host_end(pair[0]);
+      UniqueFd child_end(pair[1]);
+      if (Status s = SetNonBlocking(host_end.get()); !s.ok()) return s;
+      from_child.read.reset(::fcntl(host_end.get(), F_DUPFD_CLOEXEC, 0));
+      if (!from_child.read) return ErrnoStatus("fcntl(F_DUPFD_CLOEXEC)", errno);
+      to_child.write = std::move(host_end);
+      to_child.read = std::move(child_end);  // becomes fd 3 and fd 4 in the child
+      plan.child_fds.push_back(to_child.read.get());
+      plan.child_fds.push_back(to_child.read.get());
+    } else if (spec.bridge) {
       auto to = MakePipe();
       if (!to.ok()) return to.status();
       auto from = MakePipe();
@@ -234,16 +261,40 @@ Child::~Child() {
   }
 }
 
+std::unique_ptr<Child> Child::Adopt(pid_t pid, std::string token, int stdout_fd, int stderr_fd,
+                                    int to_child_fd, int from_child_fd,
+                                    std::shared_ptr<ChildControl> control) {
+  auto impl = std::make_unique<Impl>();
+  impl->pid = pid;
+  impl->token = std::move(token);
+  impl->stdout_fd = UniqueFd(stdout_fd);
+  impl->stderr_fd = UniqueFd(stderr_fd);
+  impl->to_child = UniqueFd(to_child_fd);
+  impl->from_child = UniqueFd(from_child_fd);
+  impl->control = std::move(control);
+  return std::unique_ptr<Child>(new Child(std::move(impl)));
+}
+
 pid_t Child::pid() const { return impl_->pid; }
 int Child::stdout_fd() const { return impl_->stdout_fd.get(); }
 int Child::stderr_fd() const { return impl_->stderr_fd.get(); }
 int Child::bridge_to_child_fd() const { return impl_->to_child.get(); }
 int Child::bridge_from_child_fd() const { return impl_->from_child.get(); }
 void Child::CloseBridgeToChild() { impl_->to_child.reset(); }
+
+bool Child::BridgeHungUpOrBusy() const {
+  if (!impl_->from_child) return true;
+  pollfd pfd{impl_->from_child.get(), POLLIN, 0};
+  return ::poll(&pfd, 1, 0) != 0;  // readable, hung up, or an error
+}
 const std::string& Child::run_token() const { return impl_->token; }
 
 void Child::KillGroup() {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->control) {
+    if (!impl_->reaped) impl_->control->KillGroup(impl_->pid);
+    return;
+  }
   // The unreaped leader (alive or zombie) pins the group id, so this cannot hit a stranger.
   if (!impl_->reaped) ::kill(-impl_->pid, SIGKILL);
 }
@@ -261,6 +312,16 @@ ExitInfo Child::Wait() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (impl_->reaped) return impl_->exit;
+  }
+  if (impl_->control) {
+    // The parent reaps; its report is waited for without holding `mu`, so KillGroup goes on.
+    const ExitInfo info = impl_->control->Wait(impl_->pid);
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->reaped) {
+      impl_->reaped = true;
+      impl_->exit = info;
+    }
+    return impl_->exit;
   }
   // Wait for the exit without reaping, so KillAll (under the mutex) never races the reap.
   siginfo_t info{};

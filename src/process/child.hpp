@@ -39,6 +39,10 @@ struct LaunchSpec {
   std::string working_dir;                         // empty: the host's working directory
   ResourceLimits limits;
   bool bridge = true;  // open the two bridge pipes at kChildBridgeReadFd/kChildBridgeWriteFd
+  // With `bridge`: fds 3 and 4 are both one end of a SOCK_SEQPACKET socket pair instead of two
+  // pipes (a fork server's control channel, which carries fds); the host's two bridge fds are
+  // the other end, non-blocking.
+  bool bridge_socket = false;
 };
 
 struct ExitInfo {
@@ -46,6 +50,19 @@ struct ExitInfo {
   int exit_code = -1;
   int signal = 0;          // killed by this signal when !exited
   double cpu_seconds = 0;  // user + system of the child (and reaped descendants)
+};
+
+// 32 random hex digits: the CODEACT_RUN_TOKEN a child and its descendants carry.
+StatusOr<std::string> NewRunToken();
+
+// How a child the host did not fork itself (a fork server's, see fork_server.hpp) is killed and
+// reaped: through its parent, which alone may reap it, so a kill can never hit a reused pid.
+class ChildControl {
+ public:
+  virtual ~ChildControl() = default;
+  virtual void KillGroup(pid_t pid) = 0;  // SIGKILL to its process group unless already reaped
+  virtual ExitInfo Wait(pid_t pid) = 0;   // blocks until its exit is known
+  virtual std::optional<ExitInfo> TryWait(pid_t pid) = 0;
 };
 
 class Child {
@@ -77,6 +94,10 @@ class Child {
   int bridge_to_child_fd() const;    // host writes frames here
   int bridge_from_child_fd() const;  // host reads frames here
   void CloseBridgeToChild();         // lets the child see EOF
+  // True when the child has closed its end of the bridge or written to it: for an idle child
+  // that has sent its ready frame, either means it is dead or useless. Shows the death of a child
+  // at once, before it can be reaped (a forked child's parent reports its exit a moment later).
+  bool BridgeHungUpOrBusy() const;
 
   // SIGKILL to the whole process group, then to every process that still carries this
   // child's run token in its environment (daemons that left the group with setsid); the token
@@ -100,6 +121,13 @@ class Child {
   const std::string& run_token() const;
 
  private:
+  friend class ForkServer;
+  // A child forked by someone else on our behalf: takes ownership of the four host-side fds;
+  // kill and reap go through `control`.
+  static std::unique_ptr<Child> Adopt(pid_t pid, std::string token, int stdout_fd, int stderr_fd,
+                                      int to_child_fd, int from_child_fd,
+                                      std::shared_ptr<ChildControl> control);
+
   struct Impl;
   explicit Child(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

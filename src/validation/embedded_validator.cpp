@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "codeact/validator.hpp"
+#include "validation/bytecode.hpp"
 #include "common/data_dir.hpp"
 
 namespace py = pybind11;
@@ -256,6 +257,33 @@ StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) 
 }
 
 }  // namespace
+
+namespace internal {
+
+StatusOr<std::string> CompileToPyc(const std::string& source_path) {
+  if (!Py_IsInitialized()) return FailedPrecondition("the embedded interpreter is not started");
+  try {
+    ThreadGil gil;
+    try {
+      py::module_ external = py::module_::import("importlib._bootstrap_external");
+      py::object io = py::module_::import("io");
+      py::bytes source = io.attr("open")(source_path, "rb").attr("read")();
+      // The code keeps the source's path as its file name: tracebacks and the runner's own frame
+      // filter see the same name whether it runs from source or from this file.
+      py::object code = py::module_::import("builtins").attr("compile")(source, source_path, "exec", 0, true);
+      // importlib.util.source_hash, without importing importlib.util.
+      py::object hash = py::module_::import("_imp").attr("source_hash")(external.attr("_RAW_MAGIC_NUMBER"), source);
+      py::bytes pyc = py::module_::import("builtins").attr("bytes")(external.attr("_code_to_hash_pyc")(code, hash, false));
+      return std::string(pyc);
+    } catch (const py::error_already_set& e) {
+      return FailedPrecondition("cannot compile " + source_path + ": " + e.what());
+    }
+  } catch (const std::exception& e) {
+    return Internal(std::string("CompileToPyc: ") + e.what());
+  }
+}
+
+}  // namespace internal
 
 StatusOr<std::shared_ptr<Validator>> Validator::Embedded(const std::string& data_dir) {
   static std::mutex mu;

@@ -190,6 +190,9 @@ TEST(LocalExecutorTest, BadLimitsAreRefusedNotIgnored) {
 }
 
 TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
+  // The executor keeps a directory of its own (the compiled runner) for its lifetime: create it
+  // before TMPDIR points at the directory that must end empty.
+  testing::LocalExecutor();
   const std::string tmp = std::filesystem::temp_directory_path() / ("codeact-leak-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(tmp);
   setenv("TMPDIR", tmp.c_str(), 1);
@@ -233,6 +236,24 @@ TEST(LocalExecutorTest, AChildThatExitsWithoutAResultSaysSo) {
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_EQ(r.exit_code, 7);
   EXPECT_NE(r.message.find("exited with code 7 without a result"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace codeact
+
+namespace codeact {
+namespace {
+
+// Children start from the runner compiled once by the executor, not from its source; the
+// runner's own frames still stay out of tracebacks, which name the source file.
+TEST(LocalExecutorTest, ChildrenStartFromTheCompiledRunner) {
+  const ExecutionResult r = RunCode("print(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[-2].decode())\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_TRUE(r.stdout_text.ends_with("/runner.pyc\n")) << r.stdout_text;
+  const ExecutionResult failed = RunCode("def f():\n    raise KeyError('k')\nf()\n");
+  ASSERT_TRUE(failed.error.has_value());
+  EXPECT_NE(failed.error->traceback.find("line 2, in f"), std::string::npos) << failed.error->traceback;
+  EXPECT_EQ(failed.error->traceback.find("runner"), std::string::npos) << failed.error->traceback;
 }
 
 }  // namespace

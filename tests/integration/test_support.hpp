@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -27,21 +29,31 @@ inline std::string Fixture(const std::string& name) {
   return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/limits/" + name);
 }
 
-// One shared executor per isolation level. The process level is the default of these tests:
-// they check host-side behaviour (pids, paths) that the namespaces level hides on purpose.
+// A local executor with the given warm pool (0: every run starts its own child). The process
+// level is the default of these tests: they check host-side behaviour (pids, paths, the fork
+// server) that the namespaces level hides on purpose.
+inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000,
+                                                  bool fork_server = true,
+                                                  IsolationLevel level = IsolationLevel::kProcess) {
+  ExecutorOptions options;
+  options.warm_pool_size = pool_size;
+  options.pool_idle_timeout_ms = pool_idle_timeout_ms;
+  options.fork_server = fork_server;
+  options.isolation = level;
+  auto e = CreateExecutor(options);
+  if (!e.ok()) throw std::runtime_error(e.status().ToString());
+  return std::move(*e);
+}
+
+// The shared executors of the tests that exercise a run's own behaviour, one per level: cold
+// starts, so that every run is the reference the pooled runs are compared with
+// (warm_pool_test.cpp).
 inline std::shared_ptr<Executor> LocalExecutor(IsolationLevel level = IsolationLevel::kProcess) {
-  auto make = [](IsolationLevel l) {
-    ExecutorOptions options;
-    options.isolation = l;
-    auto e = CreateExecutor(options);
-    if (!e.ok()) throw std::runtime_error(e.status().ToString());
-    return std::shared_ptr<Executor>(std::move(*e));
-  };
   if (level == IsolationLevel::kNamespaces) {
-    static std::shared_ptr<Executor> sandboxed = make(level);
+    static std::shared_ptr<Executor> sandboxed = NewLocalExecutor(0, 60'000, true, level);
     return sandboxed;
   }
-  static std::shared_ptr<Executor> executor = make(IsolationLevel::kProcess);
+  static std::shared_ptr<Executor> executor = NewLocalExecutor(0);
   return executor;
 }
 

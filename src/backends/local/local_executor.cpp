@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -14,6 +15,8 @@
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/fork_server.hpp"
+#include "validation/bytecode.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -84,56 +87,77 @@ bool WaitForExit(Child& child, Clock::time_point deadline) {
   return true;
 }
 
-// Everything that shapes a started child; equal keys may share warm children. In the sandbox
-// the mounts are bound when the child starts, so they shape it too.
-std::string StartKey(const RunSnapshot& s, bool sandboxed) {
-  std::string key;
-  if (sandboxed) {
-    for (const auto& m : s.mounts) {
-      for (const std::string& part : {m.host_path, m.mount_path, std::string(MountModeName(m.mode))}) {
-        key += std::to_string(part.size()) + ":" + part;
-      }
-    }
-  }
-  for (const auto& [k, v] : s.environment) key += std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
+// Everything that shapes a started child, so equal keys may share warm children: the
+// interpreter, the isolation level, whether `site` loads, the environment, the rlimits and the
+// mounts. This is the part of the config fingerprint (provider.hpp) a child depends on; tool
+// names and the other limits travel in the request and are enforced by the host.
+std::string StartKey(const std::string& python, IsolationLevel isolation, bool site_packages, const RunSnapshot& s) {
+  auto field = [](std::string_view v) { return std::to_string(v.size()) + ":" + std::string(v); };
+  std::string key = field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
+  for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
   const ResourceLimits r = ToResourceLimits(s.limits);
   for (std::int64_t v : {r.cpu_time_s, r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
     key += "|" + std::to_string(v);
+  }
+  for (const auto& m : s.mounts) {
+    key += "|mount" + field(m.host_path) + field(m.mount_path) + field(MountModeName(m.mode));
   }
   return key;
 }
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(std::string python, std::string runner, int warm_pool_size, bool site_packages,
-                std::optional<SandboxPlan> sandbox)
-      : python_(std::move(python)),
+  LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
+                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox)
+      : bytecode_dir_(std::move(bytecode_dir)),
+        python_(std::move(python)),
         runner_(std::move(runner)),
-        site_packages_(site_packages),
-        sandbox_(std::move(sandbox)) {
-    if (warm_pool_size > 0) {
-      pool_ = std::make_unique<WarmPool>(warm_pool_size, [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); });
+        site_packages_(options.site_packages),
+        sandbox_(std::move(sandbox)),
+        isolation_(sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess),
+        // Forked children share the zygote's namespaces, so only the process level forks.
+        fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
+    if (options.warm_pool_size > 0) {
+      pool_ = std::make_unique<WarmPool>(
+          options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
+          [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); },
+          [this](const std::string& key) { DropZygote(key); });
     }
   }
 
-  // Idle pooled children, for the benchmark's memory figure.
-  std::vector<pid_t> IdlePids() const { return pool_ ? pool_->IdlePids() : std::vector<pid_t>{}; }
+  // Idle pooled children and the pool's counters, for tests and the benchmark.
+  std::vector<pid_t> IdlePids(const RunSnapshot* snapshot) const {
+    if (!pool_) return {};
+    if (snapshot == nullptr) return pool_->IdlePids();
+    const std::string key = Key(*snapshot);
+    return pool_->IdlePids(&key);
+  }
+  WarmPoolCounters PoolCounters() const { return pool_ ? pool_->counters() : WarmPoolCounters{}; }
+  std::vector<pid_t> ForkServerPids() const { return ZygotePids(); }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override {
-    return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
-  }
+  IsolationLevel isolation() const override { return isolation_; }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
+    if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 
+  void Warm(const RunSnapshot& snapshot) override {
+    if (!pool_ || !CheckLimits(snapshot.limits).ok()) return;
+    pool_->Warm(Key(snapshot), snapshot);
+  }
+
  private:
+  std::string Key(const RunSnapshot& snapshot) const {
+    return StartKey(python_, isolation_, site_packages_, snapshot);
+  }
+
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
     if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
@@ -231,26 +255,22 @@ class LocalExecutor final : public Executor {
   // A child from the warm pool when one is ready for this fingerprint, else one started now.
   StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot) {
     if (pool_) {
-      if (auto ready = pool_->Take(StartKey(snapshot, sandbox_.has_value()), snapshot)) return std::move(*ready);
+      if (auto ready = pool_->Take(Key(snapshot), snapshot)) return std::move(*ready);
     }
     return Start(snapshot);
   }
 
   // `warm`: a pooled child loads everything before it reports ready, and is handed out only then.
-  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) const {
+  // With a fork server for the key, the child is forked from it instead (already loaded); the
+  // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
+  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
+    if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
+      if (auto forked = Fork(*zygote)) return std::move(*forked);
+    }
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
-    LaunchSpec spec;
-    spec.executable = python_;
-    spec.args = site_packages_ ? std::vector<std::string>{"-I", "-u", runner_}
-                               : std::vector<std::string>{"-I", "-S", "-u", runner_};
-    spec.environment = snapshot.environment;
-    spec.environment["LANG"] = "C.UTF-8";
-    spec.environment["CODEACT_BRIDGE_FDS"] =
-        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    LaunchSpec spec = ChildSpec(snapshot, workdir->path());
     if (warm) spec.environment["CODEACT_WARM"] = "1";
-    spec.working_dir = workdir->path();
-    spec.limits = ToResourceLimits(snapshot.limits);
     std::optional<PidsCgroup> cgroup;
     if (sandbox_) {
       if (sandbox_->pids_cgroup) {
@@ -269,19 +289,112 @@ class LocalExecutor final : public Executor {
     return ReadyChild{std::move(cgroup), std::move(*workdir), std::move(*child), warm};
   }
 
+  LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
+    LaunchSpec spec;
+    spec.executable = python_;
+    spec.args = site_packages_ ? std::vector<std::string>{"-I", "-u", runner_}
+                               : std::vector<std::string>{"-I", "-S", "-u", runner_};
+    spec.environment = snapshot.environment;
+    spec.environment["LANG"] = "C.UTF-8";
+    spec.environment["CODEACT_BRIDGE_FDS"] =
+        std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    spec.working_dir = working_dir;
+    spec.limits = ToResourceLimits(snapshot.limits);
+    return spec;
+  }
+
+  // The fork server of the snapshot's start key: started when `may_start` (only ever from the
+  // pool's thread, so that its parent-death signal follows a thread that lives as long as the
+  // pool), replaced when it died, given up after a few failed starts.
+  std::shared_ptr<ForkServer> Zygote(const RunSnapshot& snapshot, bool may_start) {
+    if (!fork_server_) return nullptr;
+    const std::string key = Key(snapshot);
+    std::shared_ptr<ForkServer> dead;  // destroyed outside the lock
+    {
+      std::lock_guard lock(zygotes_mu_);
+      auto it = zygotes_.find(key);
+      if (it != zygotes_.end() && it->second.server) {
+        if (it->second.server->alive()) return it->second.server;
+        dead = std::move(it->second.server);
+      }
+      if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures)) return nullptr;
+    }
+    dead.reset();
+    auto started = ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
+    std::lock_guard lock(zygotes_mu_);
+    ZygoteEntry& z = zygotes_[key];
+    if (!started.ok()) {
+      ++z.failures;  // children are then started one by one, as without a fork server
+      return nullptr;
+    }
+    z.failures = 0;
+    z.server = std::move(*started);
+    return z.server;
+  }
+
+  // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
+  std::optional<ReadyChild> Fork(ForkServer& zygote) {
+    auto workdir = TempDir::Create();
+    if (!workdir.ok()) return std::nullopt;
+    auto child = zygote.Fork(workdir->path());
+    if (!child.ok()) return std::nullopt;
+    if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
+    return ReadyChild{std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
+  }
+
+  // The pool dropped a key (idle or least recently used): its fork server goes too.
+  void DropZygote(const std::string& key) {
+    std::shared_ptr<ForkServer> gone;
+    std::lock_guard lock(zygotes_mu_);
+    auto it = zygotes_.find(key);
+    if (it == zygotes_.end()) return;
+    gone = std::move(it->second.server);
+    zygotes_.erase(it);
+  }
+
+  std::vector<pid_t> ZygotePids() const {
+    std::lock_guard lock(zygotes_mu_);
+    std::vector<pid_t> pids;
+    for (const auto& [key, z] : zygotes_) {
+      if (z.server && z.server->alive()) pids.push_back(z.server->pid());
+    }
+    return pids;
+  }
+
+  struct ZygoteEntry {
+    std::shared_ptr<ForkServer> server;
+    int failures = 0;
+  };
+  static constexpr int kMaxZygoteFailures = 3;
+
+  const std::optional<TempDir> bytecode_dir_;  // holds runner.pyc when runner_ points there
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
+  const IsolationLevel isolation_;            // the level that runs
+  const bool fork_server_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
+  mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
+  std::map<std::string, ZygoteEntry> zygotes_;
   std::unique_ptr<WarmPool> pool_;
 };
 
 }  // namespace
 
-std::vector<pid_t> IdleChildPids(const Executor& executor) {
+std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
-  return local ? local->IdlePids() : std::vector<pid_t>{};
+  return local ? local->IdlePids(snapshot) : std::vector<pid_t>{};
+}
+
+std::vector<pid_t> ForkServerPids(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->ForkServerPids() : std::vector<pid_t>{};
+}
+
+WarmPoolCounters PoolCounters(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->PoolCounters() : WarmPoolCounters{};
 }
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
@@ -299,8 +412,26 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
+  if (options.pool_idle_timeout_ms <= 0) return InvalidArgument("pool_idle_timeout_ms must be positive");
   if (options.isolation == IsolationLevel::kMicroVm) {
     return InvalidArgument("the local backend runs at the process or namespaces level, not microvm");
+  }
+  // Children start from the runner compiled once, here, rather than compiling their script on
+  // every start (~8 ms of a ~33 ms cold start on the 2-core test VM). At the namespaces level the
+  // sandbox shows the private directory holding runner.pyc at kSandboxResourceDir. If compiling
+  // fails the children run the source, as they always could.
+  std::optional<TempDir> bytecode_dir;
+  if (auto pyc = CompileToPyc(runner); pyc.ok()) {
+    if (auto dir = TempDir::Create("codeact-runner-"); dir.ok()) {
+      const std::string path = dir->path() + "/runner.pyc";
+      std::ofstream out(path, std::ios::binary);
+      out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
+      if (out.good()) {
+        out.close();
+        runner = path;
+        bytecode_dir = std::move(*dir);
+      }
+    }
   }
   // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
   // level runs as asked or not at all.
@@ -317,8 +448,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
       return Unavailable("the namespaces isolation level is not available here: " + ready.message());
     }
   }
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), options.warm_pool_size,
-                                                    options.site_packages, std::move(sandbox)));
+  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), std::move(bytecode_dir),
+                                                    options, std::move(sandbox)));
 }
 
 }  // namespace codeact::internal

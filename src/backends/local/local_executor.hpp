@@ -7,13 +7,19 @@
 #include <memory>
 #include <vector>
 
+#include "backends/local/warm_pool.hpp"
 #include "codeact/executor.hpp"
 
 namespace codeact::internal {
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options);
 
-// Pids of the idle warm children of a local executor (empty for any other executor).
-std::vector<pid_t> IdleChildPids(const Executor& executor);
+// Pids of the idle warm children of a local executor, of every start key or only of the one
+// `snapshot` has (empty for any other executor).
+std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot = nullptr);
+// The warm pool's counters of a local executor (zeros for any other executor or without a pool).
+WarmPoolCounters PoolCounters(const Executor& executor);
+// Pids of the live fork servers (zygotes) of a local executor.
+std::vector<pid_t> ForkServerPids(const Executor& executor);
 
 }  // namespace codeact::internal

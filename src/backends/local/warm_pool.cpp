@@ -1,11 +1,23 @@
 #include "backends/local/warm_pool.hpp"
 
+#include <algorithm>
+
 namespace codeact::internal {
 namespace {
 constexpr int kMaxStartFailures = 3;
-}
 
-WarmPool::WarmPool(int per_key, Starter start) : per_key_(per_key), start_(std::move(start)) {
+// An idle child is dead (or unusable) once it can be reaped or its bridge shows anything.
+bool Unusable(const ReadyChild& c) { return c.child->BridgeHungUpOrBusy() || c.child->TryWait(); }
+// How often idle children are checked for having died (the idle timeout may wake it sooner).
+constexpr std::chrono::seconds kHealthCheckPeriod{1};
+}  // namespace
+
+WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start,
+                   KeyDropped dropped)
+    : per_key_(per_key),
+      idle_timeout_(idle_timeout),
+      start_(std::move(start)),
+      dropped_(std::move(dropped)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -19,76 +31,188 @@ WarmPool::~WarmPool() {
   // Idle children die with their slots: Child's destructor kills and reaps, TempDir removes.
 }
 
+void WarmPool::TellDropped(const std::vector<std::string>& keys) const {
+  if (!dropped_) return;
+  for (const auto& key : keys) dropped_(key);
+}
+
+WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snapshot,
+                                std::vector<ReadyChild>& evicted,
+                                std::vector<std::string>& dropped_keys) {
+  auto [it, inserted] = slots_.try_emplace(key);
+  it->second.last_used = Clock::now();
+  if (inserted) {
+    it->second.config = snapshot;
+    it->second.config.tools.clear();
+    if (slots_.size() > kMaxKeys) {
+      auto oldest = slots_.end();
+      for (auto s = slots_.begin(); s != slots_.end(); ++s) {
+        if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used))
+          oldest = s;
+      }
+      for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
+      dropped_keys.push_back(oldest->first);
+      slots_.erase(oldest);
+    }
+  }
+  return it->second;
+}
+
 std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapshot& snapshot) {
   std::optional<ReadyChild> taken;
   std::vector<ReadyChild> evicted;
+  std::vector<std::string> dropped_keys;
   {
     std::lock_guard lock(mu_);
-    auto [it, inserted] = slots_.try_emplace(key);
-    Slot& slot = it->second;
-    slot.last_used = ++clock_;
-    if (inserted) {
-      slot.config = snapshot;
-      slot.config.tools.clear();
-      if (slots_.size() > kMaxKeys) {
-        auto oldest = slots_.end();
-        for (auto s = slots_.begin(); s != slots_.end(); ++s) {
-          if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used)) oldest = s;
-        }
-        for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
-        slots_.erase(oldest);
-      }
-    }
+    Slot& slot = Touch(key, snapshot, evicted, dropped_keys);
     while (!slot.ready.empty() && !taken) {
       ReadyChild c = std::move(slot.ready.front());
       slot.ready.pop_front();
-      if (c.child->TryWait()) {
+      if (Unusable(c)) {
+        ++counters_.replaced;
         evicted.push_back(std::move(c));  // died while idle
       } else {
         taken = std::move(c);
       }
     }
-    if (slot.failures < kMaxStartFailures) refill_.push_back(key);
+    ++(taken ? counters_.served : counters_.missed);
+    if (slot.failures < kMaxStartFailures) refill_.push_back({key, Clock::now() + kRefillDelay});
   }
   cv_.notify_all();
+  TellDropped(dropped_keys);
   return taken;  // evicted children are killed and reaped here, outside the lock
 }
 
-std::vector<pid_t> WarmPool::IdlePids() const {
+void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
+  std::vector<ReadyChild> evicted;
+  std::vector<std::string> dropped_keys;
+  {
+    std::lock_guard lock(mu_);
+    if (Touch(key, snapshot, evicted, dropped_keys).failures < kMaxStartFailures) {
+      refill_.push_back({key, Clock::now()});
+    }
+  }
+  cv_.notify_all();
+  TellDropped(dropped_keys);
+}
+
+void WarmPool::RunEnded() {
+  {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    bool any = false;
+    for (Refill& r : refill_) {
+      if (r.not_before > now) {
+        r.not_before = now;
+        any = true;
+      }
+    }
+    if (!any) return;
+  }
+  cv_.notify_all();
+}
+
+std::vector<pid_t> WarmPool::IdlePids(const std::string* key) const {
   std::lock_guard lock(mu_);
   std::vector<pid_t> pids;
-  for (const auto& [fp, slot] : slots_) {
+  for (const auto& [slot_key, slot] : slots_) {
+    if (key != nullptr && slot_key != *key) continue;
     for (const auto& c : slot.ready) pids.push_back(c.child->pid());
   }
   return pids;
 }
 
+WarmPoolCounters WarmPool::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+void WarmPool::Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>& dropped_keys) {
+  const auto now = Clock::now();
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    Slot& slot = it->second;
+    if (now - slot.last_used >= idle_timeout_) {
+      for (auto& c : slot.ready) dropped.push_back(std::move(c));
+      dropped_keys.push_back(it->first);
+      it = slots_.erase(it);
+      continue;
+    }
+    bool lost = false;
+    for (auto c = slot.ready.begin(); c != slot.ready.end();) {
+      if (Unusable(*c)) {
+        dropped.push_back(std::move(*c));
+        c = slot.ready.erase(c);
+        ++counters_.replaced;
+        lost = true;
+      } else {
+        ++c;
+      }
+    }
+    if (lost && slot.failures < kMaxStartFailures) refill_.push_back({it->first, now});
+    ++it;
+  }
+}
+
 void WarmPool::Loop() {
   std::unique_lock lock(mu_);
-  while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !refill_.empty(); });
-    if (stopping_) return;
-    const std::string fp = std::move(refill_.front());
-    refill_.pop_front();
-    while (!stopping_) {
-      auto it = slots_.find(fp);
-      if (it == slots_.end() || static_cast<int>(it->second.ready.size()) >= per_key_ ||
-          it->second.failures >= kMaxStartFailures) {
-        break;
-      }
-      const RunSnapshot config = it->second.config;
+  while (!stopping_) {
+    std::vector<ReadyChild> dropped;
+    std::vector<std::string> dropped_keys;
+    Sweep(dropped, dropped_keys);
+    if (!dropped.empty() || !dropped_keys.empty()) {
       lock.unlock();
-      StatusOr<ReadyChild> started = start_(config);
+      dropped.clear();  // kill, reap and remove outside the lock
+      TellDropped(dropped_keys);
       lock.lock();
-      it = slots_.find(fp);
-      if (it == slots_.end()) break;  // evicted meanwhile; a started child dies with `started`
-      if (!started.ok()) {
-        ++it->second.failures;  // runs keep starting children themselves and report the error
-        break;
-      }
-      it->second.failures = 0;
-      it->second.ready.push_back(std::move(*started));
+      continue;
     }
+    const auto now = Clock::now();
+    if (refill_.empty() || refill_.front().not_before > now) {
+      // Sleep until work arrives or may start, the next key would expire, or the next health
+      // check.
+      auto wake = now + std::chrono::hours(1);
+      if (!refill_.empty()) wake = refill_.front().not_before;
+      for (const auto& [key, slot] : slots_) {
+        wake = std::min(wake, slot.last_used + idle_timeout_);
+        if (!slot.ready.empty()) wake = std::min(wake, now + kHealthCheckPeriod);
+      }
+      const std::size_t queued = refill_.size();
+      cv_.wait_until(lock, wake, [&] {
+        return stopping_ || refill_.size() != queued ||
+               (!refill_.empty() && refill_.front().not_before <= Clock::now());
+      });
+      continue;
+    }
+    const std::string key = std::move(refill_.front().key);
+    refill_.pop_front();
+    auto it = slots_.find(key);
+    if (it == slots_.end() || static_cast<int>(it->second.ready.size()) >= per_key_ ||
+        it->second.failures >= kMaxStartFailures) {
+      continue;
+    }
+    const RunSnapshot config = it->second.config;
+    lock.unlock();
+    StatusOr<ReadyChild> started = start_(config);
+    lock.lock();
+    it = slots_.find(key);
+    if (!started.ok()) {
+      // Runs keep starting children themselves and report the error.
+      if (it != slots_.end()) ++it->second.failures;
+      continue;
+    }
+    ++counters_.started;
+    if (it == slots_.end() || stopping_) {
+      // Dropped meanwhile (idle or evicted): the child dies outside the lock.
+      std::optional<ReadyChild> doomed(std::move(*started));
+      lock.unlock();
+      doomed.reset();
+      lock.lock();
+      continue;
+    }
+    it->second.failures = 0;
+    it->second.ready.push_back(std::move(*started));
+    if (static_cast<int>(it->second.ready.size()) < per_key_)
+      refill_.push_front({key, Clock::now()});
   }
 }
 

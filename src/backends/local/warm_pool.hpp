@@ -1,12 +1,16 @@
-// WarmPool: interpreters started ahead of time, per config fingerprint, each waiting on the
-// bridge for its one request. A child serves exactly one run; taking one schedules a refill.
+// WarmPool: interpreters started ahead of time, per start key, each waiting on the bridge for
+// its one request. A child serves exactly one run; taking one schedules a refill. A key unused
+// for the idle timeout loses its children, and a child that died while idle is dropped and
+// replaced.
 //
 // Children are started from the pool's own thread, which lives as long as the pool: the
 // parent-death signal follows the thread that forked, so a child started from a short-lived
-// caller thread would die with it.
+// caller thread would die with it, and every child dies with the host, however it ends.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -31,42 +35,82 @@ struct ReadyChild {
   bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started
 };
 
+struct WarmPoolCounters {
+  std::int64_t served = 0;    // Take calls answered with a ready child
+  std::int64_t missed = 0;    // Take calls that found none (the run started its own child)
+  std::int64_t started = 0;   // children the pool started
+  std::int64_t replaced = 0;  // idle children found dead and dropped
+};
+
 class WarmPool {
  public:
   using Starter = std::function<StatusOr<ReadyChild>(const RunSnapshot&)>;
+  using KeyDropped = std::function<void(const std::string& key)>;
 
-  // `per_key` ready children are kept for each of the most recently used start keys.
-  WarmPool(int per_key, Starter start);
+  // `per_key` ready children are kept for each of the most recently used start keys; a key not
+  // used for `idle_timeout` is dropped with its children, and `dropped` is told (outside the
+  // pool's lock, from any thread).
+  WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start,
+           KeyDropped dropped = nullptr);
+  // Stops the pool's thread, then kills and reaps every idle child and removes its directory.
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;
 
-  // A ready child started under `key` (everything that shapes a child: interpreter, environment,
-  // rlimits), or nullopt when none is ready yet. Schedules a refill either way.
+  // A ready child started under `key` (everything that shapes a child: interpreter, isolation,
+  // environment, rlimits, mounts), or nullopt when none is ready. Never waits for a start;
+  // schedules a refill either way.
   std::optional<ReadyChild> Take(const std::string& key, const RunSnapshot& snapshot);
 
-  // Pids of the idle children (for the benchmark's memory figure).
-  std::vector<pid_t> IdlePids() const;
+  // Schedules children for `key` without taking one (start-up of a long-lived server).
+  void Warm(const std::string& key, const RunSnapshot& snapshot);
+
+  // A run that took a child has ended: refills it scheduled may start now. Until then (or for
+  // kRefillDelay at most) they wait, because starting a child forks the host, and while a fork
+  // copies the host's page tables every thread that allocates memory waits for it (glibc holds
+  // the malloc locks across fork): a refill started at once made the very run it replaces wait.
+  void RunEnded();
+
+  // Pids of the idle children, of all keys or of `key` (for tests and the benchmark).
+  std::vector<pid_t> IdlePids(const std::string* key = nullptr) const;
+  WarmPoolCounters counters() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
   static constexpr std::size_t kMaxKeys = 8;
+  static constexpr std::chrono::milliseconds kRefillDelay{50};
+
+  struct Refill {
+    std::string key;
+    Clock::time_point not_before;
+  };
 
   struct Slot {
     RunSnapshot config;  // what a child is started with (tools dropped)
     std::deque<ReadyChild> ready;
-    std::uint64_t last_used = 0;
+    Clock::time_point last_used;
     int failures = 0;  // consecutive start failures; the slot stops refilling after a few
   };
 
+  // Finds or adds the slot for `key` (evicting the least recently used one past kMaxKeys into
+  // `evicted`) and marks it used. Caller holds mu_.
+  Slot& Touch(const std::string& key, const RunSnapshot& snapshot, std::vector<ReadyChild>& evicted,
+              std::vector<std::string>& dropped_keys);
+  // Drops keys idle past the timeout and children that died while idle (into `dropped`), and
+  // schedules refills for the latter. Caller holds mu_.
+  void Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>& dropped_keys);
+  void TellDropped(const std::vector<std::string>& keys) const;
   void Loop();
 
   const int per_key_;
+  const std::chrono::milliseconds idle_timeout_;
   const Starter start_;
+  const KeyDropped dropped_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Slot> slots_;
-  std::deque<std::string> refill_;
-  std::uint64_t clock_ = 0;
+  std::deque<Refill> refill_;
+  WarmPoolCounters counters_;
   bool stopping_ = false;
   std::thread thread_;
 };

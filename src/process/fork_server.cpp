@@ -1,0 +1,278 @@
+#include "process/fork_server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+#include "process/posix_util.hpp"
+
+namespace codeact::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRunFds = 5;  // stdin, stdout, stderr, bridge in, bridge out
+// A fork answers in well under a millisecond; this only bounds a zygote that hangs.
+constexpr std::chrono::seconds kForkReplyTimeout{10};
+constexpr std::size_t kMaxMessage = 4096;
+constexpr std::int64_t kZygoteCpuSeconds = 24 * 3600;
+
+int MillisLeft(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60'000));
+}
+
+// Receives one message (non-blocking socket) by `deadline`; nullopt on timeout, "" on EOF.
+StatusOr<std::optional<std::string>> ReceiveBy(int fd, Clock::time_point deadline) {
+  char buf[kMaxMessage];
+  while (true) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n >= 0) return std::optional<std::string>(std::string(buf, static_cast<std::size_t>(n)));
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return ErrnoStatus("recv from the fork server", errno);
+    const int left = MillisLeft(deadline);
+    if (left == 0) return std::optional<std::string>();
+    pollfd pfd{fd, POLLIN, 0};
+    ::poll(&pfd, 1, left);
+  }
+}
+
+ExitInfo ExitFromStatus(int status, double cpu_seconds) {
+  ExitInfo info;
+  if (WIFEXITED(status)) {
+    info.exited = true;
+    info.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    info.signal = WTERMSIG(status);
+  }
+  info.cpu_seconds = cpu_seconds;
+  return info;
+}
+
+// What a child that died with its zygote looks like: the parent-death signal killed it.
+ExitInfo DiedWithZygote() {
+  ExitInfo info;
+  info.signal = SIGKILL;
+  return info;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
+                                                        std::chrono::milliseconds timeout) {
+  try {
+    spec.bridge = true;
+    spec.bridge_socket = true;
+    spec.environment["CODEACT_ZYGOTE"] = "1";
+    // RLIMIT_CPU counts a process's own CPU time, and the zygote spends some on every fork: under
+    // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
+    // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
+    // second above, as a cold start has) before it says ready; lowering needs no privilege.
+    spec.environment["CODEACT_CPU_LIMIT_S"] = std::to_string(spec.limits.cpu_time_s);
+    // Not above what the host itself may set (its hard limit: an unprivileged host, or one
+    // started under limits, cannot raise it).
+    std::int64_t zygote_cpu = kZygoteCpuSeconds;
+    if (rlimit host{}; ::getrlimit(RLIMIT_CPU, &host) == 0 && host.rlim_max != RLIM_INFINITY) {
+      zygote_cpu = std::min<std::int64_t>(zygote_cpu, static_cast<std::int64_t>(host.rlim_max) - 1);
+    }
+    spec.limits.cpu_time_s = std::max<std::int64_t>(spec.limits.cpu_time_s, zygote_cpu);
+    auto zygote = Child::Start(spec);
+    if (!zygote.ok()) return zygote.status();
+    auto ready = ReceiveBy((*zygote)->bridge_from_child_fd(), Clock::now() + timeout);
+    if (!ready.ok()) return ready.status();
+    if (!ready->has_value())
+      return DeadlineExceeded("the fork server did not report ready in time");
+    if (ready->value().rfind("R ", 0) != 0) {
+      return Unavailable(ready->value().empty()
+                             ? "the fork server exited before it was ready"
+                             : "the fork server's first message is not its ready message");
+    }
+    auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(*zygote)));
+    if (server->stop_read_ < 0) return ErrnoStatus("pipe2", errno);
+    server->reader_ = std::thread([raw = server.get()] { raw->ReadLoop(); });
+    return server;
+  } catch (const std::exception& e) {
+    return Internal(std::string("ForkServer::Start: ") + e.what());
+  }
+}
+
+ForkServer::ForkServer(std::unique_ptr<Child> zygote)
+    : zygote_(std::move(zygote)), socket_fd_(zygote_->bridge_from_child_fd()) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+    stop_read_ = fds[0];
+    stop_write_ = fds[1];
+  }
+}
+
+ForkServer::~ForkServer() {
+  if (reader_.joinable()) {
+    const char byte = 1;
+    [[maybe_unused]] ssize_t n = ::write(stop_write_, &byte, 1);
+    reader_.join();
+  }
+  // The zygote's children have the parent-death signal on it: they die with it.
+  zygote_->KillAll();
+  zygote_->Wait();
+  if (stop_read_ >= 0) ::close(stop_read_);
+  if (stop_write_ >= 0) ::close(stop_write_);
+}
+
+bool ForkServer::alive() const {
+  std::lock_guard lock(mu_);
+  return !dead_;
+}
+
+void ForkServer::ReadLoop() {
+  char buf[kMaxMessage];
+  while (true) {
+    pollfd fds[2] = {{socket_fd_, POLLIN, 0}, {stop_read_, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents) break;
+    const ssize_t n = ::recv(socket_fd_, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) break;  // the zygote is gone
+    const std::string message(buf, static_cast<std::size_t>(n));
+    std::lock_guard lock(mu_);
+    if (message[0] == 'P' || message[0] == 'E') {
+      fork_reply_ = message;
+    } else if (message[0] == 'X') {
+      // "X <pid> <wait status> <cpu microseconds>"
+      char* end = nullptr;
+      const long pid = std::strtol(message.c_str() + 1, &end, 10);
+      const long status = std::strtol(end, &end, 10);
+      const long long cpu_us = std::strtoll(end, &end, 10);
+      exits_[static_cast<pid_t>(pid)] = ExitFromStatus(static_cast<int>(status), cpu_us / 1e6);
+    }
+    cv_.notify_all();
+  }
+  std::lock_guard lock(mu_);
+  dead_ = true;
+  cv_.notify_all();
+}
+
+Status ForkServer::Send(const std::string& message, const int* fds, int fd_count) {
+  iovec iov{const_cast<char*>(message.data()), message.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kRunFds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (fd_count > 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
+    std::memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * fd_count);
+  }
+  const auto deadline = Clock::now() + kForkReplyTimeout;
+  while (::sendmsg(socket_fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return ErrnoStatus("sendmsg to the fork server", errno);
+    if (MillisLeft(deadline) == 0)
+      return DeadlineExceeded("the fork server does not take requests");
+    pollfd pfd{socket_fd_, POLLOUT, 0};
+    ::poll(&pfd, 1, MillisLeft(deadline));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir) {
+  try {
+    if (working_dir.find('\0') != std::string::npos || working_dir.size() > kMaxMessage - 64) {
+      return InvalidArgument("unusable working directory for a forked child");
+    }
+    auto token = NewRunToken();
+    if (!token.ok()) return token.status();
+    UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!dev_null) return ErrnoStatus("open(/dev/null)", errno);
+    auto out = MakePipe();
+    if (!out.ok()) return out.status();
+    auto err = MakePipe();
+    if (!err.ok()) return err.status();
+    auto to = MakePipe();
+    if (!to.ok()) return to.status();
+    auto from = MakePipe();
+    if (!from.ok()) return from.status();
+    for (int fd : {out->read.get(), err->read.get(), from->read.get()}) {
+      if (Status s = SetNonBlocking(fd); !s.ok()) return s;
+    }
+    const int fds[kRunFds] = {dev_null.get(), out->write.get(), err->write.get(), to->read.get(),
+                              from->write.get()};
+
+    std::lock_guard fork_lock(fork_mu_);
+    {
+      std::lock_guard lock(mu_);
+      if (dead_) return Unavailable("the fork server is gone");
+      fork_reply_.reset();
+    }
+    if (Status s = Send("F " + *token + " " + working_dir, fds, kRunFds); !s.ok()) return s;
+    std::string reply;
+    {
+      std::unique_lock lock(mu_);
+      if (!cv_.wait_for(lock, kForkReplyTimeout,
+                        [&] { return fork_reply_.has_value() || dead_; })) {
+        // A reply that comes later would be taken for the next fork's: end this server.
+        lock.unlock();
+        zygote_->KillGroup();
+        return DeadlineExceeded("the fork server did not answer a fork request in time");
+      }
+      if (!fork_reply_) return Unavailable("the fork server exited");
+      reply = std::move(*fork_reply_);
+      fork_reply_.reset();
+    }
+    if (reply[0] == 'E')
+      return Unavailable("the fork server could not fork: " +
+                         reply.substr(std::min<std::size_t>(2, reply.size())));
+    char* end = nullptr;
+    const long pid = std::strtol(reply.c_str() + 1, &end, 10);
+    if (pid <= 0) return Internal("the fork server sent a malformed reply");
+    // The child-side ends close here: the child has its own copies now.
+    return Child::Adopt(static_cast<pid_t>(pid), std::move(*token), out->read.release(),
+                        err->read.release(), to->write.release(), from->read.release(),
+                        shared_from_this());
+  } catch (const std::exception& e) {
+    return Internal(std::string("ForkServer::Fork: ") + e.what());
+  }
+}
+
+void ForkServer::KillGroup(pid_t pid) {
+  // The zygote kills only a child it has not reaped, so this can never hit a reused pid.
+  [[maybe_unused]] Status s = Send("K " + std::to_string(pid), nullptr, 0);
+}
+
+ExitInfo ForkServer::Wait(pid_t pid) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return exits_.count(pid) > 0 || dead_; });
+  auto it = exits_.find(pid);
+  if (it == exits_.end()) return DiedWithZygote();
+  const ExitInfo info = it->second;
+  exits_.erase(it);
+  return info;
+}
+
+std::optional<ExitInfo> ForkServer::TryWait(pid_t pid) {
+  std::lock_guard lock(mu_);
+  auto it = exits_.find(pid);
+  if (it == exits_.end()) return dead_ ? std::optional<ExitInfo>(DiedWithZygote()) : std::nullopt;
+  const ExitInfo info = it->second;
+  exits_.erase(it);
+  return info;
+}
+
+}  // namespace codeact::internal
