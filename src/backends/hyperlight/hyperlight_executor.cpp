@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
@@ -36,31 +37,6 @@ constexpr std::int64_t kWorkerCpuSeconds = 1LL << 30;
 // The worker registers its own callbacks in the sandbox under names with this prefix.
 constexpr std::string_view kReservedToolPrefix = "__codeact_";
 constexpr const char* kOutputMountPath = "/output";
-
-Status CheckLimits(const ExecutionLimits& l) {
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"wall_timeout_ms", l.wall_timeout_ms},
-      {"cpu_time_s", l.cpu_time_s},
-      {"memory_bytes", l.memory_bytes},
-      {"max_file_size_bytes", l.max_file_size_bytes},
-      {"max_open_files", l.max_open_files},
-      {"max_processes", l.max_processes},
-      {"max_stdout_bytes", l.max_stdout_bytes},
-      {"max_stderr_bytes", l.max_stderr_bytes},
-      {"max_output_bytes", l.max_output_bytes},
-      {"max_frame_bytes", l.max_frame_bytes},
-      {"max_tool_calls", l.max_tool_calls},
-      {"max_capture_file_bytes", l.max_capture_file_bytes},
-      {"max_capture_total_bytes", l.max_capture_total_bytes}};
-  for (const auto& [name, value] : positive) {
-    if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
-  }
-  // The worker process (interpreter, SDK, the VM's memory) needs room to start.
-  if (l.memory_bytes < (64LL << 20))
-    return InvalidArgument("limit memory_bytes must be at least 64 MiB");
-  if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
-  return Status::Ok();
-}
 
 // The rlimits of a worker; workers are reused only under equal limits.
 ResourceLimits WorkerLimits(const ExecutionLimits& l) {
@@ -87,39 +63,6 @@ Status CheckInputDir(const std::string& path) {
   if (!S_ISDIR(st.st_mode))
     return InvalidArgument("input directory " + path + " is not a directory");
   return Status::Ok();
-}
-
-// A worker that ended without a terminal frame.
-void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, ExecutionResult& r) {
-  if (exit.exited) {
-    r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
-    r.outcome = Outcome::kError;
-    r.message = "the hyperlight worker exited with code " + std::to_string(exit.exit_code) +
-                " without a result";
-    return;
-  }
-  r.exit_code = 128 + exit.signal;
-  r.outcome = exit.signal == SIGXCPU ? Outcome::kCpuLimit : Outcome::kKilled;
-  if (exit.signal == SIGXCPU) {
-    r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
-  } else if (exit.signal == SIGXFSZ) {
-    r.message =
-        "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
-  } else {
-    r.message = std::string("the hyperlight worker was killed by signal ") +
-                std::to_string(exit.signal) + " (" + strsignal(exit.signal) + ")";
-  }
-}
-
-bool WaitForExit(Child& child, Clock::time_point deadline) {
-  auto pause = std::chrono::microseconds(200);
-  while (!child.TryWait()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
-        pause, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())));
-    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
-  }
-  return true;
 }
 
 // Runs tasks on one thread that lives as long as the executor. Workers are started there: the
@@ -290,50 +233,14 @@ class HyperlightExecutor final : public Executor {
     }
 
     ExecutionResult r;
-    r.tool_calls = ended.tool_calls;
     r.stdout_truncated = loop.stdout_buffer().truncated();
     r.stderr_truncated = loop.stderr_buffer().truncated();
     r.stdout_text = loop.stdout_buffer().Take();
     r.stderr_text = loop.stderr_buffer().Take();
-    switch (ended.end) {
-      case LoopEnd::kComplete:
-        r.outcome = Outcome::kOk;
-        r.exit_code = 0;
-        r.output_present = ended.output_present;
-        r.output_json = ended.output_json;
-        break;
-      case LoopEnd::kUserError:
-        r.exit_code = 1;
-        r.error = ended.error;
-        r.outcome = ended.error.type == "MemoryError" ? Outcome::kMemoryLimit : Outcome::kError;
-        if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
-        if (ended.error.type == "GuestError") r.message = ended.error.message;
-        break;
-      case LoopEnd::kOutputLimit:
-        r.exit_code = 1;
-        r.outcome = Outcome::kOutputLimit;
-        r.message = ended.message;
-        break;
-      case LoopEnd::kProtocolError:
-        r.exit_code = 1;
-        r.outcome = Outcome::kError;
-        r.error = UserError{"BridgeError", ended.message, ""};
-        r.message = ended.message;
-        break;
-      case LoopEnd::kTimeout:
-        r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
-        r.outcome = Outcome::kTimeout;
-        r.message =
-            "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
-        break;
-      case LoopEnd::kChildClosed:
-        ClassifyDeath(exit, limits, r);
-        break;
-      case LoopEnd::kSetupError:  // not reached: see child_ready above
-        r.outcome = Outcome::kSetupError;
-        r.message = ended.message;
-        break;
-    }
+    // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
+    FillOutcome(ended, exit, limits, {"the hyperlight worker", /*cpu_counts_from_start=*/false}, r);
+    if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
+    if (ended.end == LoopEnd::kUserError && ended.error.type == "GuestError") r.message = ended.error.message;
 
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);

@@ -10,6 +10,7 @@
 #include "backends/local/reaper.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
+#include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
@@ -30,61 +31,6 @@ constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 
 ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
   return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
-}
-
-Status CheckLimits(const ExecutionLimits& l) {
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"wall_timeout_ms", l.wall_timeout_ms},   {"cpu_time_s", l.cpu_time_s},
-      {"memory_bytes", l.memory_bytes},         {"max_file_size_bytes", l.max_file_size_bytes},
-      {"max_open_files", l.max_open_files},     {"max_processes", l.max_processes},
-      {"max_stdout_bytes", l.max_stdout_bytes}, {"max_stderr_bytes", l.max_stderr_bytes},
-      {"max_output_bytes", l.max_output_bytes}, {"max_frame_bytes", l.max_frame_bytes},
-      {"max_tool_calls", l.max_tool_calls},     {"max_capture_file_bytes", l.max_capture_file_bytes},
-      {"max_capture_total_bytes", l.max_capture_total_bytes}};
-  for (const auto& [name, value] : positive) {
-    if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
-  }
-  // The interpreter and the runner need room to start; below this the child cannot start at all,
-  // and the failure would look like the user's fault.
-  if (l.memory_bytes < (64LL << 20)) return InvalidArgument("limit memory_bytes must be at least 64 MiB");
-  if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
-  return Status::Ok();
-}
-
-// The write-once outcome for a child that ended without a terminal frame.
-void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, ExecutionResult& r) {
-  if (exit.exited) {
-    r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
-    r.outcome = Outcome::kError;
-    r.message = "the interpreter exited with code " + std::to_string(exit.exit_code) + " without a result";
-    return;
-  }
-  r.exit_code = 128 + exit.signal;
-  const bool cpu_spent = exit.cpu_seconds + 0.05 >= static_cast<double>(limits.cpu_time_s);
-  if (exit.signal == SIGXCPU || (exit.signal == SIGKILL && cpu_spent)) {
-    r.outcome = Outcome::kCpuLimit;
-    r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
-  } else if (exit.signal == SIGXFSZ) {
-    r.outcome = Outcome::kKilled;
-    r.message = "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
-  } else {
-    r.outcome = Outcome::kKilled;
-    r.message = std::string("the interpreter was killed by signal ") + std::to_string(exit.signal) + " (" +
-                strsignal(exit.signal) + ")";
-  }
-}
-
-// Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
-// has exited or the deadline passes; true when it exited.
-bool WaitForExit(Child& child, Clock::time_point deadline) {
-  auto pause = std::chrono::microseconds(200);
-  while (!child.TryWait()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
-        pause, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())));
-    pause = std::min(pause * 2, std::chrono::microseconds(20'000));
-  }
-  return true;
 }
 
 // Everything that shapes a started child, so equal keys may share warm children: the
@@ -199,51 +145,11 @@ class LocalExecutor final : public Executor {
     }
 
     ExecutionResult r;
-    r.tool_calls = ended.tool_calls;
     r.stdout_truncated = loop.stdout_buffer().truncated();
     r.stderr_truncated = loop.stderr_buffer().truncated();
     r.stdout_text = loop.stdout_buffer().Take();
     r.stderr_text = loop.stderr_buffer().Take();
-    switch (ended.end) {
-      case LoopEnd::kComplete:
-        r.outcome = Outcome::kOk;
-        r.exit_code = 0;
-        r.output_present = ended.output_present;
-        r.output_json = ended.output_json;
-        break;
-      case LoopEnd::kUserError:
-        r.exit_code = 1;
-        r.error = ended.error;
-        r.outcome = ended.error.type == "MemoryError" ? Outcome::kMemoryLimit : Outcome::kError;
-        if (r.outcome == Outcome::kMemoryLimit) {
-          r.message = "memory limit of " + std::to_string(limits.memory_bytes) + " bytes reached";
-        }
-        break;
-      case LoopEnd::kOutputLimit:
-        r.exit_code = 1;
-        r.outcome = Outcome::kOutputLimit;
-        r.message = ended.message;
-        break;
-      case LoopEnd::kProtocolError:
-        r.exit_code = 1;
-        r.outcome = Outcome::kError;
-        r.error = UserError{"BridgeError", ended.message, ""};
-        r.message = ended.message;
-        break;
-      case LoopEnd::kTimeout:
-        r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
-        r.outcome = Outcome::kTimeout;
-        r.message = "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
-        break;
-      case LoopEnd::kChildClosed:
-        ClassifyDeath(exit, limits, r);
-        break;
-      case LoopEnd::kSetupError:
-        r.exit_code = -1;
-        r.outcome = Outcome::kSetupError;
-        r.message = ended.message;
-        break;
-    }
+    FillOutcome(ended, exit, limits, {"the interpreter"}, r);
 
     Capture capture = CaptureChanges(before, snapshot.mounts,
                                      {limits.max_capture_file_bytes, limits.max_capture_total_bytes});

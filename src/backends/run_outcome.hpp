@@ -1,0 +1,37 @@
+// RunOutcome: the rules every backend shares for turning the end of a host loop and the child's
+// exit into a result — limit checks before a run, the wait for a child whose bridge closed, and
+// the write-once outcome (a timeout stays a timeout although the process then dies by SIGKILL).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "bridge/host_loop.hpp"
+#include "codeact/execution.hpp"
+#include "codeact/limits.hpp"
+#include "process/child.hpp"
+
+namespace codeact::internal {
+
+// Every limit positive, and enough room for an interpreter to start at all (below that the
+// failure would look like the user's fault).
+Status CheckLimits(const ExecutionLimits& limits);
+
+// Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
+// has exited or the deadline passes; true when it exited.
+bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline);
+
+struct ChildDescription {
+  std::string name;  // "the interpreter", "the hyperlight worker"
+  // Its whole CPU time counts against cpu_time_s, so a SIGKILL with that much spent is the hard
+  // RLIMIT_CPU. False for a process that served other runs before this one.
+  bool cpu_counts_from_start = true;
+};
+
+// Outcome, exit code, message, error and output of a run that ended as `ended` (after the loop's
+// output was read into `r`); `exit` is the child's when it was reaped.
+void FillOutcome(const LoopResult& ended, const ExitInfo& exit, const ExecutionLimits& limits,
+                 const ChildDescription& child, ExecutionResult& r);
+
+}  // namespace codeact::internal
