@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bench/programs.hpp"
+#include "cli_support.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -13,19 +14,8 @@ namespace {
 
 namespace bj = boost::json;
 
-struct Cli {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-Cli RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
-  args.insert(args.begin(), CODEACT_BINARY);
-  auto r = internal::RunCommand(args, stdin_data, std::chrono::seconds(60), 64 << 20);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!r.ok()) return {-1, "", ""};
-  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text, r->stderr_text};
-}
+using Cli = testing::ProgramRun;
+using testing::RunCli;
 
 std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
 
@@ -125,9 +115,7 @@ TEST(CliTest, SelftestContainsEveryProbeAtTheNamespacesLevel) {
 TEST(CliTest, AutoFallsBackToTheProcessLevelAndRequireRefuses) {
   auto run = [](std::vector<std::string> args) {
     args.insert(args.begin(), {"/usr/bin/env", "CODEACT_SANDBOX_LAUNCHER=/nonexistent/codeact-sandbox", CODEACT_BINARY});
-    auto r = internal::RunCommand(args, "print(1)", std::chrono::seconds(60), 1 << 20);
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? Cli{r->exit.exited ? r->exit.exit_code : -1, r->stdout_text, r->stderr_text} : Cli{-1, "", ""};
+    return testing::RunProgram(args, "print(1)");
   };
   const Cli fallback = run({"run", "-"});
   ASSERT_EQ(fallback.exit_code, 0) << fallback.out << fallback.err;

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 
+#include "cli_support.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -13,20 +14,8 @@ namespace {
 
 namespace bj = boost::json;
 
-struct Cli {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-Cli RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
-  args.insert(args.begin(), CODEACT_BINARY);
-  auto r = internal::RunCommand(args, stdin_data, std::chrono::seconds(60), 64 << 20);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!r.ok()) return {-1, "", ""};
-  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text,
-          r->stderr_text};
-}
+using Cli = testing::ProgramRun;
+using testing::RunCli;
 
 std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "json/base64.hpp"
+#include "cli_support.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -19,24 +20,9 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-struct ProgramRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-ProgramRun RunProgram(const std::vector<std::string>& argv, const std::string& stdin_data = "") {
-  auto r = internal::RunCommand(argv, stdin_data, std::chrono::seconds(120), 64 << 20);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!r.ok()) return {};
-  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text,
-          r->stderr_text};
-}
-
-ProgramRun RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {
-  args.insert(args.begin(), CODEACT_BINARY);
-  return RunProgram(args, stdin_data);
-}
+using testing::ProgramRun;
+using testing::RunCli;
+using testing::RunProgram;
 
 std::string Sample(const std::string& rel) {
   return std::string(CODEACT_SOURCE_DIR) + "/samples/" + rel;
