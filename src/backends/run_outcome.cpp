@@ -65,8 +65,13 @@ bool WaitForExit(Child& child, Clock::time_point deadline) {
   return true;
 }
 
-void FillOutcome(const LoopResult& ended, const ExitInfo& exit, const ExecutionLimits& limits,
-                 const ChildDescription& child, ExecutionResult& r) {
+ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
+                            const ExecutionLimits& limits, const ChildDescription& child) {
+  ExecutionResult r;
+  r.stdout_truncated = loop.stdout_buffer().truncated();
+  r.stderr_truncated = loop.stderr_buffer().truncated();
+  r.stdout_text = loop.stdout_buffer().Take();
+  r.stderr_text = loop.stderr_buffer().Take();
   r.tool_calls = ended.tool_calls;
   switch (ended.end) {
     case LoopEnd::kComplete:
@@ -108,6 +113,7 @@ void FillOutcome(const LoopResult& ended, const ExitInfo& exit, const ExecutionL
       r.message = ended.message;
       break;
   }
+  return r;
 }
 
 }  // namespace codeact::internal

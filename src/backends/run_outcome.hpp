@@ -29,9 +29,10 @@ struct ChildDescription {
   bool cpu_counts_from_start = true;
 };
 
-// Outcome, exit code, message, error and output of a run that ended as `ended` (after the loop's
-// output was read into `r`); `exit` is the child's when it was reaped.
-void FillOutcome(const LoopResult& ended, const ExitInfo& exit, const ExecutionLimits& limits,
-                 const ChildDescription& child, ExecutionResult& r);
+// The result of a run that ended as `ended`: stdout/stderr taken from `loop` (read to the end
+// by the caller), outcome, exit code, message, error, output and tool calls. `exit` is the
+// child's when it was reaped.
+ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
+                            const ExecutionLimits& limits, const ChildDescription& child);
 
 }  // namespace codeact::internal

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 
+#include "process/launch.hpp"
 #include "process/posix_util.hpp"
 
 namespace codeact::internal {
@@ -46,18 +47,6 @@ StatusOr<std::optional<std::string>> ReceiveBy(int fd, Clock::time_point deadlin
     pollfd pfd{fd, POLLIN, 0};
     ::poll(&pfd, 1, left);
   }
-}
-
-ExitInfo ExitFromStatus(int status, double cpu_seconds) {
-  ExitInfo info;
-  if (WIFEXITED(status)) {
-    info.exited = true;
-    info.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    info.signal = WTERMSIG(status);
-  }
-  info.cpu_seconds = cpu_seconds;
-  return info;
 }
 
 // What a child that died with its zygote looks like: the parent-death signal killed it.
@@ -156,7 +145,7 @@ void ForkServer::ReadLoop() {
       const long pid = std::strtol(message.c_str() + 1, &end, 10);
       const long status = std::strtol(end, &end, 10);
       const long long cpu_us = std::strtoll(end, &end, 10);
-      exits_[static_cast<pid_t>(pid)] = ExitFromStatus(static_cast<int>(status), cpu_us / 1e6);
+      exits_[static_cast<pid_t>(pid)] = ExitInfoFrom(static_cast<int>(status), cpu_us / 1e6);
     }
     cv_.notify_all();
   }

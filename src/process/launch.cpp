@@ -347,7 +347,7 @@ class ScopedBlockAllSignals {
 
 }  // namespace
 
-ExitInfo ExitInfoFrom(int status, const rusage& usage) {
+ExitInfo ExitInfoFrom(int status, double cpu_seconds) {
   ExitInfo info;
   if (WIFEXITED(status)) {
     info.exited = true;
@@ -355,9 +355,13 @@ ExitInfo ExitInfoFrom(int status, const rusage& usage) {
   } else if (WIFSIGNALED(status)) {
     info.signal = WTERMSIG(status);
   }
-  info.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                     static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  info.cpu_seconds = cpu_seconds;
   return info;
+}
+
+ExitInfo ExitInfoFrom(int status, const rusage& usage) {
+  return ExitInfoFrom(status, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }
 
 StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {

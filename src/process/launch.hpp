@@ -38,7 +38,8 @@ struct LaunchPlan {
 // that called LaunchProcess exits (PR_SET_PDEATHSIG follows the thread, not the process).
 StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan);
 
-// A wait4 status and rusage as an ExitInfo.
+// A wait4 status and rusage (or CPU seconds reported by a fork server) as an ExitInfo.
 ExitInfo ExitInfoFrom(int status, const rusage& usage);
+ExitInfo ExitInfoFrom(int status, double cpu_seconds);
 
 }  // namespace codeact::internal

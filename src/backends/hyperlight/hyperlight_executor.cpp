@@ -232,13 +232,9 @@ class HyperlightExecutor final : public Executor {
       if (timed_out) ended.end = LoopEnd::kTimeout;
     }
 
-    ExecutionResult r;
-    r.stdout_truncated = loop.stdout_buffer().truncated();
-    r.stderr_truncated = loop.stderr_buffer().truncated();
-    r.stdout_text = loop.stdout_buffer().Take();
-    r.stderr_text = loop.stderr_buffer().Take();
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
-    FillOutcome(ended, exit, limits, {"the hyperlight worker", /*cpu_counts_from_start=*/false}, r);
+    ExecutionResult r =
+        ResultOfRun(loop, ended, exit, limits, {"the hyperlight worker", /*cpu_counts_from_start=*/false});
     if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
     if (ended.end == LoopEnd::kUserError && ended.error.type == "GuestError") r.message = ended.error.message;
 

@@ -144,12 +144,7 @@ class LocalExecutor final : public Executor {
       if (timed_out) ended.end = LoopEnd::kTimeout;
     }
 
-    ExecutionResult r;
-    r.stdout_truncated = loop.stdout_buffer().truncated();
-    r.stderr_truncated = loop.stderr_buffer().truncated();
-    r.stdout_text = loop.stdout_buffer().Take();
-    r.stderr_text = loop.stderr_buffer().Take();
-    FillOutcome(ended, exit, limits, {"the interpreter"}, r);
+    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
 
     Capture capture = CaptureChanges(before, snapshot.mounts,
                                      {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
