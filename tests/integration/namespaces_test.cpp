@@ -229,6 +229,41 @@ TEST(NamespacesTest, PooledChildrenAreSandboxedAndServeOneRunEach) {
   }
 }
 
+// Sandboxed runs leave nothing behind either: no fd, zombie, scratch directory or pids cgroup,
+// also when the wall clock kills the run.
+TEST(NamespacesTest, ManyRunsLeaveNoZombieFdTempDirOrCgroup) {
+  LocalExecutor(IsolationLevel::kNamespaces);  // its runner.pyc directory predates TMPDIR
+  const std::string tmp = fs::temp_directory_path() / ("codeact-ns-leak-test-" + std::to_string(getpid()));
+  fs::create_directories(tmp);
+  setenv("TMPDIR", tmp.c_str(), 1);
+  auto cgroups = [] {
+    int n = 0;
+    std::error_code ec;
+    const std::string mine = std::to_string(getpid()) + "-";
+    for (const auto& e : fs::directory_iterator("/sys/fs/cgroup/pids/codeact", ec)) {
+      n += e.path().filename().string().rfind(mine, 0) == 0;
+    }
+    return n;
+  };
+  ExecutionLimits quick;
+  quick.wall_timeout_ms = 300;
+  RunSandboxed("print(1)");
+  const int fds_before = testing::CountOpenFds();
+  for (int i = 0; i < 60; ++i) {
+    const bool kill = i % 10 == 0;
+    const ExecutionResult r =
+        RunSandboxed(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(kill ? quick : ExecutionLimits{}));
+    ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
+  }
+  EXPECT_TRUE(testing::Eventually([&] { return testing::CountOpenFds() <= fds_before; }))
+      << testing::CountOpenFds() << " fds, " << fds_before << " before";
+  EXPECT_TRUE(testing::Eventually([] { return testing::CountZombieChildren() == 0; }));
+  EXPECT_TRUE(testing::Eventually([&] { return fs::is_empty(tmp); }));
+  EXPECT_TRUE(testing::Eventually([&] { return cgroups() == 0; })) << cgroups() << " pids cgroups left";
+  fs::remove_all(tmp);
+  unsetenv("TMPDIR");
+}
+
 // A failed containment step reaches the host as the launcher's setup_error frame, naming the step
 // and the errno, and the launcher exits with kSandboxSetupFailedExit.
 TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
