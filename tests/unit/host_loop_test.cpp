@@ -64,5 +64,42 @@ TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
   EXPECT_LT(result.tool_calls, limits.max_tool_calls);
 }
 
+// Runs the loop over frames the "child" wrote (and then closed its end of).
+LoopResult RunOver(const std::string& frames, bool child_ready) {
+  Pipe from_child;
+  Pipe to_child;
+  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()), static_cast<ssize_t>(frames.size()));
+  close(from_child.write_fd);
+  from_child.write_fd = -1;
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  return loop.Run("pass", std::chrono::steady_clock::now() + 10s, child_ready);
+}
+
+// Only the sandbox launcher writes before the runner's ready frame; after it, a setup_error frame
+// can only be the code's own forgery and changes nothing.
+TEST(HostLoopTest, ASetupErrorCountsOnlyBeforeTheReadyFrame) {
+  const std::string setup = R"({"type":"setup_error","step":"mount /proc","errno":1,"message":"sandbox setup: mount /proc failed"})";
+  const std::string ready = R"({"type":"ready","python":[3,11],"pid":2})";
+  const std::string complete = R"({"type":"complete","output_present":false})";
+
+  const LoopResult before = RunOver(setup + "\n", /*child_ready=*/false);
+  EXPECT_EQ(before.end, LoopEnd::kSetupError);
+  EXPECT_EQ(before.message, "sandbox setup: mount /proc failed");
+
+  EXPECT_EQ(RunOver(ready + "\n" + setup + "\n" + complete + "\n", false).end, LoopEnd::kComplete);
+  EXPECT_EQ(RunOver(setup + "\n" + complete + "\n", /*child_ready=*/true).end, LoopEnd::kComplete);
+}
+
+TEST(HostLoopTest, WaitForReadyFrameReportsASetupError) {
+  Pipe from_child;
+  const std::string setup = R"({"type":"setup_error","step":"pivot_root","errno":22,"message":"sandbox setup: pivot_root failed: Invalid argument"})" "\n";
+  ASSERT_EQ(write(from_child.write_fd, setup.data(), setup.size()), static_cast<ssize_t>(setup.size()));
+  const Status s = WaitForReadyFrame(from_child.read_fd, 5s);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "sandbox setup: pivot_root failed: Invalid argument");
+}
+
 }  // namespace
 }  // namespace codeact::internal
