@@ -1,5 +1,6 @@
-// LocalExecutor: the `process` isolation level — a child CPython started directly under
-// rlimits, in its own process group, speaking the bridge protocol with the host.
+// LocalExecutor: the local backend — a child CPython under rlimits, in its own process group,
+// speaking the bridge protocol with the host; started directly (`process` level) or through the
+// codeact-sandbox launcher (`namespaces` level, sandbox_plan.hpp). Warm pool: warm_pool.hpp.
 #pragma once
 
 #include <sys/types.h>
