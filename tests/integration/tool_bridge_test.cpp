@@ -103,6 +103,33 @@ TEST(ToolBridgeTest, GatherOfManyCalls) {
   EXPECT_EQ(r.tool_calls, 50);
 }
 
+// A call made while another task has work to do goes through the event loop, so the other task
+// runs meanwhile (`during`); a call awaited by the only task reads its answer directly (the fast path).
+// Both give the same results, also mixed in one run.
+TEST(ToolBridgeTest, CallsAloneAndBesideOtherTasksBothWork) {
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"import asyncio\n"
+       "ticks = []\n"
+       "async def ticker():\n"
+       "    for i in range(3):\n"
+       "        ticks.append(i)\n"
+       "        await asyncio.sleep(0)\n"
+       "t = asyncio.create_task(ticker())\n"
+       "beside = await add(a=1, b=2)\n"
+       "during = len(ticks)\n"
+       "await t\n"
+       "alone = [await add(a=i, b=0) for i in range(5)]\n"
+       "async def nested():\n"
+       "    return await add(a=10, b=10)\n"
+       "print(beside, during > 0, ticks, alone)\n"
+       "[beside, alone, await nested()]\n"},
+      WithTools({Add()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "3.0 True [0, 1, 2] [0.0, 1.0, 2.0, 3.0, 4.0]\n");
+  EXPECT_EQ(bj::parse(r.output_json), bj::parse("[3.0,[0.0,1.0,2.0,3.0,4.0],20.0]"));
+  EXPECT_EQ(r.tool_calls, 7);
+}
+
 TEST(ToolBridgeTest, BudgetExceeded) {
   ExecutionLimits limits;
   limits.max_tool_calls = 3;
