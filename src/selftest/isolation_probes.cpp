@@ -28,7 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 // Host-side fixtures of one probe run.
 struct Fixture {
-  bool sandboxed = false;
   std::string outside;      // a host directory the code is given no access to
   std::string secret_file;  // outside/secret.txt
   std::string secret;       // its content, random
@@ -241,7 +240,6 @@ const std::vector<Probe>& Probes() {
 
 StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   Fixture f;
-  f.sandboxed = sandboxed;
   f.outside = root + "/outside";
   f.mount_host = root + "/mount";
   std::error_code ec;

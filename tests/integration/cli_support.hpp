@@ -17,6 +17,9 @@ struct ProgramRun {
   std::string err;
 };
 
+// A path in the source tree.
+inline std::string SourcePath(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
+
 inline ProgramRun RunProgram(const std::vector<std::string>& argv, const std::string& stdin_data = "") {
   auto r = internal::RunCommand(argv, stdin_data, std::chrono::seconds(120), 64 << 20);
   EXPECT_TRUE(r.ok()) << r.status().ToString();

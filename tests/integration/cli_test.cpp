@@ -16,11 +16,11 @@ namespace bj = boost::json;
 
 using Cli = testing::ProgramRun;
 using testing::RunCli;
+using testing::SourcePath;
 
-std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
 
 TEST(CliTest, RunHelloSample) {
-  const Cli c = RunCli({"run", Source("samples/hello.py")});
+  const Cli c = RunCli({"run", SourcePath("samples/hello.py")});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("success").as_bool(), true);
@@ -65,7 +65,7 @@ TEST(CliTest, RunFloodIsTruncatedToTheCap) {
 }
 
 TEST(CliTest, RunWithACommandTool) {
-  const Cli c = RunCli({"run", "--tools", Source("samples/tools/tools.json"), "-"},
+  const Cli c = RunCli({"run", "--tools", SourcePath("samples/tools/tools.json"), "-"},
                        "r = await call_tool('add', a=2, b=3)\nprint(r)\n");
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
@@ -139,7 +139,7 @@ TEST(CliTest, BadInvocationsExitTwo) {
 }
 
 TEST(CliTest, DescribeGivesAnOpenAIToolsList) {
-  const Cli c = RunCli({"describe", "--tools", Source("samples/tools/tools.json")});
+  const Cli c = RunCli({"describe", "--tools", SourcePath("samples/tools/tools.json")});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const bj::value v = bj::parse(c.out);
   const auto& fn = v.at("tools").at(0).at("function");

@@ -16,8 +16,8 @@ namespace bj = boost::json;
 
 using Cli = testing::ProgramRun;
 using testing::RunCli;
+using testing::SourcePath;
 
-std::string Source(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
 
 bool SdkInstalled() {
   auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"},
@@ -28,7 +28,7 @@ bool SdkInstalled() {
 TEST(HyperlightCliTest, WithoutTheSdkTheRunIsUnavailableWithinTwoSeconds) {
   if (SdkInstalled()) GTEST_SKIP() << "the hyperlight_sandbox SDK is installed here";
   const auto start = std::chrono::steady_clock::now();
-  const Cli c = RunCli({"run", "--backend", "hyperlight", Source("samples/hello.py")});
+  const Cli c = RunCli({"run", "--backend", "hyperlight", SourcePath("samples/hello.py")});
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_LT(took, std::chrono::seconds(2));
   EXPECT_EQ(c.exit_code, 1) << c.err;
@@ -42,8 +42,8 @@ TEST(HyperlightCliTest, WithoutTheSdkTheRunIsUnavailableWithinTwoSeconds) {
 }
 
 TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
-  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", Source("tests/fakes"),
-                        "--tools", Source("tests/mcp_client/fixtures/tools.json"), "-"},
+  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", SourcePath("tests/fakes"),
+                        "--tools", SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
                        "r = await call_tool('add', a=2, b=3)\nprint('sum', r)\nr\n");
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
@@ -54,7 +54,7 @@ TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
 }
 
 TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
-  const std::string input = Source("samples");
+  const std::string input = SourcePath("samples");
   const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input,
                         "--allow-domain", "api.example.com:GET"});
   ASSERT_EQ(c.exit_code, 0) << c.err;

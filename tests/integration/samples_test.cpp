@@ -24,9 +24,7 @@ using testing::ProgramRun;
 using testing::RunCli;
 using testing::RunProgram;
 
-std::string Sample(const std::string& rel) {
-  return std::string(CODEACT_SOURCE_DIR) + "/samples/" + rel;
-}
+std::string Sample(const std::string& rel) { return testing::SourcePath("samples/" + rel); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -60,7 +60,6 @@ class LocalExecutor final : public Executor {
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         sandbox_(std::move(sandbox)),
-        isolation_(sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -82,7 +81,9 @@ class LocalExecutor final : public Executor {
   std::vector<pid_t> ForkServerPids() const { return ZygotePids(); }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override { return isolation_; }
+  IsolationLevel isolation() const override {
+    return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
+  }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
@@ -101,7 +102,7 @@ class LocalExecutor final : public Executor {
 
  private:
   std::string Key(const RunSnapshot& snapshot) const {
-    return StartKey(python_, isolation_, site_packages_, snapshot);
+    return StartKey(python_, isolation(), site_packages_, snapshot);
   }
 
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
@@ -273,7 +274,6 @@ class LocalExecutor final : public Executor {
   const std::string runner_;
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
-  const IsolationLevel isolation_;            // the level that runs
   const bool fork_server_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
