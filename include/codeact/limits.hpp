@@ -1,6 +1,8 @@
 // ExecutionLimits: every limit a run is held to, with safe defaults and units in the names.
 // A backend that cannot enforce a configured limit refuses the run (setup_error); it never
 // ignores one silently. Zero is not "unlimited": use the documented maxima instead.
+// What enforces each limit, its bounds and its CLI flag are listed once, in the library's limit
+// table (src/limits/limit_table.cpp); a new limit is a field here and a row there.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +12,10 @@ namespace codeact {
 struct ExecutionLimits {
   std::int64_t wall_timeout_ms = 30'000;           // host watchdog, tool calls included
   std::int64_t cpu_time_s = 30;                    // RLIMIT_CPU
-  std::int64_t memory_bytes = 1LL << 30;           // RLIMIT_AS (virtual memory)
+  std::int64_t memory_bytes = 1LL << 30;           // RLIMIT_AS
   std::int64_t max_file_size_bytes = 64LL << 20;   // RLIMIT_FSIZE
   std::int64_t max_open_files = 256;               // RLIMIT_NOFILE
-  std::int64_t max_processes = 32;                 // RLIMIT_NPROC; pids cgroup at namespaces (README)
+  std::int64_t max_processes = 32;                 // RLIMIT_NPROC, and the run's pids cgroup
   std::int64_t max_stdout_bytes = 1LL << 20;       // host pipe reader, byte-accurate
   std::int64_t max_stderr_bytes = 1LL << 20;
   std::int64_t max_output_bytes = 1LL << 20;       // JSON of the final expression value

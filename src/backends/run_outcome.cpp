@@ -37,23 +37,6 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const Ch
 
 }  // namespace
 
-Status CheckLimits(const ExecutionLimits& l) {
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"wall_timeout_ms", l.wall_timeout_ms},   {"cpu_time_s", l.cpu_time_s},
-      {"memory_bytes", l.memory_bytes},         {"max_file_size_bytes", l.max_file_size_bytes},
-      {"max_open_files", l.max_open_files},     {"max_processes", l.max_processes},
-      {"max_stdout_bytes", l.max_stdout_bytes}, {"max_stderr_bytes", l.max_stderr_bytes},
-      {"max_output_bytes", l.max_output_bytes}, {"max_frame_bytes", l.max_frame_bytes},
-      {"max_tool_calls", l.max_tool_calls},     {"max_capture_file_bytes", l.max_capture_file_bytes},
-      {"max_capture_total_bytes", l.max_capture_total_bytes}};
-  for (const auto& [name, value] : positive) {
-    if (value <= 0) return InvalidArgument(std::string("limit ") + name + " must be positive");
-  }
-  if (l.memory_bytes < (64LL << 20)) return InvalidArgument("limit memory_bytes must be at least 64 MiB");
-  if (l.max_open_files < 16) return InvalidArgument("limit max_open_files must be at least 16");
-  return Status::Ok();
-}
-
 bool WaitForExit(Child& child, Clock::time_point deadline) {
   auto pause = std::chrono::microseconds(200);
   while (!child.TryWait()) {

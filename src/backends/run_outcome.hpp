@@ -10,13 +10,10 @@
 #include "bridge/host_loop.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
+#include "limits/limit_table.hpp"
 #include "process/child.hpp"
 
 namespace codeact::internal {
-
-// Every limit positive, and enough room for an interpreter to start at all (below that the
-// failure would look like the user's fault).
-Status CheckLimits(const ExecutionLimits& limits);
 
 // Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
 // has exited or the deadline passes; true when it exited.

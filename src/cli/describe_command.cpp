@@ -14,7 +14,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
     std::cout << "usage: codeact describe [--format openai|mcp] [options]\n"
                  "Prints {\"tools\":[<execute_code definition>],\"instructions\":\"...\"}.\n\n"
-              << kProviderFlagsHelp;
+              << ProviderFlagsHelp();
     return kExitOk;
   }
   FlagSpec spec;
@@ -22,7 +22,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   auto args = Args::Parse(argv, WithProviderFlags(spec));
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact describe: " << (args.ok() ? "takes no positional arguments" : args.status().message())
-              << "\nusage: codeact describe [--format openai|mcp] [options]\n" << kProviderFlagsHelp;
+              << "\nusage: codeact describe [--format openai|mcp] [options]\n" << ProviderFlagsHelp();
     return kExitUsage;
   }
   const std::string format = args->Get("--format").value_or("openai");

@@ -38,7 +38,7 @@ bool PositiveInt(const std::string& text, long long& out) {
 
 int CmdMcp(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kMcpHelp << kProviderFlagsHelp;
+    std::cout << kMcpHelp << ProviderFlagsHelp();
     return kExitOk;
   }
   FlagSpec spec;
@@ -50,7 +50,7 @@ int CmdMcp(const std::vector<std::string>& argv) {
               << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
                             : args.status().message())
               << "\n"
-              << kMcpHelp << kProviderFlagsHelp;
+              << kMcpHelp << ProviderFlagsHelp();
     return kExitUsage;
   }
   internal::McpServerOptions options;

@@ -1,10 +1,13 @@
 #include "cli/provider_flags.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include "codeact/command_tool.hpp"
 #include "codeact/hyperlight_provider.hpp"
 #include "codeact/json.hpp"
+#include "limits/limit_table.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -35,15 +38,25 @@ StatusOr<FileMount> ParseMount(const std::string& text) {
   return m;
 }
 
-}  // namespace
+// The limit flags, from the limit table: "  --timeout S   wall-clock limit ... (default 30)".
+std::string LimitFlagsHelp() {
+  const ExecutionLimits defaults;
+  std::string out;
+  for (const auto& spec : internal::LimitTable()) {
+    if (spec.flag.empty()) continue;
+    const std::string metavar = spec.flag_scale == 1000.0 || spec.unit == "s" ? " S" : " N";
+    std::string line = "  " + std::string(spec.flag) + metavar;
+    line.resize(std::max<std::size_t>(line.size() + 1, 25), ' ');
+    const double shown = static_cast<double>(defaults.*spec.member) / spec.flag_scale;
+    char number[32];
+    std::snprintf(number, sizeof number, "%.15g", shown);
+    out += line + std::string(spec.help) + " (default " + number + ")\n";
+  }
+  return out;
+}
 
-const char* const kProviderFlagsHelp =
-    R"(  --timeout S            wall-clock limit in seconds, tool calls included (default 30)
-  --cpu S                CPU-time limit in seconds (default 30)
-  --memory-mb N          address-space limit in MiB (default 1024)
-  --max-stdout-bytes N   stdout cap (default 1048576)
-  --max-stderr-bytes N   stderr cap (default 1048576)
-  --mount HOST:MOUNT[:ro|:rw]   a host directory the code may use (repeatable; default rw)
+constexpr const char* kOtherFlagsHelp =
+    R"(  --mount HOST:MOUNT[:ro|:rw]   a host directory the code may use (repeatable; default rw)
   --env K=V              a variable of the child's environment (repeatable; nothing else is passed)
   --tools FILE           host tools as commands (see include/codeact/command_tool.hpp)
   --policy FILE          validator policy as JSON lists (custom lists replace the defaults)
@@ -65,9 +78,18 @@ const char* const kProviderFlagsHelp =
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
 )";
 
+}  // namespace
+
+std::string ProviderFlagsHelp() {
+  static const std::string help = LimitFlagsHelp() + kOtherFlagsHelp;
+  return help;
+}
+
 FlagSpec WithProviderFlags(FlagSpec spec) {
-  for (const char* f : {"--timeout", "--cpu", "--memory-mb", "--max-stdout-bytes", "--max-stderr-bytes", "--mount",
-                        "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
+  for (const auto& limit : internal::LimitTable()) {
+    if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
+  }
+  for (const char* f : {"--mount", "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
                         "--warm-pool", "--isolation", "--require-isolation", "--backend", "--input-dir",
                         "--allow-domain", "--hyperlight-sdk"}) {
     spec.with_value.insert(f);
@@ -113,23 +135,15 @@ StatusOr<IsolationLevel> IsolationFlags(const Args& args) {
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size) {
   ProviderOptions options;
   ExecutionLimits& limits = options.limits;
-  const std::pair<const char*, std::pair<std::int64_t*, double>> numbers[] = {
-      {"--timeout", {&limits.wall_timeout_ms, 1000.0}},
-      {"--cpu", {&limits.cpu_time_s, 1.0}},
-      {"--memory-mb", {&limits.memory_bytes, 1024.0 * 1024.0}},
-      {"--max-stdout-bytes", {&limits.max_stdout_bytes, 1.0}},
-      {"--max-stderr-bytes", {&limits.max_stderr_bytes, 1.0}},
-  };
-  for (const auto& [flag, target] : numbers) {
+  for (const auto& spec : internal::LimitTable()) {
+    if (spec.flag.empty()) continue;
+    const std::string flag(spec.flag);
     if (auto text = args.Get(flag)) {
-      auto value = PositiveNumber(flag, *text, target.second);
+      auto value = PositiveNumber(flag, *text, spec.flag_scale);
       if (!value.ok()) return value.status();
-      *target.first = *value;
+      // A fraction of a unit the kernel counts whole (RLIMIT_CPU seconds) rounds up, not to zero.
+      limits.*spec.member = std::max<std::int64_t>(*value, 1);
     }
-  }
-  if (args.Get("--cpu")) {
-    // RLIMIT_CPU counts whole seconds; round a fraction up rather than to zero.
-    limits.cpu_time_s = std::max<std::int64_t>(limits.cpu_time_s, 1);
   }
   for (const auto& kv : args.GetAll("--env")) {
     const auto eq = kv.find('=');

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "cli/args.hpp"
 #include "codeact/provider.hpp"
@@ -13,8 +14,8 @@ namespace codeact::cli {
 // Adds the provider flags to a command's own flags.
 FlagSpec WithProviderFlags(FlagSpec spec);
 
-// Text for the usage message.
-extern const char* const kProviderFlagsHelp;
+// Text for the usage message: the limit flags (from the limit table), then the others.
+std::string ProviderFlagsHelp();
 
 // `default_pool_size` applies without --pool: a one-shot command passes 0, so that it does not
 // start interpreters it will never use; a server keeps the library default.

@@ -16,13 +16,13 @@ constexpr const char* kRunHelp =
 
 int CmdRun(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kRunHelp << kProviderFlagsHelp;
+    std::cout << kRunHelp << ProviderFlagsHelp();
     return kExitOk;
   }
   auto args = Args::Parse(argv, WithProviderFlags({}));
   if (!args.ok() || args->positionals().size() != 1) {
     std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message()) << "\n"
-              << kRunHelp << kProviderFlagsHelp;
+              << kRunHelp << ProviderFlagsHelp();
     return kExitUsage;
   }
   auto code = ReadInput(args->positionals()[0]);

@@ -3,6 +3,7 @@
 // This folder is the only place that uses Boost.Process and POSIX process calls.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -23,13 +24,33 @@ namespace codeact::internal {
 inline constexpr int kChildBridgeReadFd = 3;   // host -> child
 inline constexpr int kChildBridgeWriteFd = 4;  // child -> host
 
-struct ResourceLimits {
-  std::int64_t cpu_time_s = 30;  // RLIMIT_CPU soft; hard = soft + 1 (SIGXCPU, then SIGKILL)
-  std::int64_t memory_bytes = 1LL << 30;          // RLIMIT_AS
-  std::int64_t max_file_size_bytes = 64LL << 20;  // RLIMIT_FSIZE
-  std::int64_t max_open_files = 256;              // RLIMIT_NOFILE
-  std::int64_t max_processes = 32;                // RLIMIT_NPROC (root is exempt: see README)
+// One rlimit a child gets before exec.
+struct Rlimit {
+  int resource = -1;  // RLIMIT_*
+  std::int64_t soft = 0;
+  std::int64_t hard = 0;
 };
+
+// The rlimits of a child, applied in the order they were set (the caller puts RLIMIT_AS last, so
+// the earlier steps never run short of address space). Bounded: the child copies them into a
+// fixed array before fork. Empty: the child inherits the host's limits (RLIMIT_CORE is always 0).
+class ResourceLimits {
+ public:
+  static constexpr int kMax = 8;
+  // Sets one limit, replacing an earlier value of the same resource in place.
+  void Set(int resource, std::int64_t soft, std::int64_t hard);
+  std::optional<Rlimit> Get(int resource) const;
+  const Rlimit* begin() const { return items_; }
+  const Rlimit* end() const { return items_ + count_; }
+  int size() const { return count_; }
+
+ private:
+  Rlimit items_[kMax];
+  int count_ = 0;
+};
+
+// "RLIMIT_NOFILE" for messages.
+const char* RlimitName(int resource);
 
 struct LaunchSpec {
   std::string executable;                          // absolute path, exec'd directly

@@ -68,14 +68,16 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
     // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
     // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
     // second above, as a cold start has) before it says ready; lowering needs no privilege.
-    spec.environment["CODEACT_CPU_LIMIT_S"] = std::to_string(spec.limits.cpu_time_s);
+    const std::int64_t run_cpu = spec.limits.Get(RLIMIT_CPU).value_or(Rlimit{RLIMIT_CPU, kZygoteCpuSeconds, 0}).soft;
+    spec.environment["CODEACT_CPU_LIMIT_S"] = std::to_string(run_cpu);
     // Not above what the host itself may set (its hard limit: an unprivileged host, or one
     // started under limits, cannot raise it).
     std::int64_t zygote_cpu = kZygoteCpuSeconds;
     if (rlimit host{}; ::getrlimit(RLIMIT_CPU, &host) == 0 && host.rlim_max != RLIM_INFINITY) {
       zygote_cpu = std::min<std::int64_t>(zygote_cpu, static_cast<std::int64_t>(host.rlim_max) - 1);
     }
-    spec.limits.cpu_time_s = std::max<std::int64_t>(spec.limits.cpu_time_s, zygote_cpu);
+    zygote_cpu = std::max(run_cpu, zygote_cpu);
+    spec.limits.Set(RLIMIT_CPU, zygote_cpu, zygote_cpu + 1);
     auto zygote = Child::Start(spec);
     if (!zygote.ok()) return zygote.status();
     auto ready = ReceiveBy((*zygote)->bridge_from_child_fd(), Clock::now() + timeout);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <string>
@@ -64,7 +65,6 @@ struct SetupFailure {
 
 struct LimitSetting {
   int resource;
-  const char* name;
   rlimit value;
 };
 
@@ -76,7 +76,7 @@ struct ChildSetup {
   int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
   int fd_count = 0;
   const char* working_dir = nullptr;
-  LimitSetting limits[6] = {};
+  LimitSetting limits[ResourceLimits::kMax + 1] = {};  // RLIMIT_CORE and the plan's
   int limit_count = 0;
   int fallback_close_max = 0;  // upper bound for the close loop when close_range is missing
 };
@@ -268,7 +268,7 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
     case Step::kSetrlimit:
       if (failure.detail >= 0 && failure.detail < setup.limit_count) {
         const LimitSetting& limit = setup.limits[failure.detail];
-        step = std::string("setrlimit(") + limit.name + ", " +
+        step = std::string("setrlimit(") + RlimitName(limit.resource) + ", " +
                std::to_string(limit.value.rlim_cur) + ")";
       } else {
         step = "setrlimit";
@@ -310,20 +310,16 @@ Status ValidatePlan(const LaunchPlan& plan) {
     if (fd < 0) return Internal("LaunchProcess got an invalid child fd");
   }
   if (plan.limits) {
-    const ResourceLimits& l = *plan.limits;
-    if (l.cpu_time_s < 0 || l.memory_bytes < 0 || l.max_file_size_bytes < 0 ||
-        l.max_open_files < 0 || l.max_processes < 0) {
-      return InvalidArgument("resource limits must not be negative");
+    for (const Rlimit& l : *plan.limits) {
+      if (l.soft < 0 || l.hard < l.soft) return InvalidArgument("resource limits must not be negative");
     }
   }
   return Status::Ok();
 }
 
-void AddLimit(ChildSetup& setup, int resource, const char* name, std::int64_t soft,
-              std::int64_t hard) {
+void AddLimit(ChildSetup& setup, int resource, std::int64_t soft, std::int64_t hard) {
   LimitSetting& limit = setup.limits[setup.limit_count++];
   limit.resource = resource;
-  limit.name = name;
   limit.value.rlim_cur = static_cast<rlim_t>(soft);
   limit.value.rlim_max = static_cast<rlim_t>(hard);
 }
@@ -346,6 +342,37 @@ class ScopedBlockAllSignals {
 };
 
 }  // namespace
+
+void ResourceLimits::Set(int resource, std::int64_t soft, std::int64_t hard) {
+  for (int i = 0; i < count_; ++i) {
+    if (items_[i].resource == resource) {
+      items_[i] = {resource, soft, hard};
+      return;
+    }
+  }
+  // A fixed-size table: a caller setting more distinct limits than exist is a bug.
+  if (count_ == kMax) std::abort();
+  items_[count_++] = {resource, soft, hard};
+}
+
+std::optional<Rlimit> ResourceLimits::Get(int resource) const {
+  for (const Rlimit& l : *this) {
+    if (l.resource == resource) return l;
+  }
+  return std::nullopt;
+}
+
+const char* RlimitName(int resource) {
+  switch (resource) {
+    case RLIMIT_CORE: return "RLIMIT_CORE";
+    case RLIMIT_CPU: return "RLIMIT_CPU";
+    case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
+    case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
+    case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    case RLIMIT_AS: return "RLIMIT_AS";
+    default: return "RLIMIT_?";
+  }
+}
 
 ExitInfo ExitInfoFrom(int status, double cpu_seconds) {
   ExitInfo info;
@@ -381,15 +408,10 @@ StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
   for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
   setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
   if (plan.limits) {
-    const ResourceLimits& l = *plan.limits;
-    AddLimit(setup, RLIMIT_CORE, "RLIMIT_CORE", 0, 0);
-    // SIGXCPU at the soft limit; SIGKILL one second later if the program ignores it.
-    AddLimit(setup, RLIMIT_CPU, "RLIMIT_CPU", l.cpu_time_s, l.cpu_time_s + 1);
-    AddLimit(setup, RLIMIT_FSIZE, "RLIMIT_FSIZE", l.max_file_size_bytes, l.max_file_size_bytes);
-    AddLimit(setup, RLIMIT_NOFILE, "RLIMIT_NOFILE", l.max_open_files, l.max_open_files);
-    AddLimit(setup, RLIMIT_NPROC, "RLIMIT_NPROC", l.max_processes, l.max_processes);
-    // Last, so the earlier steps never run short of address space.
-    AddLimit(setup, RLIMIT_AS, "RLIMIT_AS", l.memory_bytes, l.memory_bytes);
+    AddLimit(setup, RLIMIT_CORE, 0, 0);
+    for (const Rlimit& l : *plan.limits) {
+      if (l.resource != RLIMIT_CORE) AddLimit(setup, l.resource, l.soft, l.hard);
+    }
   }
   rlimit nofile{};
   setup.fallback_close_max = 65536;

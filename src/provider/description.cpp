@@ -4,6 +4,7 @@
 
 #include "codeact/provider.hpp"
 #include "json/definitions.hpp"
+#include "limits/limit_table.hpp"
 
 namespace codeact {
 namespace {
@@ -12,11 +13,6 @@ std::string Bytes(std::int64_t n) {
   if (n % (1LL << 20) == 0) return std::to_string(n >> 20) + " MiB";
   if (n % (1LL << 10) == 0) return std::to_string(n >> 10) + " KiB";
   return std::to_string(n) + " bytes";
-}
-
-std::string Seconds(std::int64_t ms) {
-  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
-  return std::to_string(ms) + " ms";
 }
 
 void DescribeTool(std::ostringstream& out, const HostTool& tool) {
@@ -107,11 +103,7 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     for (const auto& n : s.network_targets) out << " " << n;
     out << "\n";
   }
-  const ExecutionLimits& l = s.limits;
-  out << "\nLimits: " << Seconds(l.wall_timeout_ms) << " wall clock (tool calls included), "
-      << l.cpu_time_s << " s CPU, " << Bytes(l.memory_bytes) << " memory, stdout and stderr "
-      << Bytes(l.max_stdout_bytes) << " / " << Bytes(l.max_stderr_bytes) << " (truncated past that), "
-      << l.max_tool_calls << " tool calls.\n"
+  out << "\n" << internal::LimitsForModel(s.limits) << "\n"
       << "\nState does not persist between calls: "
       << (executor_->backend() == BackendKind::kHyperlight ? "every call starts from the same clean sandbox snapshot.\n"
                                                             : "every call starts a fresh interpreter.\n");

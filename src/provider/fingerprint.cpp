@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "limits/limit_table.hpp"
+
 namespace codeact::internal {
 namespace {
 
@@ -47,13 +49,7 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
   for (const auto& n : s.network_targets) h.Add(n);
   h.Add("env");
   for (const auto& [k, v] : s.environment) h.Add(k).Add(v);
-  const ExecutionLimits& l = s.limits;
-  h.Add("limits");
-  for (std::int64_t v : {l.wall_timeout_ms, l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files,
-                         l.max_processes, l.max_stdout_bytes, l.max_stderr_bytes, l.max_output_bytes,
-                         l.max_frame_bytes, l.max_tool_calls, l.max_capture_file_bytes, l.max_capture_total_bytes}) {
-    h.Add(v);
-  }
+  h.Add("limits").Add(LimitKey(s.limits, /*child_only=*/false));
   h.Add("backend").Add(BackendName(executor.backend)).Add(IsolationName(executor.isolation));
   h.Add(executor.python_path).Add(executor.resource_dir).Add(executor.site_packages ? "site" : "nosite");
   h.Add("hyperlight").Add(executor.hyperlight.input_dir).Add(executor.hyperlight.sdk_path);

@@ -335,7 +335,7 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoSandboxedChildBehind) {
   spec.executable = CODEACT_POOL_HOST;
   spec.args = {"2", "namespaces"};
   spec.bridge = false;
-  spec.limits.memory_bytes = 16LL << 30;
+  spec.limits.Set(RLIMIT_AS, 16LL << 30, 16LL << 30);
   auto host = internal::Child::Start(spec);
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));
@@ -357,7 +357,7 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoChildBehind) {
   spec.executable = CODEACT_POOL_HOST;
   spec.args = {"2", "process"};
   spec.bridge = false;
-  spec.limits.memory_bytes = 16LL << 30;  // a host with threads and an embedded interpreter
+  spec.limits.Set(RLIMIT_AS, 16LL << 30, 16LL << 30);  // a host with threads and an embedded interpreter
   auto host = internal::Child::Start(spec);
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));

@@ -278,11 +278,11 @@ TEST(ChildTest, RunsInItsOwnProcessGroupWithParentDeathSignal) {
 
 TEST(ChildTest, EveryRlimitIsVisibleInTheChild) {
   LaunchSpec spec = PythonSpec({kFixtures + "report.py"});
-  spec.limits.cpu_time_s = 7;
-  spec.limits.memory_bytes = 768LL << 20;
-  spec.limits.max_file_size_bytes = 1LL << 20;
-  spec.limits.max_open_files = 64;
-  spec.limits.max_processes = 50;  // we run as root, where the kernel does not enforce it
+  spec.limits.Set(RLIMIT_CPU, 7, 8);
+  spec.limits.Set(RLIMIT_AS, 768LL << 20, 768LL << 20);
+  spec.limits.Set(RLIMIT_FSIZE, 1LL << 20, 1LL << 20);
+  spec.limits.Set(RLIMIT_NOFILE, 64, 64);
+  spec.limits.Set(RLIMIT_NPROC, 50, 50);  // we run as root, where the kernel does not enforce it
   auto child = Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   const Output output = ReadToEof(**child);
@@ -385,7 +385,7 @@ TEST(ChildTest, AnRlimitTheKernelRefusesFailsTheStart) {
   const int fds_before = CountOpenFds();
   const ChildCount children_before = CountMyChildren();
   LaunchSpec spec = PythonSpec({"-c", "pass"});
-  spec.limits.max_open_files = nr_open + 1;
+  spec.limits.Set(RLIMIT_NOFILE, nr_open + 1, nr_open + 1);
   auto child = Child::Start(spec);
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(child.status().code(), StatusCode::kPermissionDenied);
@@ -404,7 +404,7 @@ TEST(ChildTest, InvalidSpecsAreRejectedBeforeFork) {
   bad_env.environment["A=B"] = "c";
   EXPECT_EQ(Child::Start(bad_env).status().code(), StatusCode::kInvalidArgument);
   LaunchSpec negative = PythonSpec({});
-  negative.limits.memory_bytes = -1;
+  negative.limits.Set(RLIMIT_AS, -1, -1);
   EXPECT_EQ(Child::Start(negative).status().code(), StatusCode::kInvalidArgument);
   LaunchSpec nul_arg = PythonSpec({std::string("a\0b", 3)});
   EXPECT_EQ(Child::Start(nul_arg).status().code(), StatusCode::kInvalidArgument);
@@ -412,7 +412,7 @@ TEST(ChildTest, InvalidSpecsAreRejectedBeforeFork) {
 
 TEST(ChildTest, CpuLimitKillsABusyLoop) {
   LaunchSpec spec = PythonSpec({kFixtures + "busy_loop.py"});
-  spec.limits.cpu_time_s = 1;
+  spec.limits.Set(RLIMIT_CPU, 1, 2);
   auto child = Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   const ExitInfo exit = (*child)->Wait();

@@ -1,5 +1,6 @@
 #include "backends/hyperlight/hyperlight_executor.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <condition_variable>
@@ -40,16 +41,14 @@ constexpr const char* kOutputMountPath = "/output";
 
 // The rlimits of a worker; workers are reused only under equal limits.
 ResourceLimits WorkerLimits(const ExecutionLimits& l) {
-  return {kWorkerCpuSeconds, l.memory_bytes, l.max_file_size_bytes, l.max_open_files,
-          l.max_processes};
+  ResourceLimits r = RlimitsFor(l);
+  r.Set(RLIMIT_CPU, kWorkerCpuSeconds, kWorkerCpuSeconds + 1);
+  return r;
 }
 
 std::string StartKey(const ResourceLimits& r) {
   std::string key;
-  for (std::int64_t v :
-       {r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
-    key += std::to_string(v) + "|";
-  }
+  for (const Rlimit& l : r) key += std::to_string(l.resource) + "=" + std::to_string(l.soft) + "|";
   return key;
 }
 

@@ -29,10 +29,6 @@ constexpr std::chrono::milliseconds kDrainGrace{500};
 // How long a pooled child may take to load everything and report ready.
 constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 
-ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
-  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
-}
-
 // Everything that shapes a started child, so equal keys may share warm children: the
 // interpreter, the isolation level, whether `site` loads, the environment, the rlimits and the
 // mounts. This is the part of the config fingerprint (provider.hpp) a child depends on; tool
@@ -41,10 +37,7 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
   auto field = [](std::string_view v) { return std::to_string(v.size()) + ":" + std::string(v); };
   std::string key = field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
   for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
-  const ResourceLimits r = ToResourceLimits(s.limits);
-  for (std::int64_t v : {r.cpu_time_s, r.memory_bytes, r.max_file_size_bytes, r.max_open_files, r.max_processes}) {
-    key += "|" + std::to_string(v);
-  }
+  key += "|limits" + LimitKey(s.limits, /*child_only=*/true);
   for (const auto& m : s.mounts) {
     key += "|mount" + field(m.host_path) + field(m.mount_path) + field(MountModeName(m.mode));
   }
@@ -201,7 +194,7 @@ class LocalExecutor final : public Executor {
     spec.environment["CODEACT_BRIDGE_FDS"] =
         std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
     spec.working_dir = working_dir;
-    spec.limits = ToResourceLimits(snapshot.limits);
+    spec.limits = RlimitsFor(snapshot.limits);
     return spec;
   }
 
