@@ -232,11 +232,21 @@ def _attribute_problem(name, cp, private_is_bad):
         return "the module attribute .%s" % name
     if name in P.MODULE_ATTRIBUTES_ANYWHERE:
         return "the blocked attribute .%s" % name
-    if name in P.NETWORK_ATTRIBUTES or name.startswith(P.NETWORK_PREFIX):
+    if name in P.NETWORK_ATTRIBUTES or _network_private(name):
         return "the network API .%s" % name
     if "subprocess" in name.lower():
         return "the attribute .%s" % name
     return None
+
+
+def _network_private(name):
+    """`sock_*`, or an underscore spelling of the loop's network API and internals."""
+    if name.startswith(P.NETWORK_PREFIX):
+        return True
+    if name[:1] != "_":
+        return False
+    bare = name.lstrip("_")
+    return bare in P.NETWORK_PRIVATE_ATTRIBUTES or bare.startswith(P.NETWORK_PREFIX)
 
 
 def _pattern_name_problem(name, cp):
@@ -443,6 +453,9 @@ class Checker:
                     self.module_chains.append(node)     # readable, but not on a module
             else:
                 self.module_chains.append(node)
+                bare = attr.lstrip("_")
+                if bare in P.NETWORK_PRIVATE_ATTRIBUTES or bare.startswith(P.NETWORK_PREFIX):
+                    self._network(node)
         elif attr[0] == "s" and attr.startswith(P.NETWORK_PREFIX):
             self._network(node)
         if len(attr) >= 10 and "subprocess" in attr.lower():
@@ -1238,7 +1251,7 @@ def _from_name_problems(module, name, cp):
         exception = P.GADGET_ATTRIBUTES[name][1]
     if exception is not None:
         add((R.MODULE_ATTRIBUTE_BLOCKED, "import of %s is not allowed" % full, exception))
-    if name in P.NETWORK_ATTRIBUTES or name.startswith(P.NETWORK_PREFIX):
+    if name in P.NETWORK_ATTRIBUTES or _network_private(name):
         add((R.ATTRIBUTE_NETWORK, "import of %s is not allowed: it belongs to asyncio's "
              "network API" % full, P.NETWORK_HINT))
     if "subprocess" in name.lower():

@@ -208,7 +208,11 @@ MODULE_ATTRIBUTES_ANYWHERE = frozenset(GADGET_ATTRIBUTES)
 # asyncio's network and process API. They are methods of the event loop (`loop.getaddrinfo`,
 # `asyncio.get_running_loop().create_connection`) as well as asyncio functions, so the name is
 # rejected on any object; none is an ordinary attribute name. Any `sock_*` name too (the loop's
-# socket methods: sock_connect, sock_recv, sock_sendall, ...).
+# socket methods: sock_connect, sock_recv, sock_sendall, ...), and each name with leading
+# underscores: the loop's private helpers open sockets and resolve names themselves
+# (`loop._connect_sock`, `loop._ensure_resolved`, `loop._sock_connect`), and its self-pipe
+# sockets (`loop._ssock`, `loop._selector`'s keys) are socket objects whose class makes new
+# sockets.
 NETWORK_ATTRIBUTES = frozenset({
     "open_connection", "start_server", "open_unix_connection", "start_unix_server",
     "create_connection", "create_datagram_endpoint", "create_server",
@@ -216,6 +220,14 @@ NETWORK_ATTRIBUTES = frozenset({
     "connect_read_pipe", "connect_write_pipe", "connect_accepted_socket",
     "subprocess_exec", "subprocess_shell",
 })
+# The event loop's internals, rejected in their underscore spelling only (`self.selector` is
+# an ordinary name; `loop._selector` hands out the self-pipe socket through its keys).
+NETWORK_PRIVATE_ATTRIBUTES = frozenset({
+    "connect_sock", "ensure_resolved", "create_server_getaddrinfo", "getaddrinfo_debug",
+    "create_connection_transport", "make_socket_transport", "make_ssl_transport",
+    "make_datagram_transport", "make_read_pipe_transport", "make_write_pipe_transport",
+    "accept_connection", "start_serving", "ssock", "csock", "selector",
+}) | NETWORK_ATTRIBUTES
 NETWORK_PREFIX = "sock_"
 NETWORK_HINT = ("there is no network; use the host's tools through `await call_tool(...)` "
                 "(or the tool functions it provides)")
