@@ -603,11 +603,18 @@ class Checker:
 
     def _bind(self, name, origin):
         self.import_names.add(name)
-        self.import_tops.add(origin.partition(".")[0])
-        if self.cp.is_module(origin):
+        memo = self.cp.origin_memo
+        facts = memo.get(origin)
+        if facts is None:
+            facts = (origin.partition(".")[0], self.cp.is_module(origin),
+                     _DECORATOR_ONLY_BY_ORIGIN.get(origin))
+            if len(memo) < 4096:
+                memo[origin] = facts
+        self.import_tops.add(facts[0])
+        if facts[1]:
             self.module_binds[name] = origin
-        elif origin in _DECORATOR_ONLY_BY_ORIGIN:
-            self.decorator_binds[name] = _DECORATOR_ONLY_BY_ORIGIN[origin]
+        elif facts[2] is not None:
+            self.decorator_binds[name] = facts[2]
         origins = self.bound.get(name)
         if origins is None:
             self.bound[name] = {origin}

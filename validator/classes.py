@@ -98,93 +98,93 @@ def scan_body(node, checker):
     computed_match_args = False  # any other binding of __match_args__
     fields = []
     cp = checker.cp
-    todo = list(reversed(node.body))
-    while todo:
-        n = todo.pop()
-        cls = n.__class__
-        # The common statements of a class body first: defs, annotations, assignments.
-        if cls is _FunctionDef or cls is _AsyncFunctionDef or cls is _ClassDef:
-            if n.name[:2] == "__":
-                _check_binding(checker, n.name, n, False)
-        elif cls is _AnnAssign:
-            target = n.target
-            value = n.value
-            if target.__class__ is _Name:
-                name = target.id
-                fields.append(name)
-                if name[:2] == "__":
-                    _check_binding(checker, name, target, True)
-                    if name == "__match_args__":
-                        computed_match_args = True
-                if value is None:
-                    checker.annotation_only.add(id(target))
-            if value is not None and value.__class__ in _PLAIN_VALUES:
-                _class_scope_value(checker, value)
-        elif cls is _Assign:
-            targets = n.targets
-            value = n.value
-            if (len(targets) == 1 and targets[0].__class__ is _Name
-                    and targets[0].id == "__match_args__"):
-                names = _literal_names(value)
-                if names is None:
-                    computed_match_args = True
-                else:
-                    literal_match_args.extend(names)
-                continue
-            for target in targets:
-                if _bind_targets(checker, target):
-                    computed_match_args = True
-            if value.__class__ in _PLAIN_VALUES:
-                _class_scope_value(checker, value)
-        elif cls is ast.AugAssign:
-            if _bind_targets(checker, n.target):
-                computed_match_args = True
-        elif cls is ast.For or cls is ast.AsyncFor:
-            if _bind_targets(checker, n.target):
-                computed_match_args = True
-            todo.extend(n.body)
-            todo.extend(n.orelse)
-        elif cls is ast.If or cls is ast.While:
-            todo.extend(n.body)
-            todo.extend(n.orelse)
-        elif cls is ast.With or cls is ast.AsyncWith:
-            for item in n.items:
-                if item.optional_vars is not None and _bind_targets(checker,
-                                                                    item.optional_vars):
-                    computed_match_args = True
-            todo.extend(n.body)
-        elif cls is ast.Try or cls is _TryStar:
-            todo.extend(n.body)
-            for handler in n.handlers:
-                if handler.name:
-                    _check_binding(checker, handler.name, handler, False)
-                todo.extend(handler.body)
-            todo.extend(n.orelse)
-            todo.extend(n.finalbody)
-        elif cls is ast.Match:
-            for case in n.cases:
-                for sub in ast.walk(case.pattern):
-                    name = getattr(sub, "name", None) or getattr(sub, "rest", None)
-                    if name:
-                        _check_binding(checker, name, sub, False)
+    blocks = [node.body]     # statement lists of the class namespace still to visit
+    while blocks:
+        for n in blocks.pop():
+            cls = n.__class__
+            # The common statements of a class body first: defs, annotations, assignments.
+            if cls is _FunctionDef or cls is _AsyncFunctionDef or cls is _ClassDef:
+                if n.name[:2] == "__":
+                    _check_binding(checker, n.name, n, False)
+            elif cls is _AnnAssign:
+                target = n.target
+                value = n.value
+                if target.__class__ is _Name:
+                    name = target.id
+                    fields.append(name)
+                    if name[:2] == "__":
+                        _check_binding(checker, name, target, True)
                         if name == "__match_args__":
                             computed_match_args = True
-                todo.extend(case.body)
-        elif cls is ast.Import or cls is ast.ImportFrom:
-            for alias in n.names:
-                if alias.name == "*":
+                    if value is None:
+                        checker.annotation_only.add(id(target))
+                if value is not None and value.__class__ in _PLAIN_VALUES:
+                    _class_scope_value(checker, value)
+            elif cls is _Assign:
+                targets = n.targets
+                value = n.value
+                if (len(targets) == 1 and targets[0].__class__ is _Name
+                        and targets[0].id == "__match_args__"):
+                    names = _literal_names(value)
+                    if names is None:
+                        computed_match_args = True
+                    else:
+                        literal_match_args.extend(names)
                     continue
-                bound = alias.asname or alias.name.split(".", 1)[0]
-                _check_binding(checker, bound, alias, False)
-                if cls is ast.Import:
-                    dotted = alias.name if alias.asname else bound
-                else:
-                    dotted = "%s.%s" % (n.module or "", alias.name)
-                if cp.is_module(dotted):
-                    line, col = _loc(alias)
-                    checker.add(line, col, R.MODULE_VALUE,
-                                "the class body imports the module %s: it becomes a class "
-                                "attribute" % dotted, _HINT_CLASS_VALUE)
+                for target in targets:
+                    if _bind_targets(checker, target):
+                        computed_match_args = True
+                if value.__class__ in _PLAIN_VALUES:
+                    _class_scope_value(checker, value)
+            elif cls is ast.AugAssign:
+                if _bind_targets(checker, n.target):
+                    computed_match_args = True
+            elif cls is ast.For or cls is ast.AsyncFor:
+                if _bind_targets(checker, n.target):
+                    computed_match_args = True
+                blocks.append(n.body)
+                blocks.append(n.orelse)
+            elif cls is ast.If or cls is ast.While:
+                blocks.append(n.body)
+                blocks.append(n.orelse)
+            elif cls is ast.With or cls is ast.AsyncWith:
+                for item in n.items:
+                    if item.optional_vars is not None and _bind_targets(checker,
+                                                                        item.optional_vars):
+                        computed_match_args = True
+                blocks.append(n.body)
+            elif cls is ast.Try or cls is _TryStar:
+                blocks.append(n.body)
+                for handler in n.handlers:
+                    if handler.name:
+                        _check_binding(checker, handler.name, handler, False)
+                    blocks.append(handler.body)
+                blocks.append(n.orelse)
+                blocks.append(n.finalbody)
+            elif cls is ast.Match:
+                for case in n.cases:
+                    for sub in ast.walk(case.pattern):
+                        name = getattr(sub, "name", None) or getattr(sub, "rest", None)
+                        if name:
+                            _check_binding(checker, name, sub, False)
+                            if name == "__match_args__":
+                                computed_match_args = True
+                    blocks.append(case.body)
+            elif cls is ast.Import or cls is ast.ImportFrom:
+                for alias in n.names:
+                    if alias.name == "*":
+                        continue
+                    bound = alias.asname or alias.name.split(".", 1)[0]
+                    _check_binding(checker, bound, alias, False)
+                    if cls is ast.Import:
+                        dotted = alias.name if alias.asname else bound
+                    else:
+                        dotted = "%s.%s" % (n.module or "", alias.name)
+                    if cp.is_module(dotted):
+                        line, col = _loc(alias)
+                        checker.add(line, col, R.MODULE_VALUE,
+                                    "the class body imports the module %s: it becomes a class "
+                                    "attribute" % dotted, _HINT_CLASS_VALUE)
     if computed_match_args:
         match_args = False
     elif literal_match_args:

@@ -423,7 +423,7 @@ class CompiledPolicy:
         "blocked_builtins", "flagged_names", "safe_dunders", "pivot_on_modules",
         "watched_attributes", "allow_dynamic_format", "max_code_bytes", "max_ast_depth",
         "timeout_s", "import_hint", "nonascii_sensitive", "known_modules", "_import_memo",
-        "from_import_memo", "module_dotted", "submodule_attributes",
+        "from_import_memo", "module_dotted", "submodule_attributes", "origin_memo",
     )
 
     def __init__(self, policy):
@@ -431,6 +431,9 @@ class CompiledPolicy:
         self._import_memo = {}
         # (module, name) -> problems of `from module import name`, filled by the checker.
         self.from_import_memo = {}
+        # dotted origin of an import binding -> (top-level module, is a module, decorator-only
+        # short name or None), filled by the checker.
+        self.origin_memo = {}
         allowed = policy.allowed_imports
         if allowed is None:
             allowed = DEFAULT_ALLOWED_IMPORTS
