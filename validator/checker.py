@@ -17,6 +17,8 @@ import ast
 import operator
 import time
 
+from . import bindings
+from . import classes
 from . import policy as P
 from . import report as R
 from . import scopes
@@ -114,11 +116,15 @@ def _walker_for(cls):
             hands.append("    if f%d.__class__ is list:\n        extend(f%d)\n    else:\n"
                          "        push(f%d)" % (i, i, i))
     if handler is not None:
-        reads.append("    handler(checker, node)")
+        guard = _HANDLER_GUARDS.get(cls)
+        if guard is None:
+            reads.append("    handler(checker, node)")
+        else:   # a handler for few nodes of a common class: test inline, call only then
+            reads.append("    if %s:\n        handler(checker, node)" % guard)
     walker = None
     if reads:
         source = "def walk(checker, node, push, extend):\n%s\n" % "\n".join(reads + hands)
-        namespace = {"handler": handler}
+        namespace = {"handler": handler, "Name": _Name}
         exec(compile(source, "<walker %s>" % cls.__name__, "exec"), namespace)
         walker = namespace["walk"]
     _walkers[cls] = walker
@@ -203,6 +209,12 @@ _HINT_FORMAT_ATTR = ("format the value yourself: pass it as an argument "
 _HINT_FORMAT_DYNAMIC = ("write the template as a string literal (\"Hello {name}\".format(...)) "
                         "or use an f-string")
 _HINT_MATCH = "match on public attributes only"
+_HINT_MODULE_VALUE = ("use the module's attributes directly (json.loads(...)) and pass the "
+                      "functions or values you need, not the module; if a variable of yours "
+                      "has the module's name, rename the variable")
+_HINT_ENVIRON = ("use os.environ as a mapping: os.environ.get(name, default), os.environ[name], "
+                 "`name in os.environ`, .keys(), .items(), .values(), .copy(), .setdefault(), "
+                 ".pop(), .update()")
 _HINT_NONASCII = "write identifiers in plain ASCII letters"
 
 
@@ -220,9 +232,29 @@ def _attribute_problem(name, cp, private_is_bad):
         return "the module attribute .%s" % name
     if name in P.MODULE_ATTRIBUTES_ANYWHERE:
         return "the blocked attribute .%s" % name
+    if name in P.NETWORK_ATTRIBUTES or _network_private(name):
+        return "the network API .%s" % name
     if "subprocess" in name.lower():
         return "the attribute .%s" % name
     return None
+
+
+def _network_private(name):
+    """`sock_*`, or an underscore spelling of the loop's network API and internals."""
+    if name.startswith(P.NETWORK_PREFIX):
+        return True
+    if name[:1] != "_":
+        return False
+    bare = name.lstrip("_")
+    return bare in P.NETWORK_PRIVATE_ATTRIBUTES or bare.startswith(P.NETWORK_PREFIX)
+
+
+def _pattern_name_problem(name, cp):
+    """Why a class pattern may not read attribute `name` (a keyword of the pattern, or a name
+    of the class's __match_args__), or None."""
+    if _is_dunder(name):
+        return "the dunder attribute .%s" % name
+    return _attribute_problem(name, cp, False)
 
 
 def _template_problems(template, cp):
@@ -256,6 +288,19 @@ def _template_problems(template, cp):
 class Checker:
     """Checks one tree under one CompiledPolicy. Not shared between threads or calls."""
 
+    # Slots: a checker is made per validation, and its forty fields would otherwise build and
+    # grow a dict each time.
+    __slots__ = (
+        "cp", "nesting", "found", "names", "name_ids", "name_attributes", "alias_sources",
+        "edges", "bound", "module_chains", "builtin_names", "format_names", "unbound_formats",
+        "tree", "_calls", "chain_values", "module_candidates", "attribute_stores",
+        "environ_uses", "class_scope_values", "decorator_uses", "decorator_binds",
+        "class_decorators", "function_decorators", "import_names", "import_tops", "params",
+        "defs", "others", "module_binds", "class_with_bases",
+        "alias_targets", "alias_sources_of", "call_targets", "annotation_only", "classes",
+        "class_infos", "positional_patterns", "dataclass_positions",
+    )
+
     def __init__(self, cp, nesting=0):
         self.cp = cp
         self.nesting = nesting      # > 0 inside a string annotation
@@ -272,6 +317,33 @@ class Checker:
         self.unbound_formats = []   # `str.format` / `str.format_map` Attribute nodes
         self.tree = None
         self._calls = None          # id(func) -> Call, built only when a message needs it
+        # Modules as values, module attributes written (resolved after the walk).
+        self.chain_values = set()   # id(Attribute) that is the object of another Attribute
+        self.module_candidates = [] # `x.<submodule name>` Attribute nodes
+        self.attribute_stores = []  # Attribute nodes assigned or deleted
+        self.environ_uses = []      # `<x>.environ.<attr>` Attribute nodes
+        self.class_scope_values = set()  # id of `name = <value>` values in class bodies
+        # Decorator-only callables: where they are used and where they may be.
+        self.decorator_uses = []    # `.dataclass` / `.wraps` Attribute nodes
+        self.decorator_binds = {}   # name -> "dataclass" / "wraps", from import statements
+        self.class_decorators = {}  # id of class decorator (or its func) -> (class, index)
+        self.dataclass_positions = []     # (class, index) of each @dataclass
+        self.function_decorators = set()  # id(func) of `@f(one_argument)` on a def
+        # What binds each name (bindings.py) and the classes (classes.py).
+        self.import_names = set()
+        self.import_tops = set()    # top-level modules named by the import statements
+        self.module_binds = {}      # name -> module, from import statements
+        self.class_with_bases = False  # a class statement has bases or keywords
+        self.params = set()
+        self.defs = set()
+        self.others = set()
+        self.alias_targets = set()  # id(Name) bound by `x = name` / `x = a.b`
+        self.alias_sources_of = {}  # x -> the root names of the values bound to it by alias
+        self.call_targets = {}      # id(Name) bound by `x = f(...)` -> the Call
+        self.annotation_only = set()  # id(Name) of `x: T` without a value in a class body
+        self.classes = set()
+        self.class_infos = {}       # class name -> [ClassInfo]
+        self.positional_patterns = []  # MatchClass nodes with positional sub-patterns
 
     def add(self, line, col, rule, message, hint):
         self.found.append((line, col, rule, message, hint))
@@ -333,6 +405,14 @@ class Checker:
             for node in names:
                 if node.id in flagged:
                     self._flagged_name(node)
+        if "__annotations__" in ids:
+            for node in names:
+                if node.id == "__annotations__":
+                    line, col = _loc(node)
+                    self.add(line, col, R.ANNOTATION_DYNAMIC,
+                             "__annotations__ may not be used: the interpreter builds it from "
+                             "the annotations you write, and typing and dataclasses read it "
+                             "as code and field names", "write annotations (x: int) instead")
         self._finish(tree)
         return self.found
 
@@ -350,8 +430,15 @@ class Checker:
     def _attribute(self, node):
         attr = node.attr
         value = node.value
-        if value.__class__ is _Name:
+        vcls = value.__class__
+        if vcls is _Name:
             self.name_attributes.append(node)
+        elif vcls is _Attribute:
+            self.chain_values.add(id(value))
+            if value.attr == "environ":
+                self.environ_uses.append(node)
+        if node.ctx.__class__ is not _Load:
+            self.attribute_stores.append(node)
         cp = self.cp
         if attr in cp.watched_attributes:
             self._watched_attribute(node, attr, value)
@@ -362,15 +449,29 @@ class Checker:
                     self.add(line, col, R.ATTRIBUTE_DUNDER,
                              "access to the dunder attribute .%s is not allowed" % attr,
                              _HINT_DUNDER % ", ".join(sorted(cp.safe_dunders)))
+                elif attr not in _MODULE_DUNDERS:
+                    self.module_chains.append(node)     # readable, but not on a module
             else:
                 self.module_chains.append(node)
+                bare = attr.lstrip("_")
+                if bare in P.NETWORK_PRIVATE_ATTRIBUTES or bare.startswith(P.NETWORK_PREFIX):
+                    self._network(node)
+        elif attr[0] == "s" and attr.startswith(P.NETWORK_PREFIX):
+            self._network(node)
         if len(attr) >= 10 and "subprocess" in attr.lower():
             line, col = _attr_loc(node)
             self.add(line, col, R.ATTRIBUTE_SUBPROCESS,
                      "the attribute .%s belongs to the process-spawning API" % attr,
                      _HINT_PROCESS)
 
+    def _network(self, node):
+        line, col = _attr_loc(node)
+        self.add(line, col, R.ATTRIBUTE_NETWORK,
+                 "the attribute .%s belongs to asyncio's network API" % node.attr,
+                 P.NETWORK_HINT)
+
     def _watched_attribute(self, node, attr, value):
+        cp = self.cp
         if attr in P.INTERNAL_ATTRIBUTES:
             line, col = _attr_loc(node)
             self.add(line, col, R.ATTRIBUTE_INTERNAL,
@@ -381,16 +482,22 @@ class Checker:
             self.add(line, col, R.ATTRIBUTE_MODULE_PIVOT,
                      "access to the attribute .%s is not allowed: it names the blocked module "
                      "%s" % (attr, attr.lstrip("_")), _HINT_PIVOT)
-        if attr in self.cp.pivot_on_modules:
+        if attr in cp.pivot_on_modules:
             self.module_chains.append(node)
-        if attr in P.MODULE_ATTRIBUTES_ANYWHERE:
+        gadget = P.GADGET_ATTRIBUTES.get(attr)
+        if gadget is not None:
             line, col = _attr_loc(node)
-            module = [m for m, a in P.MODULE_ATTRIBUTE_EXCEPTIONS if a == attr][0]
             self.add(line, col, R.MODULE_ATTRIBUTE_BLOCKED,
-                     "%s.%s is not allowed" % (module, attr),
-                     P.MODULE_ATTRIBUTE_EXCEPTIONS[(module, attr)])
+                     "%s is not allowed (also as .%s of any object)" % (gadget[0], attr),
+                     gadget[1])
         elif attr in _EXCEPTION_ATTRS:
             self.module_chains.append(node)
+        if attr in P.NETWORK_ATTRIBUTES:
+            self._network(node)
+        if attr in P.DECORATOR_ONLY:
+            self.decorator_uses.append(node)
+        if attr in cp.submodule_attributes:
+            self.module_candidates.append(node)
         if attr in P.FORMAT_METHODS:
             if value.__class__ is _Name and value.id == "str":
                 self.unbound_formats.append(node)
@@ -495,6 +602,19 @@ class Checker:
             bind(alias.asname or name, module + "." + name)
 
     def _bind(self, name, origin):
+        self.import_names.add(name)
+        memo = self.cp.origin_memo
+        facts = memo.get(origin)
+        if facts is None:
+            facts = (origin.partition(".")[0], self.cp.is_module(origin),
+                     _DECORATOR_ONLY_BY_ORIGIN.get(origin))
+            if len(memo) < 4096:
+                memo[origin] = facts
+        self.import_tops.add(facts[0])
+        if facts[1]:
+            self.module_binds[name] = origin
+        elif facts[2] is not None:
+            self.decorator_binds[name] = facts[2]
         origins = self.bound.get(name)
         if origins is None:
             self.bound[name] = {origin}
@@ -504,6 +624,12 @@ class Checker:
     def _assign(self, node):
         value = node.value
         vcls = value.__class__
+        if vcls is _Call:
+            # `Point = namedtuple(...)`: the call is kept for the class rules (bindings.py).
+            for target in node.targets:
+                if target.__class__ is _Name:
+                    self.call_targets[id(target)] = value
+            return
         if vcls is not _Name and vcls is not _Attribute and vcls is not _Tuple \
                 and vcls is not _List:
             return
@@ -513,6 +639,7 @@ class Checker:
     def _pair(self, target, value):
         """Records `name = name` bindings, through tuple unpacking of equal length."""
         todo = [(target, value)]
+        class_scope = self.class_scope_values
         while todo:
             t, v = todo.pop()
             tcls = t.__class__
@@ -520,9 +647,15 @@ class Checker:
                 vcls = v.__class__
                 if vcls is _Name:
                     self.edges.append((t.id, v.id, ""))
-                    self.alias_sources.add(id(v))
+                    self.alias_targets.add(id(t))
+                    self.alias_sources_of.setdefault(t.id, set()).add(v.id)
+                    if id(v) not in class_scope:
+                        self.alias_sources.add(id(v))
                 elif vcls is _Attribute:
                     # `x = asyncio.base_events` makes x a module too.
+                    self.alias_targets.add(id(t))
+                    if id(v) not in class_scope:
+                        self.alias_sources.add(id(v))
                     parts = []
                     while vcls is _Attribute and len(parts) < 6:
                         parts.append(v.attr)
@@ -531,6 +664,9 @@ class Checker:
                     if vcls is _Name:
                         parts.reverse()
                         self.edges.append((t.id, v.id, "." + ".".join(parts)))
+                        self.alias_sources_of.setdefault(t.id, set()).add(v.id)
+                    else:   # `x = f().a`: an alias of nothing the checker knows
+                        self.alias_sources_of.setdefault(t.id, set()).add("")
             elif (tcls is _Tuple or tcls is _List) and v.__class__ in (_Tuple, _List):
                 te, ve = t.elts, v.elts
                 if (len(te) == len(ve) and not any(e.__class__ is _Starred for e in te)
@@ -545,31 +681,83 @@ class Checker:
     def _named_expr(self, node):
         # `(w := os)` binds w AND yields os to the enclosing expression, so the source is not
         # marked as a pure alias source: `(w := os).system` must still be caught at `os`.
-        if node.value.__class__ is _Name and node.target.__class__ is _Name:
-            self.edges.append((node.target.id, node.value.id, ""))
+        target = node.target
+        if node.value.__class__ is _Name and target.__class__ is _Name:
+            self.edges.append((target.id, node.value.id, ""))
+        if target.__class__ is _Name and _is_dunder(target.id):
+            # In a class body a walrus binds a class attribute (`(__instancecheck__ := f)`);
+            # classes.scan_body does not enter expressions, so it is refused everywhere.
+            line, col = _loc(target)
+            self.add(line, col, R.CLASS_HOOK,
+                     "the walrus binds the dunder name %s" % target.id,
+                     "bind ordinary names with :=")
 
     def _function(self, node):
+        self.defs.add(node.name)
         if node.returns is not None:
             self._annotation(node.returns)
+        for dec in node.decorator_list:
+            # `@functools.wraps(fn)`: one plain argument. Its `assigned`/`updated` arguments
+            # name the attributes it copies, so any other shape is refused (decorator-only).
+            if (dec.__class__ is _Call and len(dec.args) == 1 and not dec.keywords
+                    and dec.args[0].__class__ is not _Starred):
+                self.function_decorators.add(id(dec.func))
+
+    def _class_def(self, node):
+        self.classes.add(node.name)
+        if node.bases or node.keywords:
+            self.class_with_bases = True
+        for index, dec in enumerate(node.decorator_list):
+            self.class_decorators[id(dec)] = (node, index)
+            if dec.__class__ is _Call and not dec.args:
+                self.class_decorators[id(dec.func)] = (node, index)  # @dataclass(frozen=True)
+        for k in node.keywords:
+            if k.arg is None:
+                line, col = _loc(k)
+                self.add(line, col, R.CLASS_METACLASS,
+                         "class %s takes keyword arguments from **%s, which may name a "
+                         "metaclass" % (node.name, classes.source_text(k.value)),
+                         "write the class keywords out (total=False, metaclass=abc.ABCMeta)")
+        info = classes.scan_body(node, self)
+        self.class_infos.setdefault(node.name, []).append(info)
 
     def _arg(self, node):
+        self.params.add(node.arg)
         if node.annotation is not None:
             self._annotation(node.annotation)
 
+    def _capture(self, node):
+        # except ... as e, case [*rest], case x, case _ as x
+        if node.name:
+            self.others.add(node.name)
+
+    def _call(self, node):
+        # Called for `type(...)` only (_HANDLER_GUARDS).
+        func = node.func
+        if func.__class__ is _Name and func.id == "type":
+            args = node.args
+            if (len(args) + len(node.keywords) > 1
+                    or any(a.__class__ is _Starred for a in args)):
+                line, col = _loc(node)
+                self.add(line, col, R.CLASS_DYNAMIC,
+                         "type() with more than one argument builds a class at run time",
+                         "write a class statement; type(x) with one argument is fine")
+
     def _match_class(self, node):
+        if node.patterns:
+            self.positional_patterns.append(node)
         patterns = node.kwd_patterns
         for i, name in enumerate(node.kwd_attrs):
             # Any dunder, even a readable one: a class pattern is a getattr() in disguise.
-            if _is_dunder(name):
-                why = "the dunder attribute .%s" % name
-            else:
-                why = _attribute_problem(name, self.cp, False)
+            why = _pattern_name_problem(name, self.cp)
             if why:
                 line, col = _loc(patterns[i] if i < len(patterns) else node)
                 self.add(line, col, R.MATCH_DUNDER,
                          "the class pattern keyword %s= reads %s" % (name, why), _HINT_MATCH)
 
     def _match_mapping(self, node):
+        if node.rest:
+            self.others.add(node.rest)
         for key in node.keys:
             if (key.__class__ is _Constant and isinstance(key.value, str)
                     and _is_dunder(key.value)):
@@ -580,19 +768,34 @@ class Checker:
     # --- string annotations -----------------------------------------------------------------
 
     def _annotation(self, ann):
-        """typing.get_type_hints, functools.singledispatch and friends eval() string
-        annotations, so a string in an annotation is code: parse it and check it."""
+        """An annotation must be a type expression: names, X.Y, X[...], X | Y, None, `...`
+        and string forms of those. typing.get_type_hints, functools.singledispatch and friends
+        eval() string annotations, so a string in an annotation is code: it is parsed and
+        checked the same way. Anything else (a call, an f-string, `"a" + b`) computes the
+        annotation at run time and is rejected (annotation-dynamic)."""
         if ann.__class__ is _Name:
             return
         todo = [ann]
         while todo:
             node = todo.pop()
             cls = node.__class__
-            if cls is _Constant:
-                if isinstance(node.value, str):
+            if cls is _Name:
+                continue
+            if cls is _Attribute:
+                root = node.value
+                while root.__class__ is _Attribute:
+                    root = root.value
+                if root.__class__ is not _Name:
+                    self._dynamic_annotation(node)
+            elif cls is _Constant:
+                value = node.value
+                if isinstance(value, str):
                     self._string_annotation(node)
+                elif value is not None and value is not Ellipsis:
+                    self._dynamic_annotation(node)
             elif cls is _Subscript:
                 base = node.value
+                todo.append(base)
                 base_name = (base.id if base.__class__ is _Name
                              else base.attr if base.__class__ is _Attribute else None)
                 if base_name == "Annotated":
@@ -603,9 +806,21 @@ class Checker:
                     todo.append(node.slice)
             elif cls is _Tuple or cls is _List:
                 todo.extend(node.elts)
-            elif cls is _BinOp:
+            elif cls is _BinOp and node.op.__class__ is ast.BitOr:
                 todo.append(node.left)
                 todo.append(node.right)
+            elif cls is _Starred:       # *Ts (a TypeVarTuple)
+                todo.append(node.value)
+            else:
+                self._dynamic_annotation(node)
+
+    def _dynamic_annotation(self, node):
+        line, col = _loc(node)
+        self.add(line, col, R.ANNOTATION_DYNAMIC,
+                 "the annotation computes a value at run time (%s); annotations must be type "
+                 "expressions" % _short(classes.source_text(node)),
+                 "write the type itself (int, list[str], Optional[Path], \"Node\"); compute "
+                 "values outside annotations")
 
     def _string_annotation(self, const):
         text = const.value
@@ -615,7 +830,8 @@ class Checker:
                      "write annotations without quotes, or one level of quotes")
             return
         tree = None
-        for source in (text, "(%s,)[0]" % text):   # typing compiles "*Ts" as "(*Ts,)[0]"
+        for wrapped, source in ((False, text), (True, "(%s,)[0]" % text)):
+            # typing compiles "*Ts" as "(*Ts,)[0]"
             try:
                 tree = compile(source, "<annotation>", "eval", ast.PyCF_ONLY_AST,
                                dont_inherit=True)
@@ -625,7 +841,7 @@ class Checker:
         if tree is None:
             return  # typing cannot compile it either, so it is never evaluated
         sub = Checker(self.cp, self.nesting + 1)
-        sub._annotation(tree.body)
+        sub._annotation(tree.body.value if wrapped else tree.body)
         for _l, _c, rule, message, hint in sub.check(tree):
             self.add(line, col, rule,
                      "in the string annotation %r: %s" % (_short(text, 40), message), hint)
@@ -671,6 +887,206 @@ class Checker:
             self._unbound_format(self._calls_by_func())
         if self.format_names:
             self._check_format_names(tree)
+
+        # Origins that come from an import statement (not from a variable that happens to be
+        # named like a module: `code = "x"; y = code`).
+        imported = self.import_tops
+        modules, decorators = self._bound_names(origins, os_aliases)
+        # One pass over the Name nodes for both rules: usually every mention of a module is
+        # `module.name` and every mention of `dataclass` is a decorator.
+        wanted = ids.intersection(modules.keys() | decorators.keys())
+        mentions = [node for node in self.names if node.id in wanted] if wanted else ()
+        if modules and mentions:
+            self._check_module_values(modules, mentions)
+        if imported:
+            if self.module_candidates:
+                self._check_module_chain_values(origins, imported)
+            if self.attribute_stores:
+                self._check_attribute_stores(origins, imported)
+        if self.decorator_uses or decorators:
+            self._check_decorator_only(decorators, mentions)
+        if self.environ_uses or "os" in imported:
+            self._check_environ(os_aliases, origins)
+        if self.positional_patterns or self.dataclass_positions or self.class_with_bases:
+            self._check_classes()
+
+    # --- modules as values ----------------------------------------------------------------
+
+    def _chain_origins(self, node, origins, imported):
+        """The dotted origins of Attribute chain `node` (its own attribute included) when it
+        is rooted at an imported name, else None; and the chain's text."""
+        parts = [node.attr]
+        value = node.value
+        while value.__class__ is _Attribute and len(parts) < 8:
+            parts.append(value.attr)
+            value = value.value
+        if value.__class__ is not _Name:
+            return None, None
+        root = origins.get(value.id)
+        if not root:
+            return None, None
+        parts.reverse()
+        suffix = "." + ".".join(parts)
+        found = {o + suffix for o in root if o.partition(".")[0] in imported}
+        return found or None, value.id + suffix
+
+    def _bound_names(self, origins, os_aliases):
+        """({name: module}, {name: "dataclass"/"wraps"}) for the names bound to a module or
+        to a decorator-only callable by an import, or by an alias of one (`m = json`). os has
+        its own rule (os-attribute)."""
+        modules = self.module_binds
+        decorators = self.decorator_binds
+        if self.edges:
+            modules = dict(modules)
+            decorators = dict(decorators)
+            cp = self.cp
+            imported = self.import_tops
+            for target in {t for t, _, _ in self.edges}:
+                for o in origins.get(target, ()):
+                    if cp.is_module(o) and o.partition(".")[0] in imported:
+                        modules[target] = o
+                        break
+                    if o in _DECORATOR_ONLY_BY_ORIGIN:
+                        decorators[target] = _DECORATOR_ONLY_BY_ORIGIN[o]
+        if not os_aliases.isdisjoint(modules):
+            modules = {k: v for k, v in modules.items() if k not in os_aliases}
+        return modules, decorators
+
+    def _attribute_objects(self):
+        """ids of the Name nodes that are the object of an attribute (`json` in json.loads)."""
+        return {id(a.value) for a in self.name_attributes}
+
+    def _check_module_values(self, modules, mentions):
+        """A module may be used as `module.name` and bound to another name (tracked); as any
+        other value (an argument, a container item, a return value, a match subject, a class
+        attribute) it leaves the checker's sight, and its private attributes and the modules
+        it imports would be reachable through the new name."""
+        named = [node for node in mentions if node.id in modules]
+        if not named:
+            return
+        objects = self._attribute_objects()
+        aliases = self.alias_sources
+        uses = [node for node in named if node.ctx.__class__ is _Load
+                and id(node) not in objects and id(node) not in aliases]
+        if not uses:
+            return
+        # `def wait(time): return time` names a parameter, not the module: a module reaches a
+        # function-local name only through an import or an alias assignment there, or through
+        # a value use this rule rejects where it happens.
+        exempt = scopes.locally_bound(self.tree, {id(n) for n in uses}, plain_only=True)
+        for node in uses:
+            if id(node) not in exempt:
+                name = node.id
+                module = modules[name]
+                label = name if name == module else "%s (the module %s)" % (name, module)
+                line, col = _loc(node)
+                self.add(line, col, R.MODULE_VALUE,
+                         "the module %s is used as a value; a module may only be used as "
+                         "%s.name" % (label, name), _HINT_MODULE_VALUE)
+
+    def _check_module_chain_values(self, origins, imported):
+        cp = self.cp
+        skip = self.chain_values
+        aliases = self.alias_sources
+        for node in self.module_candidates:
+            key = id(node)
+            if key in skip or key in aliases or node.ctx.__class__ is not _Load:
+                continue
+            found, text = self._chain_origins(node, origins, imported)
+            if not found:
+                continue
+            modules = sorted(o for o in found if o in cp.module_dotted)
+            if modules:
+                line, col = _attr_loc(node)
+                label = text if text == modules[0] else "%s (the module %s)" % (text, modules[0])
+                self.add(line, col, R.MODULE_VALUE,
+                         "the module %s is used as a value; a module may only be used as "
+                         "%s.name" % (label, text), _HINT_MODULE_VALUE)
+
+    def _check_attribute_stores(self, origins, imported):
+        """Assigning or deleting an attribute of an imported module (or of a class or
+        function imported from one) changes the standard library for every later caller:
+        `functools.WRAPPER_ASSIGNMENTS = ...` would turn every @wraps into a gadget."""
+        for node in self.attribute_stores:
+            value = node.value
+            while value.__class__ is _Attribute:
+                value = value.value
+            if value.__class__ is not _Name:
+                continue
+            found = [o for o in origins.get(value.id, ()) if o.partition(".")[0] in imported]
+            if not found:
+                continue
+            line, col = _attr_loc(node)
+            verb = "deleting" if node.ctx.__class__ is ast.Del else "assigning"
+            self.add(line, col, R.MODULE_ATTRIBUTE_WRITE,
+                     "%s .%s of %s (imported from %s) is not allowed"
+                     % (verb, node.attr, classes.source_text(node.value), sorted(found)[0]),
+                     "imported modules, classes and functions are read-only; keep your own "
+                     "values in your own variables, dicts or objects")
+
+    def _check_environ(self, os_aliases, origins):
+        """os.environ is a mapping; its other attributes are internals (rule os-attribute)."""
+        allowed = P.OS_ENVIRON_ALLOWED_ATTRIBUTES
+        bad = []
+        for node in self.environ_uses:
+            root = node.value.value
+            if (root.__class__ is _Name and root.id in os_aliases
+                    and node.attr not in allowed):
+                bad.append(node)
+        names = {name for name, o in origins.items() if "os.environ" in o}
+        if names:
+            bad.extend(a for a in self.name_attributes
+                       if a.value.id in names and a.attr not in allowed)
+        for node in bad:
+            line, col = _attr_loc(node)
+            self.add(line, col, R.OS_ATTRIBUTE,
+                     "os.environ.%s is not allowed: os.environ may only be used as a mapping"
+                     % node.attr, _HINT_ENVIRON)
+
+    # --- decorators and classes ---------------------------------------------------------------
+
+    def _check_decorator_only(self, decorators, mentions):
+        uses = [(node, node.attr) for node in self.decorator_uses]
+        uses.extend((node, decorators[node.id]) for node in mentions
+                    if node.id in decorators and node.ctx.__class__ is _Load)
+        for node, short in uses:
+            if short == "dataclass":
+                position = self.class_decorators.get(id(node))
+                if position is not None:
+                    if position[1] + 1 < len(position[0].decorator_list):
+                        self.dataclass_positions.append(position)
+                    continue
+                message = ("dataclasses.dataclass may only decorate a class statement "
+                           "(@dataclass, or @dataclass(...) with keyword arguments)")
+                hint = "write `@dataclass` above a class statement"
+            else:
+                if id(node) in self.function_decorators:
+                    continue
+                message = ("functools.wraps may only decorate a function, as "
+                           "@functools.wraps(fn) with one argument")
+                hint = ("write `@functools.wraps(fn)` above the wrapper's def; its "
+                        "assigned/updated arguments are not available")
+            line, col = _attr_loc(node) if node.__class__ is _Attribute else _loc(node)
+            self.add(line, col, R.DECORATOR_ONLY, message, hint)
+
+    def _check_classes(self):
+        cp = self.cp
+        resolver = classes.Resolver(self, bindings.Bindings(self),
+                                    lambda name: _pattern_name_problem(name, cp))
+        for infos in self.class_infos.values():
+            for info in infos:
+                if info.node.bases or info.node.keywords:
+                    resolver.check_class(info)
+        for node, index in self.dataclass_positions:
+            resolver.check_dataclass_position(node, index)
+        for pattern in self.positional_patterns:
+            why = resolver.positional_problem(pattern)
+            if why:
+                line, col = _loc(pattern)
+                self.add(line, col, R.MATCH_POSITIONAL,
+                         "the class pattern %s(...) has positional sub-patterns, which read "
+                         "the attributes named by its __match_args__: %s"
+                         % (_short(classes.source_text(pattern.cls)), why), classes.HINT_POSITIONAL)
 
     def _subprocess_names(self):
         for node in self.names:
@@ -754,10 +1170,17 @@ class Checker:
             else:
                 shown = ".".join([root.id] + parts)
             line, col = _attr_loc(node)
-            if attr[0] == "_" and not _is_dunder(attr):
-                self.add(line, col, R.ATTRIBUTE_PRIVATE,
-                         "access to the private attribute %s.%s is not allowed: %s comes from "
-                         "an imported module" % (shown, attr, root.id), _HINT_PRIVATE)
+            if attr[0] == "_":
+                if not _is_dunder(attr):
+                    self.add(line, col, R.ATTRIBUTE_PRIVATE,
+                             "access to the private attribute %s.%s is not allowed: %s comes "
+                             "from an imported module" % (shown, attr, root.id), _HINT_PRIVATE)
+                elif parts is not None and any(
+                        cp.is_module(".".join([o] + parts)) for o in root_origins):
+                    # A readable dunder (__init__, __iter__ ...) is still a module internal.
+                    self.add(line, col, R.ATTRIBUTE_PRIVATE,
+                             "access to %s.%s is not allowed: the underscore attributes of a "
+                             "module are its internals" % (shown, attr), _HINT_PRIVATE)
             if attr in cp.pivot_on_modules:
                 self.add(line, col, R.ATTRIBUTE_MODULE_PIVOT,
                          "access to %s.%s is not allowed: it reaches the blocked module %s"
@@ -831,16 +1254,31 @@ def _from_name_problems(module, name, cp):
         add((R.ATTRIBUTE_INTERNAL, "from %s import %s is not allowed" % (module, name),
              _HINT_INTERNAL))
     exception = P.MODULE_ATTRIBUTE_EXCEPTIONS.get((module, name))
-    if exception is None and name in P.MODULE_ATTRIBUTES_ANYWHERE:
-        exception = "this attribute is a gadget for dynamic attribute access"
+    if exception is None and name in P.GADGET_ATTRIBUTES:
+        exception = P.GADGET_ATTRIBUTES[name][1]
     if exception is not None:
         add((R.MODULE_ATTRIBUTE_BLOCKED, "import of %s is not allowed" % full, exception))
+    if name in P.NETWORK_ATTRIBUTES or _network_private(name):
+        add((R.ATTRIBUTE_NETWORK, "import of %s is not allowed: it belongs to asyncio's "
+             "network API" % full, P.NETWORK_HINT))
     if "subprocess" in name.lower():
         add((R.ATTRIBUTE_SUBPROCESS, "import of %s is not allowed" % full, _HINT_PROCESS))
     return tuple(out)
 
 
 _EXCEPTION_ATTRS = frozenset(a for _, a in P.MODULE_ATTRIBUTE_EXCEPTIONS)
+
+_DECORATOR_ONLY_BY_ORIGIN = {dotted: short for short, dotted in P.DECORATOR_ONLY.items()}
+
+# The dunders a module may show: plain strings. Every other underscore attribute of a module
+# is internal (rule attribute-private).
+_MODULE_DUNDERS = frozenset({"__name__", "__doc__"})
+
+# Conditions (on `node`) under which the walker of a class calls its handler at all. A Call
+# is a tenth of a typical tree and only `type(...)` calls concern the handler.
+_HANDLER_GUARDS = {
+    ast.Call: "node.func.__class__ is Name and node.func.id == 'type'",
+}
 
 _HANDLERS = {
     ast.Attribute: Checker._attribute,
@@ -851,7 +1289,12 @@ _HANDLERS = {
     ast.NamedExpr: Checker._named_expr,
     ast.FunctionDef: Checker._function,
     ast.AsyncFunctionDef: Checker._function,
+    ast.ClassDef: Checker._class_def,
+    ast.Call: Checker._call,
     ast.arg: Checker._arg,
+    ast.ExceptHandler: Checker._capture,
+    ast.MatchAs: Checker._capture,
+    ast.MatchStar: Checker._capture,
     ast.MatchClass: Checker._match_class,
     ast.MatchMapping: Checker._match_mapping,
 }

@@ -11,6 +11,9 @@ Those protect the meaning of the configurable lists (an allowed module must not 
 blocked one) rather than express a preference.
 """
 
+from . import modules
+
+
 # --- Imports -------------------------------------------------------------------------------
 
 # Pure, side-effect-free modules that agent code really uses (DESIGN.md 4.4). An entry allows
@@ -150,26 +153,155 @@ PIVOT_ATTRIBUTES_ON_MODULES = frozenset({
     "linecache", "platform", "atexit", "logging", "tokenize", "weakref", "copyreg",
 })
 
-# Module-level attributes of allowed modules that are gadgets. Keyed by (module, attribute).
+# Module-level attributes of allowed modules that are gadgets, checked where the object is known
+# to be that module (a name bound by import, an alias of one, a chain of attributes from one).
+# Keyed by (module, attribute).
+_HINT_NO_PROCESS = ("processes cannot be started; use `await call_tool(...)` to reach host "
+                    "capabilities")
 MODULE_ATTRIBUTE_EXCEPTIONS = {
-    ("operator", "attrgetter"): "use a lambda: `lambda o: o.name`",
-    ("operator", "methodcaller"): "use a lambda: `lambda o: o.method(arg)`",
-    ("string", "Formatter"): "use an f-string or str.format with a literal template",
-    ("typing", "get_type_hints"): "read the annotations you wrote, or use dataclasses.fields()",
-    ("asyncio", "create_subprocess_exec"): "processes cannot be started; use "
-                                           "`await call_tool(...)` to reach host capabilities",
-    ("asyncio", "create_subprocess_shell"): "processes cannot be started; use "
-                                            "`await call_tool(...)` to reach host capabilities",
-    ("asyncio", "subprocess"): "processes cannot be started; use `await call_tool(...)` to "
-                               "reach host capabilities",
+    ("asyncio", "create_subprocess_exec"): _HINT_NO_PROCESS,
+    ("asyncio", "create_subprocess_shell"): _HINT_NO_PROCESS,
+    ("asyncio", "subprocess"): _HINT_NO_PROCESS,
 }
 
-# Of the above, the attribute names distinctive enough to reject on any object, so that moving
-# the module through a container (`[operator][0].attrgetter`) does not help.
-MODULE_ATTRIBUTES_ANYWHERE = frozenset({"attrgetter", "methodcaller", "get_type_hints"})
+# Gadgets rejected under ANY spelling: as an attribute of any object (so that moving the module
+# through a container, `[operator][0].attrgetter`, does not help), as `from m import name [as
+# alias]`, as a class-pattern keyword and as a format field. Each either reads or writes
+# attributes named by a run-time string, hands out a module's globals, or evaluates a string
+# as code, and none is an ordinary attribute name of agent code (a method of your own named
+# `_evaluate` must be renamed). name -> (what it is, hint).
+GADGET_ATTRIBUTES = {
+    # Attribute access by a run-time string.
+    "attrgetter": ("operator.attrgetter", "use a lambda: `lambda o: o.name`"),
+    "methodcaller": ("operator.methodcaller", "use a lambda: `lambda o: o.method(arg)`"),
+    "Formatter": ("string.Formatter", "use an f-string or str.format with a literal template"),
+    # Copies attributes named by its `assigned`/`updated` arguments, and a module's whole
+    # namespace when handed a module. `@functools.wraps(fn)` stays allowed (rule decorator-only).
+    "update_wrapper": ("functools.update_wrapper",
+                       "decorate the wrapper with `@functools.wraps(fn)` instead"),
+    # String annotations are evaluated as code: get_type_hints directly, singledispatch's
+    # register() through get_type_hints, a ForwardRef through _evaluate.
+    "get_type_hints": ("typing.get_type_hints",
+                       "read the annotations you wrote, or use dataclasses.fields()"),
+    "singledispatch": ("functools.singledispatch",
+                       "dispatch with `match` / isinstance(), or a dict of handlers keyed by "
+                       "type"),
+    "singledispatchmethod": ("functools.singledispatchmethod",
+                             "dispatch with `match` / isinstance(), or a dict of handlers keyed "
+                             "by type"),
+    "ForwardRef": ("typing.ForwardRef", "write the type itself, or its name as a string "
+                                        "annotation"),
+    "_evaluate": ("typing.ForwardRef._evaluate", "write the type itself"),
+    "_eval_type": ("typing._eval_type", "write the type itself"),
+    # A class whose fields (and so its generated source and __match_args__) come from run-time
+    # strings.
+    "make_dataclass": ("dataclasses.make_dataclass",
+                       "write a `@dataclass` class statement with the fields spelled out"),
+    # os.environ's internals: functions whose globals are the os module's.
+    "encodekey": ("os.environ.encodekey", "use os.environ.get(name) and os.environ[name]"),
+    "decodekey": ("os.environ.decodekey", "use os.environ.get(name) and os.environ[name]"),
+    "encodevalue": ("os.environ.encodevalue", "use os.environ.get(name) and os.environ[name]"),
+    "decodevalue": ("os.environ.decodevalue", "use os.environ.get(name) and os.environ[name]"),
+}
+MODULE_ATTRIBUTES_ANYWHERE = frozenset(GADGET_ATTRIBUTES)
+
+# asyncio's network and process API. They are methods of the event loop (`loop.getaddrinfo`,
+# `asyncio.get_running_loop().create_connection`) as well as asyncio functions, so the name is
+# rejected on any object; none is an ordinary attribute name. Any `sock_*` name too (the loop's
+# socket methods: sock_connect, sock_recv, sock_sendall, ...), and each name with leading
+# underscores: the loop's private helpers open sockets and resolve names themselves
+# (`loop._connect_sock`, `loop._ensure_resolved`, `loop._sock_connect`), and its self-pipe
+# sockets (`loop._ssock`, `loop._selector`'s keys) are socket objects whose class makes new
+# sockets.
+NETWORK_ATTRIBUTES = frozenset({
+    "open_connection", "start_server", "open_unix_connection", "start_unix_server",
+    "create_connection", "create_datagram_endpoint", "create_server",
+    "create_unix_connection", "create_unix_server", "getaddrinfo", "getnameinfo",
+    "connect_read_pipe", "connect_write_pipe", "connect_accepted_socket",
+    "subprocess_exec", "subprocess_shell",
+})
+# The event loop's internals, rejected in their underscore spelling only (`self.selector` is
+# an ordinary name; `loop._selector` hands out the self-pipe socket through its keys).
+NETWORK_PRIVATE_ATTRIBUTES = frozenset({
+    "connect_sock", "ensure_resolved", "create_server_getaddrinfo", "getaddrinfo_debug",
+    "create_connection_transport", "make_socket_transport", "make_ssl_transport",
+    "make_datagram_transport", "make_read_pipe_transport", "make_write_pipe_transport",
+    "accept_connection", "start_serving", "ssock", "csock", "selector",
+}) | NETWORK_ATTRIBUTES
+NETWORK_PREFIX = "sock_"
+NETWORK_HINT = ("there is no network; use the host's tools through `await call_tool(...)` "
+                "(or the tool functions it provides)")
 
 # `os` may only be used as os.environ and os.path (and aliases of os the same way).
 OS_ALLOWED_ATTRIBUTES = frozenset({"environ", "path"})
+
+# os.environ is a MutableMapping whose attributes include functions with the os module's
+# globals (encodekey ...) and the raw dict (_data): only its public mapping API is allowed.
+# `in`, indexing, iteration and len() need no attribute.
+OS_ENVIRON_ALLOWED_ATTRIBUTES = frozenset({
+    "get", "keys", "items", "values", "copy", "setdefault", "pop", "update",
+})
+
+# --- Classes ---------------------------------------------------------------------------------
+
+# The dunder names a class body may bind (def, assignment, annotation): the special methods of
+# the language reference's data model that ordinary classes define, plus __slots__,
+# __match_args__ (its names are checked where a class pattern uses them: rule
+# match-positional), __doc__ and dataclasses' __post_init__. Everything else is a hook that the
+# interpreter or the standard library reads from a class: metaclass and subclass hooks
+# (__instancecheck__, __subclasscheck__, __subclasshook__, __init_subclass__, __set_name__,
+# __class_getitem__, __mro_entries__, __prepare__), __annotations__ (the source of dataclass
+# field names, pasted into generated code), __dataclass_fields__, __module__, the pickle hooks
+# __reduce__/__reduce_ex__ ...
+_NUMERIC = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+            "lshift", "rshift", "and", "xor", "or")
+CLASS_BODY_DUNDERS = frozenset(
+    ["__%s__" % n for n in (
+        "new", "init", "del", "repr", "str", "bytes", "format", "lt", "le", "eq", "ne", "gt",
+        "ge", "hash", "bool", "getattr", "getattribute", "setattr", "delattr", "dir", "get",
+        "set", "delete", "call", "len", "length_hint", "getitem", "setitem", "delitem",
+        "missing", "iter", "next", "reversed", "contains", "neg", "pos", "abs", "invert",
+        "complex", "int", "float", "index", "round", "trunc", "floor", "ceil", "enter", "exit",
+        "await", "aiter", "anext", "aenter", "aexit", "copy", "deepcopy", "getstate",
+        "setstate", "getnewargs", "getnewargs_ex", "sizeof", "fspath", "slots", "match_args",
+        "doc", "post_init")]
+    + ["__%s%s__" % (p, n) for n in _NUMERIC for p in ("", "r", "i")])
+
+# Metaclasses a class statement may name with `metaclass=` (dotted origins): the ones the
+# standard library's own base classes use, so `class Base(metaclass=ABCMeta)` works. A class
+# deriving from type (or from one of these) is a new metaclass and is rejected.
+SAFE_METACLASSES = frozenset({"abc.ABCMeta", "enum.EnumMeta", "enum.EnumType"})
+METACLASS_NAMES = frozenset({"type", "Type", "ABCMeta", "EnumMeta", "EnumType"})
+
+# Class decorators that return the class they are given (dotted origins). A class pattern can
+# read a decorated class's __match_args__ only when every decorator is one of these.
+SAFE_CLASS_DECORATORS = frozenset({
+    "dataclasses.dataclass", "functools.total_ordering", "enum.unique", "typing.final",
+    "typing.runtime_checkable",
+})
+
+# Built-in classes whose class pattern takes one positional sub-pattern: the subject itself.
+SELF_MATCHING_BUILTINS = frozenset({
+    "bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str",
+    "tuple",
+})
+
+# What a subscripted base class may subscript (besides a class statement): builtin generic
+# classes, and the generic classes of these modules (dotted-origin prefixes).
+GENERIC_BUILTINS = frozenset({"list", "dict", "tuple", "set", "frozenset"})
+GENERIC_MODULES = ("typing.", "collections.")
+
+# Factories whose classes may be bases and class patterns: their field names are literal
+# strings in the call (checked like attribute names) and the factory validates them.
+NAMEDTUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
+
+# Usable only as decorators: `@dataclass` / `@dataclass(...)` on a class statement (applied to
+# any other class it pastes that class's annotation names into generated source) and
+# `@functools.wraps(fn)` on a def (its other arguments name the attributes it copies).
+DECORATOR_ONLY = {
+    "dataclass": "dataclasses.dataclass",
+    "wraps": "functools.wraps",
+}
 
 # Methods whose receiver is a str.format template.
 FORMAT_METHODS = frozenset({"format", "format_map"})
@@ -291,7 +423,7 @@ class CompiledPolicy:
         "blocked_builtins", "flagged_names", "safe_dunders", "pivot_on_modules",
         "watched_attributes", "allow_dynamic_format", "max_code_bytes", "max_ast_depth",
         "timeout_s", "import_hint", "nonascii_sensitive", "known_modules", "_import_memo",
-        "from_import_memo",
+        "from_import_memo", "module_dotted", "submodule_attributes", "origin_memo",
     )
 
     def __init__(self, policy):
@@ -299,6 +431,9 @@ class CompiledPolicy:
         self._import_memo = {}
         # (module, name) -> problems of `from module import name`, filled by the checker.
         self.from_import_memo = {}
+        # dotted origin of an import binding -> (top-level module, is a module, decorator-only
+        # short name or None), filled by the checker.
+        self.origin_memo = {}
         allowed = policy.allowed_imports
         if allowed is None:
             allowed = DEFAULT_ALLOWED_IMPORTS
@@ -318,13 +453,22 @@ class CompiledPolicy:
         self.safe_dunders = frozenset(dunders)
         tops = frozenset(m.split(".")[0] for m in self.blocked_default | self.blocked_user)
         self.pivot_on_modules = (PIVOT_ATTRIBUTES_ON_MODULES | tops) - PIVOT_ATTRIBUTES_ANYWHERE
-        self.watched_attributes = (
-            INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | self.pivot_on_modules
-            | MODULE_ATTRIBUTES_ANYWHERE | FORMAT_METHODS
-            | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
         self.known_modules = frozenset(
             m.split(".")[0] for m in self.allowed_exact | self.allowed_wildcards
             | self.blocked_default | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
+        # Dotted names of modules below a top-level one: the lists' own entries and the
+        # submodules found on disk (modules.py). `asyncio.base_events` is a module, so passing
+        # it as a value is rejected like passing `asyncio`.
+        listed = (self.allowed_exact | self.allowed_wildcards | self.blocked_default
+                  | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
+        self.module_dotted = frozenset(
+            {m for m in listed if "." in m} | modules.discover(self.known_modules))
+        self.submodule_attributes = frozenset(m.rsplit(".", 1)[1] for m in self.module_dotted)
+        self.watched_attributes = (
+            INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | self.pivot_on_modules
+            | MODULE_ATTRIBUTES_ANYWHERE | FORMAT_METHODS | NETWORK_ATTRIBUTES
+            | frozenset(DECORATOR_ONLY) | self.submodule_attributes
+            | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
         self.allow_dynamic_format = policy.allow_dynamic_format
         self.max_code_bytes = policy.max_code_bytes
         self.max_ast_depth = policy.max_ast_depth
@@ -336,7 +480,12 @@ class CompiledPolicy:
         self.nonascii_sensitive = (
             self.flagged_names | frozenset(DEFAULT_BLOCKED_MODULES) | self.blocked_user
             | INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | MODULE_ATTRIBUTES_ANYWHERE
-            | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
+            | NETWORK_ATTRIBUTES | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
+
+    def is_module(self, dotted):
+        """Whether the dotted origin `dotted` (`json`, `os.path`, `json.loads`) names a
+        module. A one-part origin always does: only import statements make one."""
+        return "." not in dotted or dotted in self.module_dotted
 
     def import_allowed(self, dotted):
         """None when module `dotted` may be imported, else the reason (a short phrase)."""

@@ -1,7 +1,8 @@
 """Whole-program name resolution, run only when the checker recorded something to resolve.
 
 locally_bound: `def walk(dir): ...` or `def run(input): ...` name a parameter, not the builtin;
-rejecting them would be a false positive. A name is exempt only where Python resolves it
+rejecting them would be a false positive. The module-value rule asks the same question for
+`import time` ... `def wait(time): return time * 2`. A name is exempt only where Python resolves it
 statically to a function-local binding: parameters and names bound anywhere in the function
 body, not declared global. Class bodies resolve names dynamically (class dict, then globals,
 then builtins), so a binding there never exempts, and module level never exempts.
@@ -131,7 +132,34 @@ def _scope_bindings(scope, cache):
     return result
 
 
-def _resolves_locally(name, scope, cache):
+def _carrying_names(node):
+    """Names a function body binds by import or by plain assignment of a name / attribute
+    (`m = json`, `a, m = 1, json`): the two ways a module reaches a local variable without an
+    expression the module-value rule rejects."""
+    names = set()
+    todo = list(node.body) if node.__class__ is not _Lambda else []
+    while todo:
+        n = todo.pop()
+        cls = n.__class__
+        if cls is _FunctionDef or cls is _AsyncFunctionDef or cls is _ClassDef \
+                or cls is _Lambda or cls in _COMPREHENSIONS:
+            continue
+        if cls is ast.Import or cls is ast.ImportFrom:
+            names.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
+            continue
+        if cls is ast.Assign or cls is ast.AnnAssign:
+            targets = n.targets if cls is ast.Assign else [n.target]
+            if n.value is not None and n.value.__class__ in _PLAIN_VALUES:
+                for t in targets:
+                    names.update(sub.id for sub in ast.walk(t) if sub.__class__ is _Name)
+        todo.extend(ast.iter_child_nodes(n))
+    return names
+
+
+_PLAIN_VALUES = (ast.Name, ast.Attribute, ast.Tuple, ast.List)
+
+
+def _resolves_locally(name, scope, cache, carrying=None):
     innermost = True
     while scope is not None:
         bound, declared_global, declared_nonlocal = _scope_bindings(scope, cache)
@@ -144,22 +172,30 @@ def _resolves_locally(name, scope, cache):
             if name in declared_global:
                 return False
             if name in bound:
-                return True
+                if carrying is None or scope.kind != "function":
+                    return True
+                names = carrying.get(scope.node)
+                if names is None:
+                    names = carrying[scope.node] = _carrying_names(scope.node)
+                return name not in names
         innermost = False
         scope = scope.parent
     return False
 
 
-def locally_bound(tree, candidates):
-    """ids of the Name nodes in `candidates` that resolve to a function-local binding."""
+def locally_bound(tree, candidates, plain_only=False):
+    """ids of the Name nodes in `candidates` that resolve to a function-local binding. With
+    plain_only, a binding by import or by `x = name` in that function does not count (see
+    _carrying_names)."""
     exempt = set()
     cache = {}
+    carrying = {} if plain_only else None
     todo = [(tree, None)]
     while todo:
         node, scope = todo.pop()
         cls = node.__class__
         if cls is _Name:
-            if id(node) in candidates and _resolves_locally(node.id, scope, cache):
+            if id(node) in candidates and _resolves_locally(node.id, scope, cache, carrying):
                 exempt.add(id(node))
             continue
         if cls is _FunctionDef or cls is _AsyncFunctionDef or cls is _Lambda:

@@ -32,7 +32,9 @@ class ApiTest(unittest.TestCase):
             "attribute-dunder", "attribute-private", "attribute-module-pivot",
             "attribute-internal", "attribute-subprocess", "os-attribute",
             "module-attribute-blocked", "match-dunder", "format-attribute", "format-dynamic",
-            "name-nonascii-blocked"))
+            "name-nonascii-blocked", "attribute-network", "module-value",
+            "module-attribute-write", "decorator-only", "class-hook", "class-metaclass",
+            "class-base", "class-dynamic", "annotation-dynamic", "match-positional"))
 
     def test_report_objects(self):
         report = validate_report("x = eval")
