@@ -543,7 +543,8 @@ def _main():
 # the SOCK_SEQPACKET socket at fd 3, one per datagram, ASCII:
 #   zygote -> host  "R <pid>" once ready; "P <pid>" or "E <reason>" per fork request;
 #                   "X <pid> <wait status> <cpu microseconds>" when a child has been reaped
-#   host -> zygote  "F <run token> <working dir>" with the child's 5 fds (SCM_RIGHTS);
+#   host -> zygote  "F <run token> <uid> <workdir bytes> <working dir>" with the child's 5 fds
+#                   (SCM_RIGHTS); uid -1: the child keeps the zygote's; workdir bytes 0: no tmpfs;
 #                   "K <pid>": SIGKILL the child's process group if it is not reaped yet
 # End of input: the host is gone; the zygote exits (its children have PDEATHSIG on it).
 
@@ -554,7 +555,12 @@ def _zygote():
     import socket
     import ctypes
     import resource
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = libc.prctl
+    # Nothing may read this process's memory or environment through /proc (a root zygote's
+    # children run as other uids; a non-root host's runs share its uid).
+    if prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        _exit(125)
     cpu_limit = int(os.environ.pop("CODEACT_CPU_LIMIT_S"))
     zygote = os.getpid()
     children = set()
@@ -597,14 +603,15 @@ def _zygote():
                 except OSError:
                     pass
         elif data[:2] == b"F " and len(fds) == 5:
-            _, token, workdir = data.split(b" ", 2)
+            _, token, uid, workdir_bytes, workdir = data.split(b" ", 4)
             try:
                 pid = os.fork()
             except OSError as e:
                 sock.send(b"E " + str(e).encode("ascii", "replace")[:200])
                 pid = -1
             if pid == 0:
-                _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit)
+                _become_run_child(fds, token, int(uid), int(workdir_bytes), workdir, libc, zygote, sock,
+                                  cpu_limit)
                 return
             if pid > 0:
                 children.add(pid)
@@ -632,7 +639,7 @@ def _zygote_reap(children, sock):
         sock.send(b"X %d %d %d" % (pid, status, cpu_us))
 
 
-def _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit):
+def _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, sock, cpu_limit):
     """In a freshly forked child: the per-run setup a cold start gets from the host's launcher.
     Any failure ends the child before it says ready (the host then starts one itself)."""
     import resource
@@ -643,7 +650,14 @@ def _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit):
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setpgid(0, 0)
-        if prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+        _set_run_token(token)  # while this process may still write its own memory through /proc
+        if uid >= 0:
+            _become_uid(libc, uid, workdir_bytes, workdir)
+        # Dumpable again, as a cold child is after exec: its /proc files are its own uid's (the
+        # zygote's stay root's).
+        if libc.prctl(4, 1, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+            _exit(125)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG, after the uid change
             _exit(125)
         if os.getppid() != zygote:  # the zygote died before prctl: the signal would never come
             _exit(125)
@@ -652,11 +666,31 @@ def _become_run_child(fds, token, workdir, prctl, zygote, sock, cpu_limit):
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=target < 3)
         os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
-        _set_run_token(token)
         os.set_blocking(_state.wfd, False)  # see _wait_to_write
         _warm_up()
     except BaseException:
         _exit(125)
+
+
+def _become_uid(libc, uid, workdir_bytes, workdir):
+    """A root zygote's child gives up root for its run's own uid, as launch.cpp does for a cold
+    child: first a private mount namespace with the working directory a sized tmpfs of its own."""
+    if workdir_bytes > 0:
+        if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+            raise OSError(_ctypes_errno(), "unshare(CLONE_NEWNS)")
+        if libc.mount(None, b"/", None, 0x4000 | 0x40000, None) != 0:  # MS_REC | MS_PRIVATE
+            raise OSError(_ctypes_errno(), "mount(/, MS_PRIVATE)")
+        options = b"size=%d,mode=0700,uid=%d,gid=%d" % (workdir_bytes, uid, uid)
+        if libc.mount(b"tmpfs", workdir, b"tmpfs", 2 | 4, options) != 0:  # MS_NOSUID | MS_NODEV
+            raise OSError(_ctypes_errno(), "mount the working directory's tmpfs")
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _ctypes_errno():
+    import ctypes
+    return ctypes.get_errno()
 
 
 def _warm_up():

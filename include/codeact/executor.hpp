@@ -54,6 +54,14 @@ struct HyperlightOptions {
   int max_idle_workers = 2;
 };
 
+// The host uids runs take on a root host (local backend): every child gets one of its own for
+// its life, never root. Pick a block no other user or container range on the host uses; the
+// default lies above systemd's container ranges. A non-root host runs children as itself.
+struct RunUidRange {
+  std::uint32_t first = 0x70000000;  // 1879048192
+  std::uint32_t count = 65536;
+};
+
 struct ExecutorOptions {
   BackendKind backend = BackendKind::kLocal;
   // An explicit level runs as asked or CreateExecutor fails with the reason (UNAVAILABLE).
@@ -77,6 +85,7 @@ struct ExecutorOptions {
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
+  RunUidRange run_uids;
   HyperlightOptions hyperlight;
 };
 

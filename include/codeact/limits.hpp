@@ -16,6 +16,7 @@ struct ExecutionLimits {
   std::int64_t max_file_size_bytes = 64LL << 20;   // RLIMIT_FSIZE
   std::int64_t max_open_files = 256;               // RLIMIT_NOFILE
   std::int64_t max_processes = 32;                 // RLIMIT_NPROC, and the run's pids cgroup
+  std::int64_t max_workdir_bytes = 256LL << 20;    // the working directory (a sized tmpfs)
   std::int64_t max_stdout_bytes = 1LL << 20;       // host pipe reader, byte-accurate
   std::int64_t max_stderr_bytes = 1LL << 20;
   std::int64_t max_output_bytes = 1LL << 20;       // JSON of the final expression value

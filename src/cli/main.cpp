@@ -1,4 +1,6 @@
 // codeact: the command-line surface. Flags and wiring only; each subcommand lives in its own file.
+#include <sys/prctl.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -28,6 +30,9 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return kExitUsage;
   }
+  // Nothing another process of the same uid starts (a run on a non-root host) may read this
+  // process's memory, environment or fds through /proc.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
   if (command == "run") return CmdRun(rest);

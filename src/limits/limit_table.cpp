@@ -24,6 +24,8 @@ constexpr LimitSpec kTable[] = {
      "open file descriptors", ""},
     {"max_processes", &L::max_processes, "processes", 1, kRl, RLIMIT_NPROC, true, "--max-processes", 1.0,
      "processes (RLIMIT_NPROC where it applies; pids cgroup at namespaces)", ""},
+    {"max_workdir_bytes", &L::max_workdir_bytes, "bytes", 1LL << 20, kHost, -1, true, "--max-workdir-mb",
+     1024.0 * 1024.0, "size of the working directory in MiB", "working directory"},
     {"max_stdout_bytes", &L::max_stdout_bytes, "bytes", 1, kHost, -1, false, "--max-stdout-bytes", 1.0,
      "stdout cap", "stdout (truncated past that)"},
     {"max_stderr_bytes", &L::max_stderr_bytes, "bytes", 1, kHost, -1, false, "--max-stderr-bytes", 1.0,

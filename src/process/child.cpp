@@ -184,6 +184,9 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     plan.args = spec.args;
     plan.working_dir = spec.working_dir;
     plan.limits = spec.limits;
+    plan.run_as_uid = spec.run_as_uid;
+    plan.private_workdir_bytes = spec.private_workdir_bytes;
+    plan.trees = spec.trees;
     std::vector<std::string> environment;
     environment.reserve(spec.environment.size() + 1);
     for (const auto& [key, value] : spec.environment) {

@@ -59,6 +59,14 @@ struct LaunchSpec {
                                                    // (plus CODEACT_RUN_TOKEN, which Start sets)
   std::string working_dir;                         // empty: the host's working directory
   ResourceLimits limits;
+  // A root host (identity of the process level): the child gives up root before exec — no
+  // supplementary groups, gid and uid `run_as_uid` — after, first, entering a private mount
+  // namespace in which `working_dir` is a fresh tmpfs of `private_workdir_bytes` (when > 0) owned
+  // by that uid, and each of `trees` (detached trees, sandbox/idmap.hpp; the caller keeps the fds
+  // open until Start returns) is attached at its path. -1: the child keeps the host's identity.
+  std::int64_t run_as_uid = -1;
+  std::int64_t private_workdir_bytes = 0;
+  std::vector<std::pair<int, std::string>> trees;
   bool bridge = true;  // open the two bridge pipes at kChildBridgeReadFd/kChildBridgeWriteFd
   // With `bridge`: fds 3 and 4 are both one end of a SOCK_SEQPACKET socket pair instead of two
   // pipes (a fork server's control channel, which carries fds); the host's two bridge fds are

@@ -183,7 +183,7 @@ Status ForkServer::Send(const std::string& message, const int* fds, int fd_count
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir) {
+StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir, const ForkIdentity& identity) {
   try {
     if (working_dir.find('\0') != std::string::npos || working_dir.size() > kMaxMessage - 64) {
       return InvalidArgument("unusable working directory for a forked child");
@@ -212,7 +212,9 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
       if (dead_) return Unavailable("the fork server is gone");
       fork_reply_.reset();
     }
-    if (Status s = Send("F " + *token + " " + working_dir, fds, kRunFds); !s.ok()) return s;
+    const std::string message = "F " + *token + " " + std::to_string(identity.uid) + " " +
+                                std::to_string(identity.uid >= 0 ? identity.workdir_bytes : 0) + " " + working_dir;
+    if (Status s = Send(message, fds, kRunFds); !s.ok()) return s;
     std::string reply;
     {
       std::unique_lock lock(mu_);

@@ -10,6 +10,9 @@
 // PR_SET_PDEATHSIG=SIGKILL (tied to the single-threaded zygote, which itself dies with the
 // host), chdir, the fd layout with every other fd closed, default signal handling, and the run
 // token written into its environment block (so the host's /proc sweep finds what it spawns).
+// On a root host the zygote stays root (it never runs user code and is not dumpable) and each
+// child becomes its run's own uid before it says ready, after a private mount namespace in
+// which its working directory is a sized tmpfs.
 // The rlimits are the zygote's, which the start key fixes; CPU time counts from the fork.
 //
 // The zygote alone reaps its children: the host asks it to SIGKILL a child's group ("K"), and
@@ -37,6 +40,13 @@
 
 namespace codeact::internal {
 
+// A root host: the uid a forked child becomes (-1: the zygote's), and the size of the private
+// tmpfs its working directory becomes (0: none; needs `uid`).
+struct ForkIdentity {
+  std::int64_t uid = -1;
+  std::int64_t workdir_bytes = 0;
+};
+
 class ForkServer final : public ChildControl, public std::enable_shared_from_this<ForkServer> {
  public:
   // Starts the zygote from `spec` (its `bridge_socket` is set here) and waits up to `timeout`
@@ -52,7 +62,7 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
 
   // One child, forked now, with `working_dir` as its working directory; it has sent nothing
   // yet (its ready frame follows). Thread-safe. Fails when the zygote is gone.
-  StatusOr<std::unique_ptr<Child>> Fork(const std::string& working_dir);
+  StatusOr<std::unique_ptr<Child>> Fork(const std::string& working_dir, const ForkIdentity& identity = {});
 
   bool alive() const;
   pid_t pid() const { return zygote_->pid(); }

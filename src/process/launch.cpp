@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -20,6 +23,7 @@
 
 #include "process/boost_process.hpp"
 #include "process/posix_util.hpp"
+#include "sandbox/idmap.hpp"
 
 extern "C" char** environ;
 
@@ -47,6 +51,13 @@ enum class Step : std::int32_t {
   kSignalDisposition,
   kSignalMask,
   kSetpgid,
+  kUnshareMountNs,
+  kPrivateMounts,
+  kWorkdirTmpfs,
+  kAttachTree,
+  kSetgroups,
+  kSetresgid,
+  kSetresuid,
   kParentDeathSignal,
   kParentExited,
   kChdir,
@@ -79,6 +90,11 @@ struct ChildSetup {
   LimitSetting limits[ResourceLimits::kMax + 1] = {};  // RLIMIT_CORE and the plan's
   int limit_count = 0;
   int fallback_close_max = 0;  // upper bound for the close loop when close_range is missing
+  // Identity (LaunchPlan::run_as_uid): uid -1 keeps the host's.
+  long run_as_uid = -1;
+  const char* workdir_tmpfs_options = nullptr;  // "size=N,mode=0700,uid=U,gid=U", or none
+  const std::pair<int, std::string>* trees = nullptr;
+  int tree_count = 0;
 };
 
 [[noreturn]] void FailSetup(int report_fd, Step step, int err, int detail = 0) {
@@ -159,6 +175,30 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
   // 2. Own process group, so the host can kill everything the program starts in one call.
   // (Boost.Process 1.81 has no process-group initializer.)
   if (::setpgid(0, 0) != 0) FailSetup(report_fd, Step::kSetpgid, errno);
+
+  // 2b. A root host: the run's own mounts in a private mount namespace (its working directory a
+  // sized tmpfs, the mounts idmapped trees), then the run's own unprivileged uid for good.
+  if (setup.run_as_uid >= 0) {
+    const auto uid = static_cast<uid_t>(setup.run_as_uid);
+    if (setup.workdir_tmpfs_options != nullptr || setup.tree_count > 0) {
+      if (::unshare(CLONE_NEWNS) != 0) FailSetup(report_fd, Step::kUnshareMountNs, errno);
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        FailSetup(report_fd, Step::kPrivateMounts, errno);
+      }
+      if (setup.workdir_tmpfs_options != nullptr &&
+          ::mount("tmpfs", setup.working_dir, "tmpfs", MS_NOSUID | MS_NODEV, setup.workdir_tmpfs_options) != 0) {
+        FailSetup(report_fd, Step::kWorkdirTmpfs, errno);
+      }
+      for (int i = 0; i < setup.tree_count; ++i) {
+        if (int err = AttachTree(setup.trees[i].first, setup.trees[i].second.c_str()); err != 0) {
+          FailSetup(report_fd, Step::kAttachTree, err, i);
+        }
+      }
+    }
+    if (::setgroups(0, nullptr) != 0) FailSetup(report_fd, Step::kSetgroups, errno);
+    if (::setresgid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresgid, errno);
+    if (::setresuid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresuid, errno);
+  }
 
   // 3. Die with the host. If the parent already died between fork and prctl, the signal
   // will never come: detect that by the parent pid changing (reparenting).
@@ -248,6 +288,29 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
     case Step::kSetpgid:
       step = "setpgid(0, 0)";
       break;
+    case Step::kUnshareMountNs:
+      step = "unshare(CLONE_NEWNS)";
+      break;
+    case Step::kPrivateMounts:
+      step = "mount(/, MS_REC | MS_PRIVATE)";
+      break;
+    case Step::kWorkdirTmpfs:
+      step = "mount a tmpfs on the working directory " + plan.working_dir;
+      break;
+    case Step::kAttachTree:
+      step = "attach the tree of " +
+             (failure.detail >= 0 && failure.detail < static_cast<int>(plan.trees.size()) ? plan.trees[failure.detail].second
+                                                                                          : std::string("a mount"));
+      break;
+    case Step::kSetgroups:
+      step = "setgroups({})";
+      break;
+    case Step::kSetresgid:
+      step = "setresgid(" + std::to_string(plan.run_as_uid) + ")";
+      break;
+    case Step::kSetresuid:
+      step = "setresuid(" + std::to_string(plan.run_as_uid) + ")";
+      break;
     case Step::kParentDeathSignal:
       step = "prctl(PR_SET_PDEATHSIG, SIGKILL)";
       break;
@@ -303,6 +366,13 @@ Status ValidatePlan(const LaunchPlan& plan) {
   }
   if (has_nul(plan.working_dir))
     return InvalidArgument("the working directory contains a NUL byte");
+  if (plan.run_as_uid == 0 || plan.run_as_uid > 0xFFFFFFFELL) return InvalidArgument("run_as_uid must be an unprivileged uid");
+  if (plan.private_workdir_bytes > 0 && plan.working_dir.empty()) {
+    return InvalidArgument("a private working-directory tmpfs needs a working directory");
+  }
+  for (const auto& [fd, path] : plan.trees) {
+    if (fd < 0 || path.empty() || path[0] != '/') return InvalidArgument("a tree needs an fd and an absolute path");
+  }
   if (plan.child_fds.size() != 3 && plan.child_fds.size() != kMaxChildFds) {
     return Internal("LaunchProcess needs 3 or 5 child fds");
   }
@@ -412,6 +482,18 @@ StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
     for (const Rlimit& l : *plan.limits) {
       if (l.resource != RLIMIT_CORE) AddLimit(setup, l.resource, l.soft, l.hard);
     }
+  }
+  std::string workdir_tmpfs_options;
+  if (plan.run_as_uid >= 0) {
+    setup.run_as_uid = static_cast<long>(plan.run_as_uid);
+    if (plan.private_workdir_bytes > 0) {
+      const std::string id = std::to_string(plan.run_as_uid);
+      workdir_tmpfs_options =
+          "size=" + std::to_string(plan.private_workdir_bytes) + ",mode=0700,uid=" + id + ",gid=" + id;
+      setup.workdir_tmpfs_options = workdir_tmpfs_options.c_str();
+    }
+    setup.trees = plan.trees.data();
+    setup.tree_count = static_cast<int>(plan.trees.size());
   }
   rlimit nofile{};
   setup.fallback_close_max = 65536;

@@ -26,10 +26,20 @@ struct LaunchPlan {
   // closed. The sources may be O_CLOEXEC and may have any number, 0-4 included.
   std::vector<int> child_fds;
   std::optional<ResourceLimits> limits;  // nullopt: inherit the host's limits
+  // A root host (identity of the process level): the child gives up root before exec — no
+  // supplementary groups, gid and uid `run_as_uid` — after, first, entering a private mount
+  // namespace in which `working_dir` is a fresh tmpfs of `private_workdir_bytes` (when > 0) owned
+  // by that uid, and each of `trees` (detached trees, sandbox/idmap.hpp; the caller keeps the fds
+  // open until Start returns) is attached at its path. -1: the child keeps the host's identity.
+  std::int64_t run_as_uid = -1;
+  std::int64_t private_workdir_bytes = 0;
+  std::vector<std::pair<int, std::string>> trees;
 };
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an
-// empty signal mask; setpgid(0, 0); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
+// empty signal mask; setpgid(0, 0); with run_as_uid: the private mount namespace, its tmpfs and
+// trees, then setgroups/setresgid/setresuid (a credential change clears the parent-death signal,
+// so it comes first); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
 // same); chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
 // limits); execve. Returns the pid once the program has been exec'd, or the failing step as
 // "<step> failed: <reason>" after the child has been reaped.

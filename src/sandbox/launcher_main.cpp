@@ -1,13 +1,15 @@
 // codeact-sandbox: starts one command inside the `namespaces` isolation level.
 //
-//   codeact-sandbox --scratch DIR [--tmp-bytes N] [--system PATH]... [--bind-ro|--bind-rw HOST PATH]...
-//                   -- /abs/command args...
+//   codeact-sandbox --scratch DIR [--tmp-bytes N] [--work-bytes N] [--run-as UID] [--system PATH]...
+//                   [--bind-ro|--bind-rw HOST PATH]... -- /abs/command args...
 //
 // The host starts this program exactly like the runner at the `process` level (rlimits, fds 0-4,
 // process group, parent-death signal, scrubbed environment), and the command inherits all of it.
 // Three processes, as a checklist in which every step succeeds or fails the start:
-//   launcher (host pid namespace): joins the pids cgroup, enters a user namespace, then new
-//     mount/pid/net/ipc/uts/cgroup namespaces;//     waits for init and ends the way the command ended (exit code or signal, rusage included).
+//   launcher (host pid namespace): joins the run's cgroup; on a root host (--run-as) prepares the
+//     trees the sandbox shows and drops to the run's unprivileged uid (run_identity.hpp); enters
+//     a user namespace, then new mount/pid/net/ipc/uts/cgroup namespaces; waits for init and ends the way the command
+//     ended (exit code or signal, rusage included).
 //   init (pid 1 of the new pid namespace): builds the root filesystem (root_fs.hpp), names the
 //     host, starts the command and reaps every orphan; when the command ends it reports the
 //     status and exits, and the kernel kills whatever is left in the namespace.
@@ -25,6 +27,7 @@
 #include "sandbox/namespaces.hpp"
 #include "sandbox/privileges.hpp"
 #include "sandbox/root_fs.hpp"
+#include "sandbox/run_identity.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "sandbox/seccomp_filter.hpp"
 #include "sandbox/setup_report.hpp"
@@ -93,6 +96,10 @@ int Main(int argc, char** argv) {
   const pid_t host = ::getppid();
 
   if (!config->cgroup_procs.empty()) JoinCgroup(config->cgroup_procs);
+  if (config->run_as_uid >= 0) {
+    PrepareTreesAsRoot(*config);
+    DropToRunUid(static_cast<uid_t>(config->run_as_uid));
+  }
   EnterUserNamespace();
   FollowParent(host, "launcher");  // a credential change clears the parent-death signal
   EnterOtherNamespaces();

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "sandbox/idmap.hpp"
 #include "sandbox/setup_report.hpp"
 
 namespace codeact::internal {
@@ -52,21 +53,35 @@ unsigned long LockedFlags(const std::string& target) {
   return flags;
 }
 
-void Bind(const std::string& host, const std::string& root, const std::string& path, bool read_only) {
+// A tree the launcher prepared while it was root (run_identity.hpp), attached as it is: its
+// flags (read-only, nosuid, nodev, idmap) were set then.
+void Attach(int tree_fd, const std::string& host, const std::string& root, const std::string& path) {
+  struct stat st {};
+  Must(::fstat(tree_fd, &st) == 0, "fstat the tree of " + host);
+  MakeMountPoint(root, path, S_ISDIR(st.st_mode));
+  if (int err = AttachTree(tree_fd, (root + path).c_str()); err != 0) FailStep("attach " + host + " at " + path, err);
+  ::close(tree_fd);
+}
+
+void Bind(const std::string& host, const std::string& root, const std::string& path, bool read_only,
+          int tree_fd = -1) {
+  if (tree_fd >= 0) return Attach(tree_fd, host, root, path);
   struct stat st {};
   Must(::stat(host.c_str(), &st) == 0, "stat " + host);
   MakeMountPoint(root, path, S_ISDIR(st.st_mode));
   const std::string target = root + path;
   Must(::mount(host.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
        "bind " + host + " at " + path);
-  const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | LockedFlags(target) | (read_only ? MS_RDONLY : 0);
+  const unsigned long flags =
+      MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | LockedFlags(target) | (read_only ? MS_RDONLY : 0);
   Must(::mount(nullptr, target.c_str(), nullptr, flags, nullptr) == 0,
        std::string("remount ") + path + (read_only ? " read-only" : " nosuid"));
 }
 
 // A system path: a symlink is recreated (merged-/usr systems link /bin, /lib, ... into /usr),
 // anything else is bound read-only; a path this host lacks is skipped.
-void AddSystemPath(const std::string& root, const std::string& path) {
+void AddSystemPath(const std::string& root, const std::string& path, int tree_fd) {
+  if (tree_fd >= 0) return Attach(tree_fd, path, root, path);
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
@@ -84,6 +99,36 @@ void AddSystemPath(const std::string& root, const std::string& path) {
 
 void MountTmpfs(const std::string& target, const std::string& options, const std::string& step) {
   Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) == 0, step);
+}
+
+// What the kernel shows in /proc about the host rather than the sandbox, masked as container
+// runtimes do (the files by /dev/null, the directories by an empty read-only tmpfs), and
+// /proc/sys read-only. The code's uid is an ordinary host uid, so most of these are closed to it
+// anyway; this keeps them closed should a file's permissions be looser than they should.
+void MaskProc(const std::string& root) {
+  const std::string proc = root + "/proc";
+  const std::string sys = proc + "/sys";
+  Must(::mount(sys.c_str(), sys.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0, "bind /proc/sys");
+  Must(::mount(nullptr, sys.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               nullptr) == 0,
+       "remount /proc/sys read-only");
+  for (const char* name : {"kcore", "keys", "key-users", "timer_list", "sched_debug", "kpageflags", "kpagecount",
+                           "kpagecgroup", "slabinfo", "sysrq-trigger", "latency_stats", "timer_stats", "kallsyms",
+                           "vmallocinfo", "pagetypeinfo", "zoneinfo", "buddyinfo", "iomem", "ioports", "kmsg",
+                           "config.gz", "mtrr", "modules"}) {
+    const std::string target = proc + "/" + name;
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) != 0) continue;  // not on this kernel
+    Must(::mount((root + "/dev/null").c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0,
+         std::string("mask /proc/") + name);
+  }
+  for (const char* name : {"acpi", "scsi", "irq", "bus", "fs", "driver", "tty"}) {
+    const std::string target = proc + "/" + name;
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k") == 0,
+         std::string("mask /proc/") + name);
+  }
 }
 
 void AddDev(const std::string& root) {
@@ -108,15 +153,22 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   Must(::mkdir(root.c_str(), 0700) == 0, "mkdir " + root);
   MountTmpfs(root, "size=1m,nr_inodes=4096,mode=0755", "mount the root tmpfs");
 
-  for (const auto& path : c.system_paths) AddSystemPath(root, path);
+  for (std::size_t i = 0; i < c.system_paths.size(); ++i) {
+    AddSystemPath(root, c.system_paths[i], i < c.system_trees.size() ? c.system_trees[i] : -1);
+  }
   AddDev(root);
   MakeDirs(root, "/proc");
   Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0,
        "mount /proc");
+  MaskProc(root);
   MakeDirs(root, "/tmp");
   MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777", "mount the /tmp tmpfs");
-  Bind(c.scratch_dir + "/work", root, kSandboxWorkDir, /*read_only=*/false);
-  for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only);
+  // The working directory is memory too (a tmpfs, counted by the run's memory cgroup) and
+  // bounded in size: past it, writes fail with ENOSPC.
+  MakeDirs(root, kSandboxWorkDir);
+  MountTmpfs(root + kSandboxWorkDir, "size=" + std::to_string(c.work_bytes) + ",mode=0700",
+             "mount the working directory's tmpfs");
+  for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only, b.tree_fd);
   Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0,
        "remount the root read-only");
 

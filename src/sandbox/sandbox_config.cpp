@@ -39,7 +39,9 @@ std::string ReservedSandboxPath(const std::string& path) {
 }
 
 std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
-  std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes)};
+  std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes),
+                               "--work-bytes", std::to_string(c.work_bytes)};
+  if (c.run_as_uid >= 0) out.insert(out.end(), {"--run-as", std::to_string(c.run_as_uid)});
   if (!c.cgroup_procs.empty()) out.insert(out.end(), {"--cgroup-procs", c.cgroup_procs});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
   for (const auto& b : c.binds) out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
@@ -72,12 +74,14 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
       } else {
         c.cgroup_procs = *v;
       }
-    } else if (a == "--tmp-bytes") {
+    } else if (a == "--tmp-bytes" || a == "--work-bytes" || a == "--run-as") {
       auto v = value(a);
       if (!v.ok()) return v.status();
-      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), c.tmp_bytes);
-      if (ec != std::errc() || end != v->data() + v->size() || c.tmp_bytes <= 0) {
-        return InvalidArgument("--tmp-bytes needs a positive number: " + *v);
+      std::int64_t& target = a == "--tmp-bytes" ? c.tmp_bytes : a == "--work-bytes" ? c.work_bytes : c.run_as_uid;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), target);
+      // A uid of 0 would defeat the point of dropping to it.
+      if (ec != std::errc() || end != v->data() + v->size() || target <= 0 || (a == "--run-as" && target > 0xFFFFFFFELL)) {
+        return InvalidArgument(a + " needs a positive number: " + *v);
       }
     } else if (a == "--bind-ro" || a == "--bind-rw") {
       if (i + 2 >= args.size()) return InvalidArgument(a + " needs a host path and a sandbox path");

@@ -22,20 +22,28 @@ struct SandboxBind {
   std::string host_path;     // absolute, existing
   std::string sandbox_path;  // absolute, normalised
   bool read_only = true;
+  int tree_fd = -1;          // not encoded: the launcher's detached tree for it (idmap.hpp), if any
 };
 
 struct SandboxConfig {
-  // A private, empty host directory the launcher may use: it creates root/ (the new root's
-  // mount point) and binds work/ (which the host creates) at kSandboxWorkDir.
+  // A private, empty host directory the launcher may use: it creates root/ there, the new
+  // root's mount point.
   std::string scratch_dir;
   // Host paths shown read-only at the same path (a symlink is recreated as the same symlink;
   // a missing path is skipped): the interpreter's installation.
   std::vector<std::string> system_paths;
   std::vector<SandboxBind> binds;  // after the system paths, in order
-  std::int64_t tmp_bytes = 64LL << 20;  // size of the private tmpfs at /tmp
+  std::int64_t tmp_bytes = 64LL << 20;   // size of the private tmpfs at /tmp
+  std::int64_t work_bytes = 256LL << 20; // size of the private tmpfs at kSandboxWorkDir
+  // A root host: the unprivileged host uid (and gid) the launcher drops to after preparing the
+  // mounts, and that the code's kSandboxUid maps to. -1: the caller's own ids (a non-root host).
+  std::int64_t run_as_uid = -1;
   // A pids cgroup's cgroup.procs: the launcher joins it first (empty: none could be created).
   std::string cgroup_procs;
   std::vector<std::string> command;     // absolute executable, then its arguments
+  // Not encoded: detached trees the launcher prepared for the system paths (-1 where a path is
+  // a symlink, missing, or shown by a plain bind).
+  std::vector<int> system_trees;
 };
 
 std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& config);

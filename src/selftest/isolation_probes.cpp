@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
 
@@ -33,6 +35,8 @@ struct Fixture {
   std::string secret;       // its content, random
   std::string mount_host;   // mounted read-only; holds `link` -> secret_file
   std::string mount_seen;   // the mount as the code must name it at this level
+  std::string rw_host;      // mounted read-write
+  std::string rw_seen;      // the read-write mount as the code must name it
   std::string escape_file;  // outside/escape.txt, which the code tries to create
   std::string marker;       // random, in the command line of a daemon the code starts
   UniqueFd listener;        // 127.0.0.1:port, listening
@@ -106,13 +110,34 @@ struct Verdict {
   std::string observed;
 };
 
+// kPromiseProcessOnRoot: the process level on a root host, where each run has its own uid and
+// a private mount namespace.
+constexpr int kPromiseNamespaces = 1, kPromiseProcess = 2, kPromiseProcessOnRoot = 4;
+constexpr int kPromiseBoth = kPromiseNamespaces | kPromiseProcess;
+
 struct Probe {
   const char* name;
-  bool promised_by_process_level;
+  // Which levels promise to contain it (README, threat model): bits of kPromise*.
+  int promise;
   std::function<std::string(const Fixture&)> code;
   std::function<void(ExecutionLimits&)> limits;
   std::function<Verdict(const ExecutionResult&, Fixture&)> judge;
 };
+
+// The name of a host environment variable whose "NAME=value" appears in `text`, or "". The
+// executor sets LANG and CODEACT_* itself; short values prove nothing.
+std::string HostVariableIn(const std::string& text) {
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || entry.size() - eq < 5 || entry.rfind("LANG=", 0) == 0 ||
+        entry.rfind("CODEACT_", 0) == 0) {
+      continue;
+    }
+    if (Contains(text, entry)) return entry.substr(0, eq);
+  }
+  return "";
+}
 
 Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
   return {r.outcome == expected, OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
@@ -120,12 +145,12 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
 
 const std::vector<Probe>& Probes() {
   static const std::vector<Probe> probes = {
-      {"read /etc/passwd", false, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
+      {"read /etc/passwd", kPromiseNamespaces, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", false, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
+      {"list /", kPromiseNamespaces, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // Host entries that the sandbox never shows.
          static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
@@ -139,7 +164,7 @@ const std::vector<Probe>& Probes() {
          }
          return {r.outcome == Outcome::kOk, "sees " + Short(r.stdout_text)};
        }},
-      {"read a host environment secret", true,
+      {"read a host environment secret", kPromiseBoth,
        [](const Fixture&) { return "import os, json\nprint(json.dumps(dict(os.environ)))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          for (char** e = environ; *e != nullptr; ++e) {
@@ -156,20 +181,20 @@ const std::vector<Probe>& Probes() {
          }
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},
-      {"write outside the working directory and mounts", false,
+      {"write outside the working directory and mounts", kPromiseNamespaces,
        [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          if (fs::exists(f.escape_file, ec)) return {false, "created " + f.escape_file};
          return {true, OutcomeText(r)};
        }},
-      {"follow a planted symlink out of a mount", false,
+      {"follow a planted symlink out of a mount", kPromiseNamespaces,
        [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          if (Contains(r.stdout_text, f.secret)) return {false, "read the host file behind the link"};
          return {true, OutcomeText(r)};
        }},
-      {"connect to a local TCP port", false,
+      {"connect to a local TCP port", kPromiseNamespaces,
        [](const Fixture& f) {
          return "import socket\nsocket.create_connection(('127.0.0.1', " + std::to_string(f.port) +
                 "), timeout=2)\nprint('connected')";
@@ -181,29 +206,29 @@ const std::vector<Probe>& Probes() {
          if (Contains(r.stdout_text, "connected") || pending) return {false, "connected to the host's port"};
          return {true, OutcomeText(r)};
        }},
-      {"see host processes", false,
+      {"see host processes", kPromiseNamespaces,
        [](const Fixture&) { return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))"; },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          const int seen = r.outcome == Outcome::kOk ? std::atoi(r.stdout_text.c_str()) : 0;
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
-      {"allocate past the memory limit", true, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
+      {"allocate past the memory limit", kPromiseBoth, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
-      {"spin past the CPU limit", true, [](const Fixture&) { return "while True:\n    pass"; },
+      {"spin past the CPU limit", kPromiseBoth, [](const Fixture&) { return "while True:\n    pass"; },
        [](ExecutionLimits& l) { l.cpu_time_s = 1; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kCpuLimit); }},
-      {"sleep past the wall clock", true, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
+      {"sleep past the wall clock", kPromiseBoth, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
-      {"print past the output cap", true, [](const Fixture&) { return "print('x' * (1 << 20))"; },
+      {"print past the output cap", kPromiseBoth, [](const Fixture&) { return "print('x' * (1 << 20))"; },
        [](ExecutionLimits& l) { l.max_stdout_bytes = 64 << 10; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {r.stdout_truncated && r.stdout_text.size() <= (64u << 10),
                  std::to_string(r.stdout_text.size()) + " bytes kept" + (r.stdout_truncated ? ", truncated" : "")};
        }},
-      {"fork repeatedly", false,
+      {"fork repeatedly", kPromiseNamespaces | kPromiseProcessOnRoot,
        [](const Fixture&) {
          return "import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
                 "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n"
@@ -216,7 +241,7 @@ const std::vector<Probe>& Probes() {
          const int forks = std::atoi(last.c_str());
          return {r.outcome == Outcome::kOk && forks < 200, std::to_string(forks) + " forks before a limit"};
        }},
-      {"spawn a daemon that outlives the run", true,
+      {"spawn a daemon that outlives the run", kPromiseBoth,
        [](const Fixture& f) {
          return "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
                 "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', " +
@@ -228,7 +253,94 @@ const std::vector<Probe>& Probes() {
          if (!WaitNoProcessWith(f.marker, std::chrono::seconds(5))) return {false, "the daemon is still running"};
          return {true, "the daemon died with the run"};
        }},
-      {"ignore SIGTERM", true,
+      // The host-level attacks: each would act on the host itself if it were not contained, so each
+      // is written to change nothing even then (the same value written back, the same mode set).
+      {"write a /proc/sys setting", kPromiseBoth,
+       [](const Fixture&) {
+         return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, 'w').write(v)\nprint('written')";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (Contains(r.stdout_text, "written")) return {false, "wrote a host kernel setting"};
+         return {true, OutcomeText(r)};
+       }},
+      {"plant a setuid file through a mount", 0,
+       [](const Fixture& f) {
+         return "import os\np = " + Py(f.rw_seen + "/suid") + "\nopen(p, 'w').write('x')\nos.chmod(p, 0o4755)";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture& f) -> Verdict {
+         struct stat st {};
+         if (::lstat((f.rw_host + "/suid").c_str(), &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+           return {false, "left a setuid file owned by uid " + std::to_string(st.st_uid)};
+         }
+         return {true, OutcomeText(r)};
+       }},
+      {"chmod a device node", kPromiseBoth,
+       [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; }, nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
+         return {true, OutcomeText(r)};
+       }},
+      {"read the host's environment through /proc", kPromiseBoth,
+       [](const Fixture&) {
+         return "import os\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n"
+                "            print(open('/proc/' + p + '/environ', 'rb').read().decode('latin-1'))\n"
+                "        except OSError:\n            pass";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty()) return {false, "read the host's " + seen};
+         return {true, OutcomeText(r)};
+       }},
+      {"hold memory in memfds", 0,
+       [](const Fixture&) {
+         return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
+                "    if i % 2 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
+                "print('held 1 GiB')";
+       },
+       [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
+       }},
+      {"fill the working directory", kPromiseNamespaces | kPromiseProcessOnRoot,
+       [](const Fixture&) {
+         return "n = 0\nchunk = b'x' * (8 << 20)\ntry:\n    for i in range(48):\n"
+                "        with open('f%d' % i, 'wb') as f:\n            for j in range(4):\n"
+                "                f.write(chunk)\n                n += 8\nexcept OSError as e:\n"
+                "    print(e.strerror)\nprint(n, 'MiB')";
+       },
+       [](ExecutionLimits& l) { l.memory_bytes = 2LL << 30; },
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         return {!Contains(r.stdout_text, "1536 MiB"), OutcomeText(r) + ": " + Short(r.stdout_text)};
+       }},
+      {"capture thousands of long-path files", 0,
+       [](const Fixture& f) {
+         return "import os\nos.chdir(" + Py(f.rw_seen) +
+                ")\nfor i in range(40):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\n"
+                "    for j in range(250):\n        open('f%d' % j, 'w').write('x')\nprint('written')";
+       },
+       [](ExecutionLimits& l) { l.wall_timeout_ms = 60'000; },
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         const std::size_t size = ToJson(r).size();
+         return {size < (16u << 20),
+                 std::to_string(r.files.size()) + " files, result " + std::to_string(size >> 10) + " KiB"};
+       }},
+      {"outrun the wall clock with a setsid fork storm", kPromiseBoth,
+       [](const Fixture&) {
+         return "import os, time\nfor i in range(4000):\n    try:\n        if os.fork() == 0:\n"
+                "            os.setsid()\n            time.sleep(60)\n            os._exit(0)\n"
+                "    except OSError:\n        time.sleep(0.001)\ntime.sleep(60)";
+       },
+       [](ExecutionLimits& l) {
+         l.wall_timeout_ms = 2000;
+         l.max_processes = 1024;
+       },
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         return {r.outcome == Outcome::kTimeout && r.duration_ms <= 3000,
+                 OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
+       }},
+      {"ignore SIGTERM", kPromiseBoth,
        [](const Fixture&) {
          return "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)";
        },
@@ -252,6 +364,10 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   fs::create_symlink(f.secret_file, f.mount_host + "/link", ec);
   if (ec) return Internal("cannot plant the probe symlink: " + ec.message());
   f.mount_seen = sandboxed ? "/data" : f.mount_host;
+  f.rw_host = root + "/rw";
+  fs::create_directories(f.rw_host, ec);
+  if (ec) return Internal("cannot create the probe fixtures: " + ec.message());
+  f.rw_seen = sandboxed ? "/out" : f.rw_host;
   f.escape_file = f.outside + "/escape.txt";
   f.marker = "codeact-selftest-daemon-" + RandomHex();
 
@@ -269,6 +385,11 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   return f;
 }
 
+bool ProbePromised(int promise, IsolationLevel level) {
+  if (level == IsolationLevel::kNamespaces) return (promise & kPromiseNamespaces) != 0;
+  return (promise & kPromiseProcess) != 0 || ((promise & kPromiseProcessOnRoot) != 0 && ::geteuid() == 0);
+}
+
 ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   RunSnapshot s;
   s.limits.wall_timeout_ms = 10'000;
@@ -277,10 +398,11 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   s.limits.max_stdout_bytes = 64 << 10;
   if (probe.limits) probe.limits(s.limits);
   s.mounts.push_back({f.mount_host, "/data", MountMode::kReadOnly, 1 << 20});
+  s.mounts.push_back({f.rw_host, "/out", MountMode::kReadWrite, 1 << 20});
   const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
   ProbeReport report;
   report.name = probe.name;
-  report.promised = executor.isolation() == IsolationLevel::kNamespaces || probe.promised_by_process_level;
+  report.promised = ProbePromised(probe.promise, executor.isolation());
   if (r.outcome == Outcome::kSetupError) {
     report.contained = false;
     report.observed = "did not run: " + r.message;

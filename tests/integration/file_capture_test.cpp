@@ -57,7 +57,10 @@ TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
       "(rw / 'existing.txt').write_text('new content')\n"
       "(rw / 'deep' / 'er').mkdir(parents=True)\n"
       "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
-      "(Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n");
+      "try:\n"
+      "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n"
+      "except OSError:\n"
+      "    pass  # a root host's process level shows read-only mounts read-only\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.files[0].path, "/out/b.json");
@@ -75,7 +78,11 @@ TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
       "import os\nfrom pathlib import Path\n"
       "rw = Path(os.environ['RW'])\n"
       "(rw / 'link.txt').symlink_to(os.environ['SECRET'])\n"
-      "os.link(os.environ['SECRET'], rw / 'hard.txt')\n"
+      "try:\n"
+      "    os.link(os.environ['SECRET'], rw / 'hard.txt')\n"
+      "    print('linked')\n"
+      "except OSError:\n"
+      "    pass  # a root host's process level: another mount (EXDEV), and not the run uid's file\n"
       "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
@@ -87,7 +94,7 @@ TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
     if (o.path == "/out/hard.txt") hard_reported = o.reason.find("hardlink") != std::string::npos;
   }
   EXPECT_TRUE(link_reported);
-  EXPECT_TRUE(hard_reported);
+  EXPECT_EQ(hard_reported, r.stdout_text == "linked\n");
 }
 
 TEST_F(FileCaptureTest, LimitsOmitWithReasons) {

@@ -114,6 +114,7 @@ TEST(LocalExecutorTest, HugeExceptionMessageStaysUnderTheFrameCap) {
 TEST(LocalExecutorTest, ForkedChildrenAreAllDeadAfterTheRun) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 3000;
+  limits.max_processes = 100;  // a root host's runs have uids of their own, and RLIMIT_NPROC applies
   const ExecutionResult r = RunCode(Fixture("fork_children.py"), Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout);
   const auto pids = Pids(r.stdout_text);

@@ -1,5 +1,7 @@
 #include "backends/local/local_executor.hpp"
 
+#include <sys/stat.h>
+
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -14,10 +16,14 @@
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/log.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
 #include "validation/bytecode.hpp"
+#include "backends/local/run_identity.hpp"
+#include "process/posix_util.hpp"
+#include "process/uid_lease.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -53,6 +59,7 @@ class LocalExecutor final : public Executor {
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         sandbox_(std::move(sandbox)),
+        options_(options),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -78,9 +85,13 @@ class LocalExecutor final : public Executor {
     return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
   }
 
+  // A note every result carries in `message` (auto fell back to a weaker level, and why).
+  void SetLevelNote(std::string note) { level_note_ = std::move(note); }
+
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
+    if (!level_note_.empty()) result.message += (result.message.empty() ? "" : "; ") + level_note_;
     if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
@@ -159,13 +170,23 @@ class LocalExecutor final : public Executor {
   // With a fork server for the key, the child is forked from it instead (already loaded); the
   // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
   StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
+    std::optional<UidLease> uid;
+    if (own_uids_) {
+      auto lease = UidLease::Acquire({options_.run_uids.first, options_.run_uids.count});
+      if (!lease.ok()) return lease.status();
+      uid = std::move(*lease);
+    }
     if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
-      if (auto forked = Fork(*zygote)) return std::move(*forked);
+      if (auto forked = Fork(*zygote, snapshot, uid)) return std::move(*forked);
     }
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
     LaunchSpec spec = ChildSpec(snapshot, workdir->path());
     if (warm) spec.environment["CODEACT_WARM"] = "1";
+    std::vector<UniqueFd> trees;  // open until the child has started
+    if (uid && !sandbox_) {
+      if (Status s = RunAsOwnUid(snapshot, uid->uid(), workdir->path(), spec, trees); !s.ok()) return s;
+    }
     std::optional<PidsCgroup> cgroup;
     if (sandbox_) {
       if (sandbox_->pids_cgroup) {
@@ -173,7 +194,8 @@ class LocalExecutor final : public Executor {
         if (!created.ok()) return created.status();
         cgroup = std::move(*created);
       }
-      Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), cgroup ? cgroup->procs_file() : "", spec);
+      Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), cgroup ? cgroup->procs_file() : "",
+                                  uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
       if (!s.ok()) return s;
     }
     auto child = Child::Start(spec);
@@ -181,7 +203,7 @@ class LocalExecutor final : public Executor {
     if (warm) {
       if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
-    return ReadyChild{std::move(cgroup), std::move(*workdir), std::move(*child), warm};
+    return ReadyChild{std::move(uid), std::move(cgroup), std::move(*workdir), std::move(*child), warm};
   }
 
   LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
@@ -202,7 +224,9 @@ class LocalExecutor final : public Executor {
   // pool's thread, so that its parent-death signal follows a thread that lives as long as the
   // pool), replaced when it died, given up after a few failed starts.
   std::shared_ptr<ForkServer> Zygote(const RunSnapshot& snapshot, bool may_start) {
-    if (!fork_server_) return nullptr;
+    // On a root host a forked child becomes its own uid in the zygote, but mounts need trees the
+    // zygote cannot attach: such children start cold.
+    if (!fork_server_ || (own_uids_ && !snapshot.mounts.empty())) return nullptr;
     const std::string key = Key(snapshot);
     std::shared_ptr<ForkServer> dead;  // destroyed outside the lock
     {
@@ -228,13 +252,39 @@ class LocalExecutor final : public Executor {
   }
 
   // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
-  std::optional<ReadyChild> Fork(ForkServer& zygote) {
+  // On a root host it becomes `uid` with its working directory a private tmpfs, as a cold child.
+  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot, std::optional<UidLease>& uid) {
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return std::nullopt;
-    auto child = zygote.Fork(workdir->path());
+    ForkIdentity identity;
+    if (uid) {
+      identity.uid = uid->uid();
+      if (private_mounts_) identity.workdir_bytes = snapshot.limits.max_workdir_bytes;
+      if (::chown(workdir->path().c_str(), uid->uid(), uid->uid()) != 0) return std::nullopt;
+    }
+    auto child = zygote.Fork(workdir->path(), identity);
     if (!child.ok()) return std::nullopt;
     if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
-    return ReadyChild{std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
+    return ReadyChild{std::move(uid), std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
+  }
+
+  // The process level on a root host: the child drops to `uid`; where this host allows a
+  // private mount namespace its working directory is a tmpfs of max_workdir_bytes and the mounts
+  // are idmapped trees (the run's uid acts as each mount directory's owner), else the working
+  // directory is handed to `uid` and mounts must let it in by their permissions (README).
+  Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir, LaunchSpec& spec,
+                     std::vector<UniqueFd>& trees) {
+    spec.run_as_uid = uid;
+    if (::chown(workdir.c_str(), uid, uid) != 0) return ErrnoStatus("chown " + workdir, errno);
+    if (!private_mounts_) return Status::Ok();
+    spec.private_workdir_bytes = snapshot.limits.max_workdir_bytes;
+    for (const auto& m : snapshot.mounts) {
+      auto tree = MountTree(m.host_path, m.mode == MountMode::kReadOnly, uid);
+      if (!tree.ok()) return tree.status();
+      spec.trees.emplace_back(tree->get(), m.host_path);
+      trees.push_back(std::move(*tree));
+    }
+    return Status::Ok();
   }
 
   // The pool dropped a key (idle or least recently used): its fork server goes too.
@@ -267,7 +317,12 @@ class LocalExecutor final : public Executor {
   const std::string runner_;
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
+  const ExecutorOptions options_;
+  const bool own_uids_ = RunsNeedOwnUids();  // a root host: each child gets its own uid
+  // The process level on a root host may give each child a private mount namespace.
+  const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
   const bool fork_server_;
+  std::string level_note_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
   std::map<std::string, ZygoteEntry> zygotes_;
@@ -320,7 +375,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
       const std::string path = dir->path() + "/runner.pyc";
       std::ofstream out(path, std::ios::binary);
       out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
-      if (out.good()) {
+      // Children of a root host run as other uids and must read it (nothing in it is secret).
+      if (out.good() && ::chmod(dir->path().c_str(), 0755) == 0 && ::chmod(path.c_str(), 0644) == 0) {
         out.close();
         runner = path;
         bytecode_dir = std::move(*dir);
@@ -330,6 +386,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
   // level runs as asked or not at all.
   std::optional<SandboxPlan> sandbox;
+  std::string fallback_note;
   if (options.isolation != IsolationLevel::kProcess) {
     Status ready = [&]() -> Status {
       auto plan = PlanSandbox(python, std::filesystem::path(runner).parent_path().string());
@@ -341,9 +398,23 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
     if (!ready.ok() && options.isolation == IsolationLevel::kNamespaces) {
       return Unavailable("the namespaces isolation level is not available here: " + ready.message());
     }
+    if (!ready.ok()) {
+      // auto never drops a level silently: every result says so, and so does the log.
+      fallback_note = "isolation auto: ran at the process level; the namespaces level is not available here: " +
+                      ready.message();
+      LogWarning(fallback_note);
+    }
   }
-  return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), std::move(bytecode_dir),
-                                                    options, std::move(sandbox)));
+  auto executor = std::unique_ptr<LocalExecutor>(new LocalExecutor(
+      std::move(python), std::move(runner), std::move(bytecode_dir), options, std::move(sandbox)));
+  if (!sandbox && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
+    // The process level bounds its working directory only with a private tmpfs (a root host).
+    fallback_note += std::string(fallback_note.empty() ? "" : "; ") +
+                     "max_workdir_bytes is not enforced: the process level bounds the working directory only on a "
+                     "root host that allows a private mount namespace";
+  }
+  executor->SetLevelNote(std::move(fallback_note));
+  return std::unique_ptr<Executor>(std::move(executor));
 }
 
 }  // namespace codeact::internal

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/pids_cgroup.hpp"
+#include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {
@@ -25,6 +27,33 @@ bool IsWithin(const fs::path& path, const fs::path& dir) {
 }
 
 constexpr std::chrono::seconds kProbeTimeout{10};
+
+std::string ReadSetting(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  in >> value;
+  return value;
+}
+
+// Why a failed step failed, where the host's settings tell: user namespaces switched off, an
+// AppArmor restriction, or a container whose /proc is masked.
+std::string ExplainFailure(const std::string& message) {
+  if (message.find("CLONE_NEWUSER") != std::string::npos) {
+    if (ReadSetting("/proc/sys/user/max_user_namespaces") == "0") {
+      return " (user namespaces are disabled: user.max_user_namespaces = 0)";
+    }
+    if (ReadSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+      return " (unprivileged user namespaces are disabled: kernel.unprivileged_userns_clone = 0)";
+    }
+    if (ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
+      return " (AppArmor restricts unprivileged user namespaces: kernel.apparmor_restrict_unprivileged_userns = 1)";
+    }
+  }
+  if (message.find("mount /proc") != std::string::npos) {
+    return " (a container whose /proc is partly masked lets no new /proc be mounted)";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -61,12 +90,11 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
 }
 
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::string& cgroup_procs, LaunchSpec& spec) {
-  const std::string work = scratch_dir + "/work";
-  if (::mkdir(work.c_str(), 0700) != 0) return Internal("cannot create " + work + ": " + std::strerror(errno));
+                        const std::string& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec) {
   SandboxConfig c;
   c.scratch_dir = scratch_dir;
   c.cgroup_procs = cgroup_procs;
+  c.run_as_uid = run_as_uid;
   c.system_paths = plan.system_paths;
   c.binds.push_back({plan.resource_dir, kSandboxResourceDir, /*read_only=*/true});
   for (const auto& m : snapshot.mounts) {
@@ -74,6 +102,7 @@ Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, co
   }
   // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them.
   c.tmp_bytes = snapshot.limits.max_file_size_bytes;
+  c.work_bytes = snapshot.limits.max_workdir_bytes;
   c.command.push_back(spec.executable);
   for (const auto& a : spec.args) {
     const fs::path p(a);
@@ -101,7 +130,14 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     spec.executable = python;
     spec.args = {"-I", "-S", "-c", "pass"};
     RunSnapshot snapshot;
-    if (Status s = ApplySandboxPlan(plan, snapshot, scratch->path(), "", spec); !s.ok()) return s;
+    std::optional<UidLease> uid;  // a root host: the probe takes the same path as the runs
+    if (RunsNeedOwnUids()) {
+      auto lease = UidLease::Acquire({ExecutorOptions{}.run_uids.first, ExecutorOptions{}.run_uids.count});
+      if (!lease.ok()) return lease.status();
+      uid = std::move(*lease);
+    }
+    Status applied = ApplySandboxPlan(plan, snapshot, scratch->path(), "", uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
+    if (!applied.ok()) return applied;
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     // A failed step writes its setup_error frame and exits; success exits 0 without a frame.
@@ -116,7 +152,9 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     const ExitInfo exit = (*child)->Wait();
     if (exit.exited && exit.exit_code == 0) return Status::Ok();
     Status frame = WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::milliseconds(100));
-    if (frame.code() == StatusCode::kFailedPrecondition) return Unavailable(frame.message());
+    if (frame.code() == StatusCode::kFailedPrecondition) {
+      return Unavailable(frame.message() + ExplainFailure(frame.message()));
+    }
     return Unavailable("the sandbox probe ended with " +
                        (exit.exited ? "exit code " + std::to_string(exit.exit_code)
                                     : "signal " + std::to_string(exit.signal)));

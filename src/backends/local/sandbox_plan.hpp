@@ -33,9 +33,10 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python);
 Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 
 // Turns `spec` (which runs `python python_args...` with `scratch_dir` as its directory) into the
-// same run inside the sandbox; arguments in the resource dir become their paths inside. Creates
-// scratch_dir/work, the working directory. `cgroup_procs`: the child's pids cgroup, or empty.
+// same run inside the sandbox; arguments in the resource dir become their paths inside. The
+// working directory is a tmpfs inside. `cgroup_procs`: the child's pids cgroup, or empty.
+// `run_as_uid`: on a root host the child's own unprivileged uid, else -1 (the caller's).
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::string& cgroup_procs, LaunchSpec& spec);
+                        const std::string& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec);
 
 }  // namespace codeact::internal

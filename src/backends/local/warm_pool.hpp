@@ -24,11 +24,14 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/pids_cgroup.hpp"
+#include "process/uid_lease.hpp"
 
 namespace codeact::internal {
 
 // Declared so the child dies before its working directory and its cgroup are removed.
 struct ReadyChild {
+  // A root host: the child's own uid, released last, once the child's processes are gone.
+  std::optional<UidLease> uid;
   std::optional<PidsCgroup> cgroup;  // namespaces level, where pids cgroups can be created
   TempDir workdir;
   std::unique_ptr<Child> child;

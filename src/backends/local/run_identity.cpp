@@ -1,0 +1,38 @@
+#include "backends/local/run_identity.hpp"
+
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/idmap.hpp"
+
+namespace codeact::internal {
+
+StatusOr<UniqueFd> MountTree(const std::string& host_path, bool read_only, uid_t run_uid) {
+  struct stat st {};
+  if (::stat(host_path.c_str(), &st) != 0) return ErrnoStatus("stat " + host_path, errno);
+  IdmapError error;
+  UniqueFd userns(MakeIdmapUserns(st.st_uid, st.st_gid, run_uid, error));
+  if (!userns) return ErrnoStatus(error.step, error.err);
+  bool unsupported = false;
+  UniqueFd tree(DetachedTree(host_path, userns.get(), read_only, error, &unsupported));
+  if (!tree && unsupported) tree = UniqueFd(DetachedTree(host_path, -1, read_only, error));
+  if (!tree) return ErrnoStatus(error.step, error.err);
+  return tree;
+}
+
+bool PrivateMountNamespaceWorks() {
+  static const bool works = [] {
+    const pid_t pid = ::fork();  // the child only makes system calls: safe in a threaded host
+    if (pid < 0) return false;
+    if (pid == 0) ::_exit(::unshare(CLONE_NEWNS) == 0 ? 0 : 1);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }();
+  return works;
+}
+
+}  // namespace codeact::internal

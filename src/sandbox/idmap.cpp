@@ -1,0 +1,112 @@
+#include "sandbox/idmap.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace codeact::internal {
+namespace {
+
+int WriteFile(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const int err = ok ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+int Fail(IdmapError& error, int err, std::string step) {
+  error.err = err != 0 ? err : EINVAL;
+  error.step = std::move(step);
+  return -1;
+}
+
+}  // namespace
+
+int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error) {
+  int gate[2];
+  if (::pipe2(gate, O_CLOEXEC) != 0) return Fail(error, errno, "pipe2");
+  // The helper only unshares and waits for the pipe to close: safe after a fork in a
+  // multi-threaded host.
+  const pid_t helper = ::fork();
+  if (helper < 0) {
+    const int err = errno;
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return Fail(error, err, "fork the idmap helper");
+  }
+  if (helper == 0) {
+    ::close(gate[1]);
+    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(1);
+    char byte;
+    while (::read(gate[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+  }
+  ::close(gate[0]);
+  const std::string proc = "/proc/" + std::to_string(helper);
+  int fd = -1;
+  // Wait until the helper is in its own user namespace (its ns link differs from ours).
+  char mine[64] = {}, its[64] = {};
+  [[maybe_unused]] ssize_t n = ::readlink("/proc/self/ns/user", mine, sizeof mine - 1);
+  for (int i = 0; i < 20000; ++i) {
+    std::memset(its, 0, sizeof its);
+    if (::readlink((proc + "/ns/user").c_str(), its, sizeof its - 1) < 0) break;
+    if (std::strcmp(mine, its) != 0) break;
+    ::usleep(50);
+  }
+  int err = 0;
+  std::string step;
+  if (std::strcmp(mine, its) == 0) {
+    err = ECHILD;
+    step = "the idmap helper's unshare(CLONE_NEWUSER)";
+  } else if ((err = WriteFile(proc + "/uid_map", std::to_string(ns_uid) + " " + std::to_string(host_id) + " 1")) != 0) {
+    step = "write the idmap helper's uid_map";
+  } else if ((err = WriteFile(proc + "/setgroups", "deny")) != 0) {
+    step = "write the idmap helper's setgroups";
+  } else if ((err = WriteFile(proc + "/gid_map", std::to_string(ns_gid) + " " + std::to_string(host_id) + " 1")) != 0) {
+    step = "write the idmap helper's gid_map";
+  } else if ((fd = ::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
+    err = errno;
+    step = "open the idmap helper's user namespace";
+  }
+  ::close(gate[1]);
+  while (::waitpid(helper, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (fd < 0) return Fail(error, err, step);
+  return fd;
+}
+
+int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error, bool* idmap_unsupported) {
+  const int tree = static_cast<int>(
+      ::syscall(SYS_open_tree, AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+  if (tree < 0) return Fail(error, errno, "open_tree(" + path + ")");
+  mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0);
+  if (userns_fd >= 0) {
+    attr.attr_set |= MOUNT_ATTR_IDMAP;
+    attr.userns_fd = static_cast<__u64>(userns_fd);
+  }
+  if (::syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    const int err = errno;
+    ::close(tree);
+    // EINVAL: this filesystem (or one mounted beneath) does not support idmapped mounts.
+    if (idmap_unsupported != nullptr && userns_fd >= 0 && err == EINVAL) *idmap_unsupported = true;
+    return Fail(error, err, "mount_setattr(" + path + (userns_fd >= 0 ? ", idmap)" : ")"));
+  }
+  return tree;
+}
+
+int AttachTree(int tree_fd, const char* target) {
+  return ::syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0 ? 0 : errno;
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,21 @@
+// RunIdentity: on a root host, the launcher's privileged steps before it becomes the run's own
+// unprivileged uid. While still root it prepares every tree the sandbox will show (idmap.hpp):
+// the system paths (which the run's uid might not even reach), the runner's directory, and the
+// mounts — nosuid, nodev, idmapped so the run's uid acts as the mount directory's owner. It
+// hands the scratch directory to that uid, then drops to it for good (groups, gid, uid), so that
+// the user namespace it enters next maps the code's uid to that uid, never to host root.
+// Each step succeeds or fails the start (setup_report.hpp).
+#pragma once
+
+#include "sandbox/sandbox_config.hpp"
+
+namespace codeact::internal {
+
+// Fills config.system_trees and each bind's tree_fd; chowns the scratch directory.
+void PrepareTreesAsRoot(SandboxConfig& config);
+
+// setgroups({}), setresgid, setresuid to `uid`; the process stays dumpable so that it may write
+// its own user namespace's maps.
+void DropToRunUid(uid_t uid);
+
+}  // namespace codeact::internal
