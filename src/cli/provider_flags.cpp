@@ -65,6 +65,7 @@ constexpr const char* kOtherFlagsHelp =
   --no-validate          skip the validator (trusted code only)
   --approve              approve runs that need approval
   --python PATH          child interpreter (default: the embedded validator's installation)
+  --run-as-uids FIRST[:COUNT]   a root host's per-run uids (default 1879048192:65536)
   --site-packages        let the code import installed third-party packages (slower start)
   --pool N               interpreters kept started ahead of time, each used for one run
                          (default 2 for mcp, 0 for run; 0 turns the pool off; --warm-pool N too)
@@ -89,7 +90,7 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const auto& limit : internal::LimitTable()) {
     if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
   }
-  for (const char* f : {"--mount", "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
+  for (const char* f : {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
                         "--warm-pool", "--isolation", "--require-isolation", "--backend", "--input-dir",
                         "--allow-domain", "--hyperlight-sdk"}) {
     spec.with_value.insert(f);
@@ -161,6 +162,15 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
   for (const auto& m : args.GetAll("--block-import")) options.policy.extra_blocked_imports.push_back(m);
   options.validate = !args.Has("--no-validate");
   if (auto python = args.Get("--python")) options.executor.python_path = *python;
+  if (auto range = args.Get("--run-as-uids")) {
+    unsigned long long first = 0, count = 65536;
+    const int fields = std::sscanf(range->c_str(), "%llu:%llu", &first, &count);
+    if (fields < 1 || first == 0 || count == 0 || first + count > 0xFFFFFFFFULL ||
+        range->find_first_not_of("0123456789:") != std::string::npos) {
+      return InvalidArgument("--run-as-uids needs FIRST[:COUNT] of unprivileged uids, got \"" + *range + "\"");
+    }
+    options.executor.run_uids = {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
+  }
   options.executor.site_packages = args.Has("--site-packages");
   options.executor.warm_pool_size = default_pool_size;
   for (const char* flag : {"--warm-pool", "--pool"}) {  // --warm-pool: the older name

@@ -1,5 +1,6 @@
 // The codeact binary as a black box.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
@@ -100,6 +101,19 @@ TEST(CliTest, RunCapturesFilesFromAReadWriteMount) {
     EXPECT_EQ(v.at("files").at(0).at("data_base64").as_string(), "aGk=");
     std::filesystem::remove_all(dir);
   }
+}
+
+TEST(CliTest, RunAsUidsSetsTheRangeARootHostsRunsTakeUidsFrom) {
+  if (geteuid() != 0) GTEST_SKIP() << "a non-root host runs its children as itself";
+  const Cli c = RunCli({"run", "--no-validate", "--isolation", "process", "--run-as-uids", "300000:10", "-"},
+                       "import os\nprint(os.getuid(), os.getgid())\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const std::string out(bj::parse(c.out).at("stdout").as_string());
+  const long uid = std::atol(out.c_str());
+  EXPECT_GE(uid, 300000) << out;
+  EXPECT_LT(uid, 300010) << out;
+  EXPECT_EQ(out, std::to_string(uid) + " " + std::to_string(uid) + "\n");
+  EXPECT_EQ(RunCli({"run", "--run-as-uids", "0:5", "-"}, "print(1)\n").exit_code, 2);
 }
 
 TEST(CliTest, SelftestContainsEveryProbeAtTheNamespacesLevel) {
