@@ -207,8 +207,7 @@ class HyperlightExecutor final : public Executor {
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
                                                            limits.max_capture_total_bytes}};
-    const CaptureLimits capture_limits{limits.max_capture_file_bytes,
-                                       limits.max_capture_total_bytes};
+    const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     const MountSnapshot before = MountSnapshot::Take(output_mount, capture_limits);
 
     Child& child = *worker->child;

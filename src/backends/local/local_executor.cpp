@@ -111,7 +111,8 @@ class LocalExecutor final : public Executor {
     }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
-    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
+    const CaptureLimits capture_limits = CaptureLimitsFor(limits);
+    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
     std::unique_ptr<Child>& child = ready->child;
 
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
@@ -140,8 +141,7 @@ class LocalExecutor final : public Executor {
 
     ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
 
-    Capture capture = CaptureChanges(before, snapshot.mounts,
-                                     {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
+    Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     return r;
