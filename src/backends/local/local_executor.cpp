@@ -10,6 +10,7 @@
 #include "backends/local/reaper.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
+#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
@@ -144,6 +145,7 @@ class LocalExecutor final : public Executor {
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
+    FitResult(r, limits.max_result_bytes, snapshot.mounts);
     return r;
   }
 
