@@ -24,6 +24,10 @@ struct ExecutionLimits {
   std::int64_t max_tool_calls = 256;               // per run
   std::int64_t max_capture_file_bytes = 1LL << 20;  // one captured file
   std::int64_t max_capture_total_bytes = 10LL << 20;  // all captured files of a run
+  std::int64_t max_capture_files = 1000;              // captured files of a run
+  // The serialised result JSON as a whole (files, output, streams, everything): files are omitted
+  // first (largest first), then stdout/stderr are cut and the final value dropped.
+  std::int64_t max_result_bytes = 16LL << 20;
 };
 
 }  // namespace codeact

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "json/result_size.hpp"
+
 namespace codeact::internal {
 namespace {
 
@@ -78,80 +80,130 @@ std::string JoinPath(const std::string& base, const std::string& relative) {
   return base + "/" + relative;
 }
 
-// The key of a file in a MountSnapshot.
-std::string HostKey(const FileMount& mount, const std::string& relative) {
-  return JoinPath(mount.host_path, relative);
-}
-
 // The path a file is reported under: "mount_path/relative".
 std::string ReportedPath(const FileMount& mount, const std::string& relative) {
   return JoinPath(mount.mount_path, relative);
 }
 
-struct WalkEntry {
-  std::string relative;  // "a/b/c.txt"
-  struct stat st;        // from lstat (fstatat with AT_SYMLINK_NOFOLLOW)
+// FNV-1a, 64 bits: the snapshot's key of a host path, computed as the walk descends (each level
+// continues its parent's hash), so that no full path is built for a file that did not change.
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ULL;
+constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+
+std::uint64_t Fnv(std::uint64_t hash, std::string_view bytes) {
+  for (const unsigned char c : bytes) {
+    hash ^= c;
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+// The hash of "host_path/", as JoinPath(host_path, relative) begins.
+std::uint64_t HostPathSeed(const std::string& host_path) {
+  std::uint64_t hash = Fnv(kFnvOffset, host_path);
+  if (!host_path.empty() && host_path.back() != '/') hash = Fnv(hash, "/");
+  return hash;
+}
+
+enum class WalkEvent {
+  kEntry,       // anything that is not a directory
+  kTooDeep,     // a directory that was not entered
+  kUnreadable,  // a directory that could not be opened
 };
 
-struct WalkResult {
-  std::vector<WalkEntry> entries;     // everything that is not a directory
-  std::vector<std::string> too_deep;  // directories that were not entered
-  std::vector<WalkEntry> unreadable;  // directories that could not be opened
-  bool entry_limit_reached = false;
+struct WalkItem {
+  WalkEvent event;
+  const std::string& relative;  // "a/b/c.txt"
+  std::uint64_t path_hash;      // of the host path
+  int dir_fd;                   // the directory holding it, opened beneath the mount
+  const char* name;             // its name there
+  const struct stat& st;        // from lstat (fstatat with AT_SYMLINK_NOFOLLOW)
 };
 
-// Walks the tree under root_fd without following symlinks. Holds at most max_scan_depth + 1
-// directory descriptors at once.
-WalkResult Walk(int root_fd, const CaptureLimits& limits) {
-  const std::size_t max_entries =
+// Reads the names of a directory, sorted as the paths below it sort: a directory's name with
+// '/' appended, so that "a-b" (a file) comes before "a/x" and "a0" after it. Every name counts
+// against `entries_left`; false when it ran out.
+bool ListDirectory(DIR* dir, std::size_t& entries_left, std::vector<std::string>& keys) {
+  bool complete = true;
+  while (const dirent* entry = ::readdir(dir)) {
+    const char* name = entry->d_name;
+    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+    if (entries_left == 0) {
+      complete = false;
+      break;
+    }
+    --entries_left;
+    bool is_dir = entry->d_type == DT_DIR;
+    if (entry->d_type == DT_UNKNOWN) {
+      struct stat st {};
+      is_dir = ::fstatat(::dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    keys.emplace_back(name);
+    if (is_dir) keys.back() += '/';
+  }
+  std::sort(keys.begin(), keys.end());
+  return complete;
+}
+
+// Walks the tree under root_fd in path order without following symlinks, calling visit(WalkItem)
+// for everything but the directories it enters. Holds at most max_scan_depth + 1 directory
+// descriptors at once, with their names. `seed` is the hash of the mount's host path. True when
+// max_scan_entries stopped the walk (the names read until then are still visited).
+template <typename Visit>
+bool Walk(int root_fd, std::uint64_t seed, const CaptureLimits& limits, Visit&& visit) {
+  std::size_t entries_left =
       static_cast<std::size_t>(std::max<std::int64_t>(limits.max_scan_entries, 0));
   const std::size_t max_depth = static_cast<std::size_t>(std::max(limits.max_scan_depth, 0));
-  WalkResult result;
+  bool limit_reached = false;
   struct Frame {
     UniqueDir dir;
-    std::string prefix;  // relative path of this directory, "" for the root
+    std::vector<std::string> keys;  // its names, sorted (ListDirectory)
+    std::size_t next = 0;
+    std::size_t prefix_size = 0;  // of `relative` for its entries: "" or "a/b/"
+    std::uint64_t hash = 0;       // of the host path up to and including that prefix
   };
   std::vector<Frame> stack;
+  auto enter = [&](int fd, std::size_t prefix_size, std::uint64_t hash) -> bool {
+    UniqueDir dir(::fdopendir(fd));
+    if (!dir) {
+      ::close(fd);
+      return false;
+    }
+    Frame frame{std::move(dir), {}, 0, prefix_size, hash};
+    if (!ListDirectory(frame.dir.get(), entries_left, frame.keys)) limit_reached = true;
+    stack.push_back(std::move(frame));
+    return true;
+  };
   const int first = ::openat(root_fd, ".", kDirOpenFlags);
-  if (first < 0) return result;
-  UniqueDir root_dir(::fdopendir(first));
-  if (!root_dir) {
-    ::close(first);
-    return result;
-  }
-  stack.push_back({std::move(root_dir), std::string()});
+  if (first < 0 || !enter(first, 0, seed)) return false;
 
-  std::size_t seen = 0;
+  std::string relative;
   while (!stack.empty()) {
-    DIR* dir = stack.back().dir.get();
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) {
+    Frame& frame = stack.back();
+    if (frame.next == frame.keys.size()) {
       stack.pop_back();
       continue;
     }
-    const char* name = entry->d_name;
-    if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
-    if (++seen > max_entries) {
-      result.entry_limit_reached = true;
-      break;
-    }
-    const int dir_fd = ::dirfd(dir);
+    std::string name = std::move(frame.keys[frame.next++]);  // freed as the walk goes
+    if (name.back() == '/') name.pop_back();
+    relative.resize(frame.prefix_size);
+    relative += name;
+    const std::uint64_t hash = Fnv(frame.hash, name);
+    const int dir_fd = ::dirfd(frame.dir.get());
     struct stat st {};
-    if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
-    const std::string& prefix = stack.back().prefix;
-    std::string relative = prefix.empty() ? std::string(name) : prefix + "/" + name;
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // vanished
     if (!S_ISDIR(st.st_mode)) {
-      result.entries.push_back({std::move(relative), st});
+      visit(WalkItem{WalkEvent::kEntry, relative, hash, dir_fd, name.c_str(), st});
       continue;
     }
     if (stack.size() > max_depth) {
-      result.too_deep.push_back(std::move(relative));
+      visit(WalkItem{WalkEvent::kTooDeep, relative, hash, dir_fd, name.c_str(), st});
       continue;
     }
-    const int child_fd = ::openat(dir_fd, name, kDirOpenFlags);
+    const int child_fd = ::openat(dir_fd, name.c_str(), kDirOpenFlags);
     if (child_fd < 0) {
       if (errno == EACCES || errno == EPERM) {
-        result.unreadable.push_back({std::move(relative), st});
+        visit(WalkItem{WalkEvent::kUnreadable, relative, hash, dir_fd, name.c_str(), st});
       }
       continue;  // otherwise swapped for a link or removed since the fstatat
     }
@@ -160,21 +212,18 @@ WalkResult Walk(int root_fd, const CaptureLimits& limits) {
       ::close(child_fd);
       continue;
     }
-    UniqueDir child(::fdopendir(child_fd));
-    if (!child) {
-      ::close(child_fd);
-      continue;
-    }
-    stack.push_back({std::move(child), std::move(relative)});
+    enter(child_fd, relative.size() + 1, Fnv(hash, "/"));  // `frame` is not used after this
+    relative += '/';
   }
-  return result;
+  return limit_reached;
 }
 
 UniqueFd OpenMountRoot(const FileMount& mount) {
   return UniqueFd(::open(mount.host_path.c_str(), kDirOpenFlags));
 }
 
-// The real path of an open descriptor, or "" where /proc is unavailable.
+// The real path of an open descriptor, or "" where /proc is unavailable or the path is longer
+// than PATH_MAX.
 std::string RealPathOfFd(int fd) {
   const std::string link = "/proc/self/fd/" + std::to_string(fd);
   std::array<char, PATH_MAX + 1> buffer{};
@@ -187,43 +236,6 @@ bool IsBeneath(const std::string& path, const std::string& root) {
   if (root == "/") return path.size() > 1 && path.front() == '/';
   return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
          path[root.size()] == '/';
-}
-
-// Opens `relative` below root_fd one component at a time, never following a symlink.
-struct OpenResult {
-  UniqueFd fd;
-  int error = 0;
-  bool failed_in_directory = false;  // an intermediate component, not the file itself
-};
-
-OpenResult OpenBeneath(int root_fd, const std::string& relative) {
-  OpenResult result;
-  UniqueFd current(::openat(root_fd, ".", kDirOpenFlags));
-  if (!current.valid()) {
-    result.error = errno;
-    result.failed_in_directory = true;
-    return result;
-  }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t slash = relative.find('/', start);
-    if (slash == std::string::npos) break;
-    const std::string component = relative.substr(start, slash - start);
-    UniqueFd next(::openat(current.get(), component.c_str(), kDirOpenFlags));
-    if (!next.valid()) {
-      result.error = errno;
-      result.failed_in_directory = true;
-      return result;
-    }
-    current = std::move(next);
-    start = slash + 1;
-  }
-  const std::string last = relative.substr(start);
-  // O_NONBLOCK: should a fifo appear here after the lstat, opening it must not block.
-  result.fd = UniqueFd(::openat(current.get(), last.c_str(),
-                                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!result.fd.valid()) result.error = errno;
-  return result;
 }
 
 // Reads at most max_bytes, however much the file grows meanwhile.
@@ -249,20 +261,161 @@ std::string BytesReason(std::string_view what, std::int64_t limit) {
   return std::string(what) + " of " + std::to_string(limit) + " bytes reached";
 }
 
-struct Candidate {
-  std::string path;  // reported path
-  std::size_t mount_index = 0;
-  std::string relative;
-  struct stat st {};
-};
+// One capture: the budgets of the run, the files taken and the omissions, filled mount by mount
+// as the walk meets each file in path order.
+class CaptureRun {
+ public:
+  CaptureRun(const MountSnapshot& before, const CaptureLimits& limits)
+      : before_(before), limits_(limits), omissions_(limits.max_listed_omissions) {}
 
-struct MountState {
-  UniqueFd root;
-  std::string root_real;  // the real path of the root, for the containment check
-  std::int64_t captured_bytes = 0;
+  void ScanMount(const FileMount& mount) {
+    const UniqueFd root = OpenMountRoot(mount);
+    if (!root.valid()) {
+      const int err = errno;
+      omissions_.List({mount.mount_path, "mount directory could not be opened: " + ErrnoText(err)});
+      return;
+    }
+    std::string root_real = RealPathOfFd(root.get());
+    if (root_real.empty()) {
+      char resolved[PATH_MAX];
+      if (::realpath(mount.host_path.c_str(), resolved) != nullptr) root_real = resolved;
+    }
+    std::int64_t mount_bytes = 0;
+    const bool stopped =
+        Walk(root.get(), HostPathSeed(mount.host_path), limits_, [&](const WalkItem& item) {
+          switch (item.event) {
+            case WalkEvent::kTooDeep:
+              Omit(mount, item.relative,
+                   "directory nested deeper than " + std::to_string(limits_.max_scan_depth) +
+                       " levels not scanned");
+              return;
+            case WalkEvent::kUnreadable:
+              if (before_.Contains(item.path_hash, StampOf(item.st))) return;
+              Omit(mount, item.relative, "directory could not be opened: Permission denied");
+              return;
+            case WalkEvent::kEntry:
+              if (before_.Contains(item.path_hash, StampOf(item.st))) return;
+              Consider(mount, root_real, item, mount_bytes);
+              return;
+          }
+        });
+    if (stopped) {
+      omissions_.List(
+          {mount.mount_path,
+           "scan stopped after " + std::to_string(limits_.max_scan_entries) + " entries"});
+    }
+  }
+
+  Capture Finish() {
+    Capture capture;
+    capture.files = std::move(files_);
+    // In path order already, but for mount paths nested in one another.
+    std::stable_sort(capture.files.begin(), capture.files.end(),
+                     [](const CapturedFile& a, const CapturedFile& b) { return a.path < b.path; });
+    capture.omitted = omissions_.Take();
+    return capture;
+  }
+
+ private:
+  // Listed while the list and the JSON budget have room, else counted in the mount's summary.
+  void Omit(const FileMount& mount, const std::string& relative, std::string reason) {
+    if (!omissions_.full()) {
+      OmittedFile entry{ReportedPath(mount, relative), std::move(reason)};
+      const std::size_t bytes = OmittedFileJsonBytes(entry) + 1;  // and a comma
+      if (json_bytes_ + bytes <= MaxJsonBytes()) {
+        json_bytes_ += bytes;
+        omissions_.List(std::move(entry));
+        return;
+      }
+      reason = std::move(entry.reason);
+    }
+    omissions_.Count(mount.mount_path, reason);
+  }
+
+  std::size_t MaxJsonBytes() const {
+    return static_cast<std::size_t>(std::max<std::int64_t>(limits_.max_json_bytes, 0));
+  }
+
+  void Consider(const FileMount& mount, const std::string& root_real, const WalkItem& item,
+                std::int64_t& mount_bytes) {
+    auto omit = [&](std::string reason) { Omit(mount, item.relative, std::move(reason)); };
+    const struct stat& st = item.st;
+    if (S_ISLNK(st.st_mode)) return omit("symlink not followed");
+    if (!S_ISREG(st.st_mode)) return omit("not a regular file");
+    if (st.st_nlink > 1) return omit("hardlink (st_nlink > 1) skipped");
+    if (static_cast<std::int64_t>(files_.size()) >= limits_.max_files) {
+      return omit("captured file limit of " + std::to_string(limits_.max_files) + " files reached");
+    }
+
+    // O_NONBLOCK: should a fifo appear here after the lstat, opening it must not block. The
+    // directory was opened beneath the mount without following links, so this is the file the
+    // walk saw, or a link (refused) or something else (checked below) put there since.
+    const UniqueFd fd(::openat(item.dir_fd, item.name,
+                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd.valid()) {
+      const int err = errno;
+      if (err == ELOOP) return omit("symlink not followed");
+      if (err == ENOENT) return omit("file disappeared during capture");
+      return omit("file could not be opened: " + ErrnoText(err));
+    }
+    struct stat fst {};
+    if (::fstat(fd.get(), &fst) != 0)
+      return omit("file could not be inspected: " + ErrnoText(errno));
+    if (!S_ISREG(fst.st_mode)) return omit("not a regular file");
+    if (!SameFile(fst, st)) return omit("file replaced during capture");
+    if (fst.st_nlink > 1) return omit("hardlink (st_nlink > 1) skipped");
+    // A directory moved out of the mount while the walk held it.
+    if (const std::string real = RealPathOfFd(fd.get());
+        !real.empty() && !root_real.empty() && !IsBeneath(real, root_real)) {
+      return omit("path leaves the mount");
+    }
+
+    const std::int64_t size = static_cast<std::int64_t>(fst.st_size);
+    if (size > limits_.max_file_bytes) {
+      return omit("file of " + std::to_string(size) + " bytes exceeds the per-file limit of " +
+                  std::to_string(limits_.max_file_bytes) + " bytes");
+    }
+    if (mount_bytes + size > mount.write_bytes_limit)
+      return omit(BytesReason("mount write limit", mount.write_bytes_limit));
+    if (total_bytes_ + size > limits_.max_total_bytes) {
+      return omit(BytesReason("total capture limit", limits_.max_total_bytes));
+    }
+    CapturedFile file;
+    file.path = ReportedPath(mount, item.relative);
+    file.media_type = MediaTypeForPath(file.path);
+    const std::size_t json_bytes =
+        CapturedFileJsonBytes(file.path, file.media_type, size, static_cast<std::size_t>(size)) + 1;
+    if (json_bytes_ + json_bytes > MaxJsonBytes())
+      return omit(BytesReason("result size limit", limits_.max_json_bytes));
+
+    int read_error = 0;
+    if (!ReadCapped(fd.get(), size, file.data, read_error))
+      return omit("file could not be read: " + ErrnoText(read_error));
+    file.size = static_cast<std::int64_t>(file.data.size());
+    mount_bytes += file.size;
+    total_bytes_ += file.size;
+    json_bytes_ += json_bytes;
+    files_.push_back(std::move(file));
+  }
+
+  const MountSnapshot& before_;
+  const CaptureLimits& limits_;
+  std::vector<CapturedFile> files_;
+  OmissionList omissions_;
+  std::int64_t total_bytes_ = 0;
+  std::size_t json_bytes_ = 0;  // what files_ and the listed omissions add to the result JSON
 };
 
 }  // namespace
+
+CaptureLimits CaptureLimitsFor(const ExecutionLimits& limits) {
+  CaptureLimits capture;
+  capture.max_file_bytes = limits.max_capture_file_bytes;
+  capture.max_total_bytes = limits.max_capture_total_bytes;
+  capture.max_files = limits.max_capture_files;
+  capture.max_json_bytes = limits.max_result_bytes;
+  return capture;
+}
 
 MountSnapshot MountSnapshot::Take(const std::vector<FileMount>& mounts) {
   return Take(mounts, CaptureLimits());
@@ -277,157 +430,88 @@ MountSnapshot MountSnapshot::Take(const std::vector<FileMount>& mounts,
     if (!root.valid()) continue;
     // Links, special files and unreadable directories are recorded too, so that ones that were
     // already there before the run are not reported as omitted after every run.
-    const WalkResult walk = Walk(root.get(), limits);
-    for (const WalkEntry& entry : walk.entries) {
-      snapshot.files_[HostKey(mount, entry.relative)] = StampOf(entry.st);
-    }
-    for (const WalkEntry& entry : walk.unreadable) {
-      snapshot.files_[HostKey(mount, entry.relative)] = StampOf(entry.st);
-    }
+    Walk(root.get(), HostPathSeed(mount.host_path), limits, [&](const WalkItem& item) {
+      if (item.event == WalkEvent::kTooDeep) return;
+      snapshot.stamps_.emplace_back(item.path_hash, StampOf(item.st));
+    });
   }
+  std::sort(snapshot.stamps_.begin(), snapshot.stamps_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return snapshot;
+}
+
+const FileStamp* MountSnapshot::Find(std::string_view host_path) const {
+  const std::uint64_t hash = Fnv(kFnvOffset, host_path);
+  const auto it =
+      std::lower_bound(stamps_.begin(), stamps_.end(), hash,
+                       [](const auto& entry, std::uint64_t h) { return entry.first < h; });
+  return it != stamps_.end() && it->first == hash ? &it->second : nullptr;
+}
+
+bool MountSnapshot::Contains(std::uint64_t path_hash, const FileStamp& stamp) const {
+  auto it = std::lower_bound(stamps_.begin(), stamps_.end(), path_hash,
+                             [](const auto& entry, std::uint64_t h) { return entry.first < h; });
+  for (; it != stamps_.end() && it->first == path_hash; ++it) {
+    if (it->second == stamp) return true;
+  }
+  return false;
+}
+
+void OmissionList::Count(std::string_view mount_path, std::string_view reason) {
+  constexpr std::size_t kReasonsShown = 3;
+  auto it = std::find_if(summaries_.begin(), summaries_.end(),
+                         [&](const Summary& s) { return s.mount_path == mount_path; });
+  if (it == summaries_.end()) {
+    summaries_.push_back({std::string(mount_path), 0, {}, false});
+    it = summaries_.end() - 1;
+  }
+  ++it->count;
+  constexpr std::size_t kLongestReason = 200;  // the capture's are shorter; others are cut
+  reason = reason.substr(0, kLongestReason);
+  if (std::find(it->reasons.begin(), it->reasons.end(), reason) != it->reasons.end()) return;
+  if (it->reasons.size() < kReasonsShown) {
+    it->reasons.emplace_back(reason);
+  } else {
+    it->more_reasons = true;
+  }
+}
+
+std::vector<OmittedFile> OmissionList::Take() {
+  std::vector<OmittedFile> out = std::move(listed_);
+  for (const Summary& s : summaries_)
+    out.push_back(OmissionSummary(s.mount_path, s.count, s.reasons, s.more_reasons));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const OmittedFile& a, const OmittedFile& b) { return a.path < b.path; });
+  listed_.clear();
+  summaries_.clear();
+  return out;
+}
+
+OmittedFile OmissionSummary(std::string_view mount_path, std::int64_t count,
+                            const std::vector<std::string>& reasons, bool more_reasons) {
+  std::string reason =
+      "and " + std::to_string(count) + " more " + (count == 1 ? "file" : "files") + " omitted: ";
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    if (i > 0) reason += "; ";
+    reason += reasons[i];
+  }
+  if (more_reasons) reason += "; and other reasons";
+  return {JoinPath(std::string(mount_path), "\u2026"), std::move(reason)};
 }
 
 Capture CaptureChanges(const MountSnapshot& before, const std::vector<FileMount>& mounts,
                        const CaptureLimits& limits) {
-  Capture capture;
-  std::vector<MountState> states(mounts.size());
-  std::vector<Candidate> candidates;
-
-  for (std::size_t i = 0; i < mounts.size(); ++i) {
-    const FileMount& mount = mounts[i];
-    if (mount.mode != MountMode::kReadWrite) continue;
-    MountState& state = states[i];
-    state.root = OpenMountRoot(mount);
-    if (!state.root.valid()) {
-      const int err = errno;
-      capture.omitted.push_back(
-          {mount.mount_path, "mount directory could not be opened: " + ErrnoText(err)});
-      continue;
-    }
-    state.root_real = RealPathOfFd(state.root.get());
-    if (state.root_real.empty()) {
-      char resolved[PATH_MAX];
-      if (::realpath(mount.host_path.c_str(), resolved) != nullptr) state.root_real = resolved;
-    }
-
-    WalkResult walk = Walk(state.root.get(), limits);
-    for (const std::string& relative : walk.too_deep) {
-      capture.omitted.push_back(
-          {ReportedPath(mount, relative), "directory nested deeper than " +
-                                              std::to_string(limits.max_scan_depth) +
-                                              " levels not scanned"});
-    }
-    if (walk.entry_limit_reached) {
-      capture.omitted.push_back(
-          {mount.mount_path,
-           "scan stopped after " + std::to_string(limits.max_scan_entries) + " entries"});
-    }
-    for (const WalkEntry& entry : walk.unreadable) {
-      const auto it = before.files().find(HostKey(mount, entry.relative));
-      if (it != before.files().end() && it->second == StampOf(entry.st)) continue;
-      capture.omitted.push_back({ReportedPath(mount, entry.relative),
-                                 "directory could not be opened: Permission denied"});
-    }
-    for (WalkEntry& entry : walk.entries) {
-      const auto it = before.files().find(HostKey(mount, entry.relative));
-      if (it != before.files().end() && it->second == StampOf(entry.st)) continue;
-      candidates.push_back(
-          {ReportedPath(mount, entry.relative), i, std::move(entry.relative), entry.st});
-    }
+  // Mounts in the order their files' paths sort: "/data" + "/" after "/data-x/".
+  std::vector<const FileMount*> order;
+  for (const FileMount& mount : mounts) {
+    if (mount.mode == MountMode::kReadWrite) order.push_back(&mount);
   }
-
-  // Sorted first, so that which files fit the per-mount and total budgets is deterministic.
-  std::sort(candidates.begin(), candidates.end(),
-            [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
-
-  std::int64_t total_bytes = 0;
-  for (const Candidate& candidate : candidates) {
-    const FileMount& mount = mounts[candidate.mount_index];
-    MountState& state = states[candidate.mount_index];
-    auto omit = [&](std::string reason) {
-      capture.omitted.push_back({candidate.path, std::move(reason)});
-    };
-    const struct stat& st = candidate.st;
-    if (S_ISLNK(st.st_mode)) {
-      omit("symlink not followed");
-      continue;
-    }
-    if (!S_ISREG(st.st_mode)) {
-      omit("not a regular file");
-      continue;
-    }
-    if (st.st_nlink > 1) {
-      omit("hardlink (st_nlink > 1) skipped");
-      continue;
-    }
-
-    OpenResult opened = OpenBeneath(state.root.get(), candidate.relative);
-    if (!opened.fd.valid()) {
-      if (opened.error == ELOOP || (opened.failed_in_directory && opened.error == ENOTDIR)) {
-        omit(opened.failed_in_directory ? "path leaves the mount" : "symlink not followed");
-      } else if (opened.error == ENOENT) {
-        omit("file disappeared during capture");
-      } else {
-        omit("file could not be opened: " + ErrnoText(opened.error));
-      }
-      continue;
-    }
-    struct stat fst {};
-    if (::fstat(opened.fd.get(), &fst) != 0) {
-      omit("file could not be inspected: " + ErrnoText(errno));
-      continue;
-    }
-    if (!S_ISREG(fst.st_mode)) {
-      omit("not a regular file");
-      continue;
-    }
-    if (!SameFile(fst, st)) {
-      omit("file replaced during capture");
-      continue;
-    }
-    if (fst.st_nlink > 1) {
-      omit("hardlink (st_nlink > 1) skipped");
-      continue;
-    }
-    if (const std::string real = RealPathOfFd(opened.fd.get());
-        !real.empty() && !state.root_real.empty() && !IsBeneath(real, state.root_real)) {
-      omit("path leaves the mount");
-      continue;
-    }
-
-    const std::int64_t size = static_cast<std::int64_t>(fst.st_size);
-    if (size > limits.max_file_bytes) {
-      omit("file of " + std::to_string(size) + " bytes exceeds the per-file limit of " +
-           std::to_string(limits.max_file_bytes) + " bytes");
-      continue;
-    }
-    if (state.captured_bytes + size > mount.write_bytes_limit) {
-      omit(BytesReason("mount write limit", mount.write_bytes_limit));
-      continue;
-    }
-    if (total_bytes + size > limits.max_total_bytes) {
-      omit(BytesReason("total capture limit", limits.max_total_bytes));
-      continue;
-    }
-
-    CapturedFile file;
-    int read_error = 0;
-    if (!ReadCapped(opened.fd.get(), size, file.data, read_error)) {
-      omit("file could not be read: " + ErrnoText(read_error));
-      continue;
-    }
-    file.path = candidate.path;
-    file.media_type = MediaTypeForPath(candidate.path);
-    file.size = static_cast<std::int64_t>(file.data.size());
-    state.captured_bytes += file.size;
-    total_bytes += file.size;
-    capture.files.push_back(std::move(file));
-  }
-
-  std::stable_sort(capture.omitted.begin(), capture.omitted.end(),
-                   [](const OmittedFile& a, const OmittedFile& b) { return a.path < b.path; });
-  return capture;
+  std::stable_sort(order.begin(), order.end(), [](const FileMount* a, const FileMount* b) {
+    return JoinPath(a->mount_path, "") < JoinPath(b->mount_path, "");
+  });
+  CaptureRun run(before, limits);
+  for (const FileMount* mount : order) run.ScanMount(*mount);
+  return run.Finish();
 }
 
 std::string MediaTypeForPath(const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
+#include "json/result_size.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact {
@@ -13,13 +14,40 @@ namespace {
 
 json::string Text(std::string_view s) { return json::string(internal::SanitizeUtf8(s)); }
 
+json::object ViolationToJson(const Violation& v) {
+  return json::object{{"line", v.line}, {"col", v.col}, {"rule", Text(v.rule)}, {"message", Text(v.message)},
+                      {"hint", Text(v.hint)}};
+}
+
 json::array ViolationsToJson(const std::vector<Violation>& violations) {
   json::array out;
-  for (const auto& v : violations) {
-    out.push_back(json::object{{"line", v.line}, {"col", v.col}, {"rule", Text(v.rule)},
-                               {"message", Text(v.message)}, {"hint", Text(v.hint)}});
-  }
+  for (const auto& v : violations) out.push_back(ViolationToJson(v));
   return out;
+}
+
+json::object FileToJson(std::string_view path, std::string_view media_type, std::int64_t size,
+                        std::string data_base64) {
+  return json::object{{"path", Text(path)}, {"media_type", media_type}, {"size", size},
+                      {"data_base64", std::move(data_base64)}};
+}
+
+json::object OmittedToJson(const OmittedFile& f) {
+  return json::object{{"path", Text(f.path)}, {"reason", Text(f.reason)}};
+}
+
+// The final value as the result carries it: the child's JSON text re-serialised, null when it
+// does not parse.
+json::value OutputValue(const ExecutionResult& r) {
+  if (!r.output_present) return nullptr;
+  json::error_code ec;
+  json::value output = json::parse(r.output_json, ec);
+  if (ec) return nullptr;
+  return output;
+}
+
+// Bytes of a JSON array whose elements take `element_bytes` in total, without its brackets.
+std::size_t ArrayBodyBytes(std::size_t count, std::size_t element_bytes) {
+  return element_bytes + (count > 0 ? count - 1 : 0);
 }
 
 json::array Strings(const std::vector<std::string>& list) {
@@ -54,12 +82,7 @@ std::string ToJson(const ValidationReport& report) {
 }
 
 std::string ToJson(const ExecutionResult& r) {
-  json::value output;
-  if (r.output_present) {
-    json::error_code ec;
-    output = json::parse(r.output_json, ec);
-    if (ec) output = nullptr;
-  }
+  json::value output = OutputValue(r);
   json::value error;
   if (r.error) {
     error = json::object{{"type", Text(r.error->type)}, {"message", Text(r.error->message)},
@@ -67,13 +90,10 @@ std::string ToJson(const ExecutionResult& r) {
   }
   json::array files;
   for (const auto& f : r.files) {
-    files.push_back(json::object{{"path", Text(f.path)}, {"media_type", f.media_type}, {"size", f.size},
-                                 {"data_base64", internal::Base64Encode(f.data)}});
+    files.push_back(FileToJson(f.path, f.media_type, f.size, internal::Base64Encode(f.data)));
   }
   json::array omitted;
-  for (const auto& f : r.omitted_files) {
-    omitted.push_back(json::object{{"path", Text(f.path)}, {"reason", Text(f.reason)}});
-  }
+  for (const auto& f : r.omitted_files) omitted.push_back(OmittedToJson(f));
   json::object o{
       {"stdout", Text(r.stdout_text)},
       {"stderr", Text(r.stderr_text)},
@@ -96,6 +116,77 @@ std::string ToJson(const ExecutionResult& r) {
   };
   return internal::SerializeJson(o);
 }
+
+namespace internal {
+
+std::size_t JsonTextBytes(std::string_view text) { return SerializeJson(json::value(Text(text))).size(); }
+
+std::size_t JsonTextBytesUpperBound(std::size_t text_bytes) { return 6 * text_bytes + 2; }
+
+std::size_t Base64Bytes(std::size_t data_bytes) { return (data_bytes + 2) / 3 * 4; }
+
+std::size_t CapturedFileJsonBytes(std::string_view path, std::string_view media_type, std::int64_t size,
+                                  std::size_t data_bytes) {
+  return SerializeJson(FileToJson(path, media_type, size, "")).size() + Base64Bytes(data_bytes);
+}
+
+std::size_t CapturedFileJsonBytes(const CapturedFile& f) {
+  return CapturedFileJsonBytes(f.path, f.media_type, f.size, f.data.size());
+}
+
+std::size_t OmittedFileJsonBytes(const OmittedFile& f) { return SerializeJson(OmittedToJson(f)).size(); }
+
+std::size_t OutputJsonBytes(const ExecutionResult& r) { return SerializeJson(OutputValue(r)).size(); }
+
+std::size_t ViolationJsonBytes(const Violation& v) { return SerializeJson(ViolationToJson(v)).size(); }
+
+std::size_t ResultJsonBytes(const ExecutionResult& r) {
+  // The fixed fields, serialised for real; then each large field added by its own size.
+  ExecutionResult frame;
+  frame.stdout_truncated = r.stdout_truncated;
+  frame.stderr_truncated = r.stderr_truncated;
+  frame.exit_code = r.exit_code;
+  frame.outcome = r.outcome;
+  frame.output_present = r.output_present;
+  frame.output_json = "null";
+  if (r.error) frame.error = UserError{};
+  frame.tool_calls = r.tool_calls;
+  frame.duration_ms = r.duration_ms;
+  frame.backend = r.backend;
+  frame.isolation = r.isolation;
+  std::size_t n = ToJson(frame).size();
+  const auto text = [](const std::string& s) { return JsonTextBytes(s) - 2; };  // beyond ""
+  n += text(r.stdout_text) + text(r.stderr_text) + text(r.message);
+  if (r.error) n += text(r.error->type) + text(r.error->message) + text(r.error->traceback);
+  n += OutputJsonBytes(r) - 4;  // beyond null
+  std::size_t elements = 0;
+  for (const auto& v : r.violations) elements += ViolationJsonBytes(v);
+  n += ArrayBodyBytes(r.violations.size(), elements);
+  elements = 0;
+  for (const auto& f : r.files) elements += CapturedFileJsonBytes(f);
+  n += ArrayBodyBytes(r.files.size(), elements);
+  elements = 0;
+  for (const auto& f : r.omitted_files) elements += OmittedFileJsonBytes(f);
+  n += ArrayBodyBytes(r.omitted_files.size(), elements);
+  return n;
+}
+
+std::size_t ResultJsonBytesUpperBound(const ExecutionResult& r) {
+  // Field names, punctuation, numbers, booleans and the outcome's name come to ~400 bytes.
+  constexpr std::size_t kFixed = 1024;
+  const auto text = [](const std::string& s) { return JsonTextBytesUpperBound(s.size()); };
+  std::size_t n = kFixed + text(r.stdout_text) + text(r.stderr_text) + text(r.message) + text(r.backend) +
+                  text(r.isolation);
+  if (r.error) n += text(r.error->type) + text(r.error->message) + text(r.error->traceback);
+  // Re-serialising the child's JSON can lengthen a number ("1e4" -> "10000.0"), never tripling it.
+  if (r.output_present) n += 3 * r.output_json.size() + 4;
+  for (const auto& v : r.violations) n += 96 + text(v.rule) + text(v.message) + text(v.hint);
+  for (const auto& f : r.files) n += 96 + text(f.path) + text(f.media_type) + Base64Bytes(f.data.size());
+  for (const auto& f : r.omitted_files) n += 32 + text(f.path) + text(f.reason);
+  return n;
+}
+
+}  // namespace internal
 
 StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
   try {

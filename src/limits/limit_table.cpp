@@ -40,6 +40,11 @@ constexpr LimitSpec kTable[] = {
      "--max-capture-file-bytes", 1.0, "largest captured file", ""},
     {"max_capture_total_bytes", &L::max_capture_total_bytes, "bytes", 1, kHost, -1, false,
      "--max-capture-total-bytes", 1.0, "all captured files of a run", ""},
+    {"max_capture_files", &L::max_capture_files, "files", 1, kHost, -1, false, "--max-capture-files", 1.0,
+     "captured files of a run (more are listed as omitted)", ""},
+    // The smallest size leaves room for a result's fixed fields and the notes the fitting adds.
+    {"max_result_bytes", &L::max_result_bytes, "bytes", 64LL << 10, kHost, -1, false, "--max-result-bytes", 1.0,
+     "size of the result JSON as a whole (files omitted first, then output cut)", ""},
 };
 
 void AddField(std::string& key, std::string_view v) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backends/result_budget.hpp"
 #include "codeact/json.hpp"
 #include "json/definitions.hpp"
 #include "provider/fingerprint.hpp"
@@ -125,6 +126,8 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
   auto finish = [&](ExecutionResult r) {
     if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
     if (r.isolation.empty()) r.isolation = std::string(IsolationName(executor_->isolation()));
+    // Results that never reached an executor (violations) are held to the same bound.
+    internal::FitResult(r, snapshot.limits.max_result_bytes, snapshot.mounts);
     r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return r;
   };

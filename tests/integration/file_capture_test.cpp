@@ -4,10 +4,13 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "codeact/executor.hpp"
+#include "codeact/json.hpp"
+#include "files/mount_capture.hpp"
 #include "test_support.hpp"
 
 namespace codeact {
@@ -146,6 +149,75 @@ TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
   EXPECT_EQ(mode, "0o700");
   EXPECT_TRUE(testing::Eventually([&] { return !fs::exists(cwd); })) << cwd;
   EXPECT_TRUE(r.files.empty());  // the working directory is not a mount
+}
+
+// Resident memory of this process in bytes: "VmRSS" now, or "VmHWM", the peak since the last
+// ResetPeakResident(); -1 when /proc does not say.
+std::int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;
+  }
+  return -1;
+}
+
+// Resets VmHWM to the current RSS (Linux 4.0+); false where the kernel does not allow it.
+bool ResetPeakResident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return clear.good();
+}
+
+TEST_F(FileCaptureTest, TenThousandFilesUnderLongPathsKeepTheResultAndTheHostSmall) {
+  // Issue 11: 10,000 one-byte files under ~12 KB paths made a 115 MiB result and ~600 MB of
+  // host memory. The validator is not in the way here (as in every executor test).
+  const std::string code =
+      "import os\n"
+      "fd = os.open(os.environ['RW'], os.O_RDONLY | os.O_DIRECTORY)\n"
+      "for i in range(50):\n"  // 50 levels of 240-byte names: paths of ~12 KB, past PATH_MAX
+      "    name = ('%02d-' % i).ljust(240, 'd')\n"
+      "    os.mkdir(name, dir_fd=fd)\n"
+      "    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)\n"
+      "    os.close(fd)\n"
+      "    fd = inner\n"
+      "for i in range(10000):\n"
+      "    f = os.open('f%05d' % i, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)\n"
+      "    os.write(f, b'x')\n"
+      "    os.close(f)\n"
+      "print('written')\n";
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 120'000;  // creating the files takes a while on a loaded machine
+  const bool peak_known = ResetPeakResident();
+  const std::int64_t rss_before = ProcStatusBytes("VmRSS");
+  ExecutionResult r = Run(code, limits);
+  const std::string json = ToJson(r);
+  const std::int64_t rss_after = ProcStatusBytes("VmRSS");
+  const std::int64_t peak = ProcStatusBytes("VmHWM");
+  // The deep tree is past what std::filesystem removes; RemoveTree works below PATH_MAX.
+  EXPECT_TRUE(internal::RemoveTree((root_ / "rw").string()));
+
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  EXPECT_EQ(r.stdout_text, "written\n");
+  EXPECT_LT(json.size(), 16u << 20);
+  EXPECT_EQ(r.files.size(), 1000u);
+  ASSERT_FALSE(r.files.empty());
+  EXPECT_GT(r.files[0].path.size(), 12'000u);
+  EXPECT_TRUE(r.files[0].path.ends_with("/f00000"));
+  EXPECT_LE(r.omitted_files.size(), 101u);
+  ASSERT_FALSE(r.omitted_files.empty());
+  EXPECT_EQ(r.omitted_files.back().path, "/out/\u2026");
+  EXPECT_EQ(r.omitted_files.back().reason,
+            "and 8900 more files omitted: captured file limit of 1000 files reached");
+  ASSERT_GT(rss_before, 0) << "no VmRSS in /proc/self/status";
+  const std::int64_t growth = rss_after - rss_before;
+  const std::int64_t peak_growth = peak_known ? peak - rss_before : growth;
+  std::printf("note: result JSON %zu bytes; host RSS %+lld KiB after the run, peak %+lld KiB%s\n", json.size(),
+              static_cast<long long>(growth / 1024), static_cast<long long>(peak_growth / 1024),
+              peak_known ? "" : " (VmHWM could not be reset: peak not measured)");
+  EXPECT_LT(growth, 100LL << 20);
+  EXPECT_LT(peak_growth, 100LL << 20);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -19,6 +21,31 @@ TEST(LimitTableTest, EveryFieldOfExecutionLimitsHasExactlyOneRow) {
     if (!spec.flag.empty()) EXPECT_TRUE(flags.insert(std::string(spec.flag)).second) << spec.flag;
     EXPECT_EQ(spec.enforcer == LimitEnforcer::kRlimit, spec.rlimit >= 0) << spec.name;
     EXPECT_GE(ExecutionLimits{}.*spec.member, spec.minimum) << "the default of " << spec.name << " is refused";
+  }
+}
+
+TEST(LimitTableTest, CaptureAndResultLimitsHaveTheirDefaultsAndFlags) {
+  const ExecutionLimits l;
+  EXPECT_EQ(l.max_capture_files, 1000);
+  EXPECT_EQ(l.max_result_bytes, 16LL << 20);
+  EXPECT_EQ(LimitNamed("max_capture_files").flag, "--max-capture-files");
+  EXPECT_EQ(LimitNamed("max_result_bytes").flag, "--max-result-bytes");
+  EXPECT_EQ(LimitText(LimitNamed("max_result_bytes"), l.max_result_bytes), "16 MiB");
+  ExecutionLimits small;
+  small.max_result_bytes = 1024;  // less than a result's fixed fields and notes need
+  EXPECT_EQ(CheckLimits(small).message(), "limit max_result_bytes must be at least 64 KiB, got 1024");
+}
+
+TEST(LimitTableTest, TheReadmeListsEveryLimitWithItsFlag) {
+  std::ifstream in(std::string(CODEACT_TEST_FIXTURES) + "/../../README.md");
+  ASSERT_TRUE(in) << "README.md not found beside tests/";
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const LimitSpec& spec : LimitTable()) {
+    const std::string row = "| `" + std::string(spec.name) + "` |";
+    const std::size_t at = readme.find(row);
+    ASSERT_NE(at, std::string::npos) << spec.name << " has no row in the README's limits table";
+    const std::string line = readme.substr(at, readme.find('\n', at) - at);
+    EXPECT_NE(line.find("`" + std::string(spec.flag)), std::string::npos) << line;
   }
 }
 

@@ -8,12 +8,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "codeact/json.hpp"
+#include "json/result_size.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -98,7 +103,7 @@ class MountCaptureTest : public ::testing::Test {
 
 TEST_F(MountCaptureTest, NewFileIsCaptured) {
   const MountSnapshot before = MountSnapshot::Take(mounts_);
-  EXPECT_TRUE(before.files().empty());
+  EXPECT_EQ(before.size(), 0u);
   WriteFile(mnt_ + "/hello.txt", "hello");
   WriteFile(mnt_ + "/empty.json", "");
 
@@ -119,14 +124,15 @@ TEST_F(MountCaptureTest, SnapshotRecordsStampsKeyedByHostPath) {
   WriteFile(mnt_ + "/a.bin", "abc");
   SetMtime(mnt_ + "/a.bin", 1000, 5);
   const MountSnapshot snapshot = MountSnapshot::Take(mounts_);
-  ASSERT_EQ(snapshot.files().size(), 1u);
-  const auto it = snapshot.files().find(mnt_ + "/a.bin");
-  ASSERT_NE(it, snapshot.files().end());
+  ASSERT_EQ(snapshot.size(), 1u);
+  const FileStamp* stamp = snapshot.Find(mnt_ + "/a.bin");
+  ASSERT_NE(stamp, nullptr);
+  EXPECT_EQ(snapshot.Find(mnt_ + "/b.bin"), nullptr);
   struct stat st {};
   ASSERT_EQ(::lstat((mnt_ + "/a.bin").c_str(), &st), 0);
-  EXPECT_EQ(it->second.size, 3);
-  EXPECT_EQ(it->second.mtime_ns, 1000LL * 1000000000LL + 5);
-  EXPECT_EQ(it->second.inode, static_cast<std::uint64_t>(st.st_ino));
+  EXPECT_EQ(stamp->size, 3);
+  EXPECT_EQ(stamp->mtime_ns, 1000LL * 1000000000LL + 5);
+  EXPECT_EQ(stamp->inode, static_cast<std::uint64_t>(st.st_ino));
 }
 
 TEST_F(MountCaptureTest, ModifiedFileWithSameSizeIsCaptured) {
@@ -164,7 +170,7 @@ TEST_F(MountCaptureTest, UnchangedFilesAreNotReported) {
   ASSERT_EQ(::symlink("/etc/passwd", (mnt_ + "/old-link").c_str()), 0);
   ASSERT_EQ(::mkfifo((mnt_ + "/old-fifo").c_str(), 0600), 0);
   const MountSnapshot before = MountSnapshot::Take(mounts_);
-  EXPECT_EQ(before.files().size(), 4u);
+  EXPECT_EQ(before.size(), 4u);
 
   const Capture capture = Run(before);
   EXPECT_TRUE(capture.files.empty()) << Describe(capture);
@@ -367,7 +373,7 @@ TEST_F(MountCaptureTest, ReadOnlyMountIsNotScanned) {
   mounts_[0].mode = MountMode::kReadOnly;
   WriteFile(mnt_ + "/existing.txt", "x");
   const MountSnapshot before = MountSnapshot::Take(mounts_);
-  EXPECT_TRUE(before.files().empty());
+  EXPECT_EQ(before.size(), 0u);
   WriteFile(mnt_ + "/new.txt", "y");
   const Capture capture = Run(before);
   EXPECT_TRUE(capture.files.empty()) << Describe(capture);
@@ -433,7 +439,7 @@ TEST_F(MountCaptureTest, WideTreeIsBounded) {
   limits.max_scan_entries = 20;
   for (int i = 0; i < 25; ++i) WriteFile(mnt_ + "/" + std::to_string(i), "");
   const MountSnapshot before = MountSnapshot::Take(mounts_, limits);
-  EXPECT_EQ(before.files().size(), 20u);
+  EXPECT_EQ(before.size(), 20u);
 
   const Capture capture = Run(before, limits);
   EXPECT_TRUE(capture.files.empty()) << Describe(capture);
@@ -451,6 +457,172 @@ TEST_F(MountCaptureTest, MissingMountRootIsReported) {
   EXPECT_EQ(capture.omitted[0].path, "/data");
   EXPECT_EQ(capture.omitted[0].reason,
             "mount directory could not be opened: No such file or directory");
+}
+
+TEST_F(MountCaptureTest, CountLimitOmitsTheFilesPastIt) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  for (const char* name : {"e.txt", "a.txt", "d.txt", "b.txt", "c.txt"})
+    WriteFile(mnt_ + "/" + name, "x");
+  ASSERT_EQ(::symlink("x", (mnt_ + "/f-link").c_str()), 0);
+  CaptureLimits limits;
+  limits.max_files = 2;
+
+  const Capture capture = Run(before, limits);
+  EXPECT_EQ(Paths(capture), (std::vector<std::string>{"/data/a.txt", "/data/b.txt"}))
+      << Describe(capture);
+  for (const char* path : {"/data/c.txt", "/data/d.txt", "/data/e.txt"}) {
+    EXPECT_EQ(ReasonFor(capture, path), "captured file limit of 2 files reached") << path;
+  }
+  EXPECT_EQ(ReasonFor(capture, "/data/f-link"), "symlink not followed");  // its own reason first
+}
+
+TEST_F(MountCaptureTest, PathBytesCountAgainstTheResultBudget) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  const std::string long_name = std::string(200, 'p') + ".txt";  // the path is most of the JSON
+  WriteFile(mnt_ + "/a-" + long_name, "1");
+  WriteFile(mnt_ + "/b-" + long_name, "2");
+  WriteFile(mnt_ + "/c-" + long_name, "3");
+  WriteFile(mnt_ + "/d.txt", "4");
+  CaptureLimits limits;
+  limits.max_json_bytes = 700;  // two long entries (280 bytes each) and a short one, not three
+
+  const Capture capture = Run(before, limits);
+  EXPECT_EQ(Paths(capture), (std::vector<std::string>{"/data/a-" + long_name,
+                                                      "/data/b-" + long_name, "/data/d.txt"}))
+      << Describe(capture);
+  EXPECT_EQ(ReasonFor(capture, "/data/c-" + long_name), std::nullopt)  // no room to list it either
+      << Describe(capture);
+  ASSERT_EQ(capture.omitted.size(), 1u) << Describe(capture);
+  EXPECT_EQ(capture.omitted[0].path, "/data/\u2026");
+  EXPECT_EQ(capture.omitted[0].reason,
+            "and 1 more file omitted: result size limit of 700 bytes reached");
+  std::size_t json = 0;
+  for (const CapturedFile& f : capture.files) json += CapturedFileJsonBytes(f) + 1;
+  for (const OmittedFile& f : capture.omitted) json += OmittedFileJsonBytes(f) + 1;
+  EXPECT_LE(json,
+            700u + OmittedFileJsonBytes(capture.omitted[0]) + 1);  // the summary is not budgeted
+}
+
+TEST_F(MountCaptureTest, OmittedListIsBoundedBySummaryPerMount) {
+  const std::string other = dir_->path() + "/other";
+  MakeDir(other);
+  mounts_.push_back(FileMount{other, "/more", MountMode::kReadWrite, 100});
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  for (int i = 0; i < 6; ++i)
+    ASSERT_EQ(::symlink("x", (mnt_ + "/link" + std::to_string(i)).c_str()), 0);
+  ASSERT_EQ(::mkfifo((mnt_ + "/pipe").c_str(), 0600), 0);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(::symlink("x", (other + "/link" + std::to_string(i)).c_str()), 0);
+  CaptureLimits limits;
+  limits.max_listed_omissions = 2;
+
+  const Capture capture = Run(before, limits);
+  EXPECT_TRUE(capture.files.empty());
+  // The first two in path order are listed ("/data" sorts before "/more"), the rest summarised.
+  ASSERT_EQ(capture.omitted.size(), 4u) << Describe(capture);
+  EXPECT_EQ(capture.omitted[0].path, "/data/link0");
+  EXPECT_EQ(capture.omitted[1].path, "/data/link1");
+  EXPECT_EQ(capture.omitted[2].path, "/data/\u2026");
+  EXPECT_EQ(capture.omitted[2].reason,
+            "and 5 more files omitted: symlink not followed; not a regular file");
+  EXPECT_EQ(capture.omitted[3].path, "/more/\u2026");
+  EXPECT_EQ(capture.omitted[3].reason, "and 3 more files omitted: symlink not followed");
+}
+
+TEST_F(MountCaptureTest, MountsAreTakenInTheOrderOfTheirFilesPaths) {
+  const std::string other = dir_->path() + "/other";
+  MakeDir(other);
+  mounts_ = {FileMount{mnt_, "/data"}, FileMount{other, "/data-x"}};
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  WriteFile(mnt_ + "/a.txt", "a");
+  WriteFile(other + "/b.txt", "b");
+  CaptureLimits limits;
+  limits.max_files = 1;
+
+  // "/data-x/b.txt" sorts before "/data/a.txt", so it is the one file taken.
+  const Capture capture = Run(before, limits);
+  EXPECT_EQ(Paths(capture), std::vector<std::string>{"/data-x/b.txt"}) << Describe(capture);
+  EXPECT_EQ(ReasonFor(capture, "/data/a.txt"), "captured file limit of 1 files reached");
+}
+
+// Resident memory of this process, in bytes (VmRSS), or -1.
+std::int64_t ResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+// A chain of `depth` directories with names of `name_bytes` under `base`: paths far longer than
+// PATH_MAX, made one component at a time. Returns the innermost directory, open.
+int MakeDeepChain(const std::string& base, int depth, std::size_t name_bytes) {
+  int fd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (int i = 0; i < depth && fd >= 0; ++i) {
+    std::string name = std::to_string(i) + "-";
+    name.resize(name_bytes, 'd');
+    if (::mkdirat(fd, name.c_str(), 0755) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ::close(fd);
+    fd = next;
+  }
+  return fd;
+}
+
+TEST_F(MountCaptureTest, TenThousandFilesWithLongPathsStayBounded) {
+  // The attack of issue 11: 10,000 one-byte files under ~12 KB paths. Before the bounds the
+  // result was 115 MiB of JSON and the host held ~600 MB.
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  const int leaf = MakeDeepChain(mnt_, 50, 240);
+  ASSERT_GE(leaf, 0) << std::strerror(errno);
+  for (int i = 0; i < 10000; ++i) {
+    const int fd = ::openat(leaf, ("f" + std::to_string(100000 + i)).c_str(),
+                            O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << i;
+    ASSERT_EQ(::write(fd, "x", 1), 1);
+    ::close(fd);
+  }
+  ::close(leaf);
+
+  const std::int64_t rss_before = ResidentBytes();
+  const auto start = std::chrono::steady_clock::now();
+  Capture capture = Run(before);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::int64_t rss_after = ResidentBytes();
+
+  const CaptureLimits limits;
+  ASSERT_EQ(capture.files.size(), static_cast<std::size_t>(limits.max_files));
+  EXPECT_GT(capture.files[0].path.size(), 12000u);
+  EXPECT_TRUE(capture.files[0].path.ends_with("/f100000")) << capture.files[0].path.substr(12000);
+  EXPECT_TRUE(capture.files[999].path.ends_with("/f100999"));
+  EXPECT_EQ(capture.files[999].data, "x");
+  ASSERT_EQ(capture.omitted.size(), limits.max_listed_omissions + 1);
+  EXPECT_TRUE(capture.omitted[0].path.ends_with("/f101000"));
+  EXPECT_EQ(capture.omitted[0].reason, "captured file limit of 1000 files reached");
+  EXPECT_EQ(capture.omitted.back().path, "/data/\u2026");
+  EXPECT_EQ(capture.omitted.back().reason,
+            "and 8900 more files omitted: captured file limit of 1000 files reached");
+
+  ExecutionResult result;
+  result.outcome = Outcome::kOk;
+  result.files = std::move(capture.files);
+  result.omitted_files = std::move(capture.omitted);
+  const std::size_t json = ToJson(result).size();
+  EXPECT_LT(json, 16u << 20);
+  EXPECT_EQ(json, ResultJsonBytes(result));
+  std::printf(
+      "note: 10,000 files under 12 KB paths: a result of %zu bytes of JSON; the capture took %lld "
+      "ms, RSS "
+      "%+lld KiB\n",
+      json,
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+      static_cast<long long>((rss_after - rss_before) / 1024));
+  // The capture keeps ~13 MB of paths; all of them would be ~240 MB.
+  EXPECT_LT(rss_after - rss_before, 100LL << 20);
 }
 
 TEST(MediaTypeTest, KnownExtensions) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "bridge/worker_frames.hpp"
@@ -207,8 +208,7 @@ class HyperlightExecutor final : public Executor {
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
                                                            limits.max_capture_total_bytes}};
-    const CaptureLimits capture_limits{limits.max_capture_file_bytes,
-                                       limits.max_capture_total_bytes};
+    const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     const MountSnapshot before = MountSnapshot::Take(output_mount, capture_limits);
 
     Child& child = *worker->child;
@@ -240,6 +240,7 @@ class HyperlightExecutor final : public Executor {
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
+    FitResult(r, limits.max_result_bytes, output_mount);
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError)
       Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed

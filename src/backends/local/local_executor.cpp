@@ -12,6 +12,7 @@
 #include "backends/local/reaper.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
+#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
@@ -122,7 +123,8 @@ class LocalExecutor final : public Executor {
     }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
-    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
+    const CaptureLimits capture_limits = CaptureLimitsFor(limits);
+    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
     std::unique_ptr<Child>& child = ready->child;
 
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
@@ -151,10 +153,10 @@ class LocalExecutor final : public Executor {
 
     ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
 
-    Capture capture = CaptureChanges(before, snapshot.mounts,
-                                     {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
+    Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
+    FitResult(r, limits.max_result_bytes, snapshot.mounts);
     return r;
   }
 
