@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/local/guard_plan.hpp"
 #include "backends/local/reaper.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
@@ -23,6 +24,10 @@ namespace codeact::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kNoLandlock =
+    "runtime guard armed without Landlock (this kernel has none): the seccomp filter and the audit hook hold, "
+    "but files and /proc are not fenced at the process level";
 
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
@@ -54,12 +59,15 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
-                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox)
+                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox, std::optional<GuardPlan> guard,
+                std::shared_ptr<Validator> validator)
       : bytecode_dir_(std::move(bytecode_dir)),
         python_(std::move(python)),
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         sandbox_(std::move(sandbox)),
+        guard_(std::move(guard)),
+        validator_(std::move(validator)),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -79,6 +87,9 @@ class LocalExecutor final : public Executor {
   }
   WarmPoolCounters PoolCounters() const { return pool_ ? pool_->counters() : WarmPoolCounters{}; }
   std::vector<pid_t> ForkServerPids() const { return ZygotePids(); }
+  RuntimeGuardStatus GuardStatus() const {
+    return guard_ ? RuntimeGuardStatus{true, guard_->landlock_abi} : RuntimeGuardStatus{};
+  }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override {
@@ -116,6 +127,12 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
+    std::vector<std::string> imports;
+    if (guard_) {
+      auto allowed = validator_->AllowedImports(snapshot.policy);
+      if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
+      imports = std::move(*allowed);
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
@@ -124,7 +141,13 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
-    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read);
+    std::optional<RuntimeGuardSpec> guard;
+    if (guard_) {
+      guard = GuardSpecForRun(*guard_, snapshot, ready->workdir.path(), sandbox_.has_value());
+      guard->imports = std::move(imports);
+    }
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
+                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true});
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
@@ -146,6 +169,9 @@ class LocalExecutor final : public Executor {
     }
 
     ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
+    if (guard_ && guard_->landlock_abi < 1) {
+      r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
+    }
 
     Capture capture = CaptureChanges(before, snapshot.mounts,
                                      {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
@@ -167,11 +193,14 @@ class LocalExecutor final : public Executor {
   // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
   StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
     if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
-      if (auto forked = Fork(*zygote)) return std::move(*forked);
+      if (auto forked = Fork(*zygote, snapshot)) return std::move(*forked);
     }
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
-    LaunchSpec spec = ChildSpec(snapshot, workdir->path());
+    if (!sandbox_) {
+      if (Status s = PrepareProcessScratch(workdir->path()); !s.ok()) return s;
+    }
+    LaunchSpec spec = ChildSpec(snapshot, sandbox_ ? workdir->path() : ProcessWorkDir(workdir->path()));
     if (warm) spec.environment["CODEACT_WARM"] = "1";
     std::optional<PidsCgroup> cgroup;
     if (sandbox_) {
@@ -186,6 +215,11 @@ class LocalExecutor final : public Executor {
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     if (warm) {
+      // A pooled child arms the OS layers of its guard before it reports ready (runner.py).
+      if (guard_) {
+        const RuntimeGuardSpec armed = GuardSpecForRun(*guard_, snapshot, workdir->path(), sandbox_.has_value());
+        if (Status s = SendGuardFrame((*child)->bridge_to_child_fd(), armed); !s.ok()) return s;
+      }
       if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
     return ReadyChild{std::move(cgroup), std::move(*workdir), std::move(*child), warm};
@@ -200,6 +234,7 @@ class LocalExecutor final : public Executor {
     spec.environment["LANG"] = "C.UTF-8";
     spec.environment["CODEACT_BRIDGE_FDS"] =
         std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    if (guard_) spec.environment["CODEACT_GUARD"] = guard_->module_path;
     spec.working_dir = working_dir;
     spec.limits = ToResourceLimits(snapshot.limits);
     return spec;
@@ -235,11 +270,17 @@ class LocalExecutor final : public Executor {
   }
 
   // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
-  std::optional<ReadyChild> Fork(ForkServer& zygote) {
+  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot) {
     auto workdir = TempDir::Create();
-    if (!workdir.ok()) return std::nullopt;
-    auto child = zygote.Fork(workdir->path());
+    if (!workdir.ok() || !PrepareProcessScratch(workdir->path()).ok()) return std::nullopt;
+    auto child = zygote.Fork(ProcessWorkDir(workdir->path()));
     if (!child.ok()) return std::nullopt;
+    // Forked children always arm ahead of their request (runner.py), like pooled ones.
+    if (guard_ && !SendGuardFrame((*child)->bridge_to_child_fd(),
+                                  GuardSpecForRun(*guard_, snapshot, workdir->path(), /*sandboxed=*/false))
+                       .ok()) {
+      return std::nullopt;
+    }
     if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
     return ReadyChild{std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
   }
@@ -274,6 +315,8 @@ class LocalExecutor final : public Executor {
   const std::string runner_;
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
+  const std::optional<GuardPlan> guard_;      // set with ExecutorOptions::runtime_guard
+  const std::shared_ptr<Validator> validator_;  // the policy's import patterns for the guard
   const bool fork_server_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
@@ -291,6 +334,11 @@ std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* sn
 std::vector<pid_t> ForkServerPids(const Executor& executor) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
   return local ? local->ForkServerPids() : std::vector<pid_t>{};
+}
+
+RuntimeGuardStatus GuardStatus(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->GuardStatus() : RuntimeGuardStatus{};
 }
 
 WarmPoolCounters PoolCounters(const Executor& executor) {
@@ -321,16 +369,38 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // every start (~8 ms of a ~33 ms cold start on the 2-core test VM). At the namespaces level the
   // sandbox shows the private directory holding runner.pyc at kSandboxResourceDir. If compiling
   // fails the children run the source, as they always could.
+  // With the runtime guard the runner always runs from that directory (its source copied there
+  // when compiling failed), because the namespaces level shows the guard's module from there too.
+  std::string guard_module;
+  if (options.runtime_guard) {
+    guard_module = GuardModulePath();
+    if (guard_module.empty()) {
+      return FailedPrecondition(
+          "the runtime guard module _codeact_guard.so was not found (build the codeact_guard target, or set "
+          "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
+    }
+  }
   std::optional<TempDir> bytecode_dir;
-  if (auto pyc = CompileToPyc(runner); pyc.ok()) {
-    if (auto dir = TempDir::Create("codeact-runner-"); dir.ok()) {
-      const std::string path = dir->path() + "/runner.pyc";
-      std::ofstream out(path, std::ios::binary);
-      out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
-      if (out.good()) {
+  auto pyc = CompileToPyc(runner);
+  if (pyc.ok() || options.runtime_guard) {
+    auto dir = TempDir::Create("codeact-runner-");
+    if (!dir.ok() && options.runtime_guard) return dir.status();
+    if (dir.ok()) {
+      const std::string path = dir->path() + (pyc.ok() ? "/runner.pyc" : "/runner.py");
+      std::error_code written;
+      if (pyc.ok()) {
+        std::ofstream out(path, std::ios::binary);
+        out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
         out.close();
+        if (!out.good()) written = std::make_error_code(std::errc::io_error);
+      } else {
+        std::filesystem::copy_file(runner, path, written);
+      }
+      if (!written) {
         runner = path;
         bytecode_dir = std::move(*dir);
+      } else if (options.runtime_guard) {
+        return Internal("cannot write the runner to " + path + ": " + written.message());
       }
     }
   }
@@ -349,8 +419,15 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
       return Unavailable("the namespaces isolation level is not available here: " + ready.message());
     }
   }
+  std::optional<GuardPlan> guard;
+  if (options.runtime_guard) {
+    auto plan = PlanGuard(python, std::filesystem::path(runner).parent_path().string(), guard_module,
+                          sandbox ? &*sandbox : nullptr);
+    if (!plan.ok()) return plan.status();
+    guard = std::move(*plan);
+  }
   return std::unique_ptr<Executor>(new LocalExecutor(std::move(python), std::move(runner), std::move(bytecode_dir),
-                                                    options, std::move(sandbox)));
+                                                    options, std::move(sandbox), std::move(guard), *validator));
 }
 
 }  // namespace codeact::internal
