@@ -49,8 +49,10 @@ std::string DefaultDataDir() {
 namespace {
 
 // The first existing file among this build's own, the one installed next to the binary and
-// the configured prefix's; only $`env` when that is set (a wrong path then shows, visibly).
-std::string FindBuiltFile(const char* env, const char* name, bool executable) {
+// the configured prefix's (and with `build_tree_last`, this build's own for any program, as
+// DefaultDataDir ends with the source tree); only $`env` when that is set (a wrong path then
+// shows, visibly).
+std::string FindBuiltFile(const char* env, const char* name, bool executable, bool build_tree_last) {
   std::error_code ec;
   std::vector<fs::path> candidates;
   if (const char* path = std::getenv(env); path != nullptr && *path != '\0') {
@@ -63,6 +65,7 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable) {
       candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / name);
     }
     candidates.push_back(fs::path(kInstallLibexecDir) / name);
+    if (build_tree_last) candidates.push_back(fs::path(kBinaryDir) / name);
   }
   for (const auto& c : candidates) {
     if (fs::is_regular_file(c, ec) && (!executable || ::access(c.c_str(), X_OK) == 0)) return c.string();
@@ -72,8 +75,14 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable) {
 
 }  // namespace
 
-std::string SandboxLauncherPath() { return FindBuiltFile("CODEACT_SANDBOX_LAUNCHER", "codeact-sandbox", true); }
+std::string SandboxLauncherPath() {
+  return FindBuiltFile("CODEACT_SANDBOX_LAUNCHER", "codeact-sandbox", true, /*build_tree_last=*/false);
+}
 
-std::string GuardModulePath() { return FindBuiltFile("CODEACT_GUARD_MODULE", "_codeact_guard.so", false); }
+std::string GuardModulePath() {
+  // Unlike the launcher, the guard is on by default: a program linking this build's library
+  // from elsewhere (with nothing installed) uses this build's module rather than fail.
+  return FindBuiltFile("CODEACT_GUARD_MODULE", "_codeact_guard.so", false, /*build_tree_last=*/true);
+}
 
 }  // namespace codeact::internal

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
 
@@ -106,9 +107,16 @@ struct Verdict {
   std::string observed;
 };
 
+// What the `process` level promises for a probe (the `namespaces` level contains every one).
+enum class ProcessLevel {
+  kContains,              // on its own
+  kContainsWithGuard,     // with the runtime guard (its seccomp filter and audit hook)
+  kContainsWithLandlock,  // with the runtime guard where the kernel has Landlock
+};
+
 struct Probe {
   const char* name;
-  bool promised_by_process_level;
+  ProcessLevel process_level;
   std::function<std::string(const Fixture&)> code;
   std::function<void(ExecutionLimits&)> limits;
   std::function<Verdict(const ExecutionResult&, Fixture&)> judge;
@@ -120,12 +128,12 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
 
 const std::vector<Probe>& Probes() {
   static const std::vector<Probe> probes = {
-      {"read /etc/passwd", false, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
+      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", false, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
+      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // Host entries that the sandbox never shows.
          static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
@@ -137,9 +145,13 @@ const std::vector<Probe>& Probes() {
              return {false, "sees the host's /" + name};
            }
          }
+         // The runtime guard's Landlock refuses to list / at all.
+         if (r.outcome == Outcome::kError && r.error && r.error->type == "PermissionError") {
+           return {true, OutcomeText(r)};
+         }
          return {r.outcome == Outcome::kOk, "sees " + Short(r.stdout_text)};
        }},
-      {"read a host environment secret", true,
+      {"read a host environment secret", ProcessLevel::kContains,
        [](const Fixture&) { return "import os, json\nprint(json.dumps(dict(os.environ)))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          for (char** e = environ; *e != nullptr; ++e) {
@@ -156,20 +168,20 @@ const std::vector<Probe>& Probes() {
          }
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},
-      {"write outside the working directory and mounts", false,
+      {"write outside the working directory and mounts", ProcessLevel::kContainsWithLandlock,
        [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          if (fs::exists(f.escape_file, ec)) return {false, "created " + f.escape_file};
          return {true, OutcomeText(r)};
        }},
-      {"follow a planted symlink out of a mount", false,
+      {"follow a planted symlink out of a mount", ProcessLevel::kContainsWithLandlock,
        [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          if (Contains(r.stdout_text, f.secret)) return {false, "read the host file behind the link"};
          return {true, OutcomeText(r)};
        }},
-      {"connect to a local TCP port", false,
+      {"connect to a local TCP port", ProcessLevel::kContainsWithGuard,
        [](const Fixture& f) {
          return "import socket\nsocket.create_connection(('127.0.0.1', " + std::to_string(f.port) +
                 "), timeout=2)\nprint('connected')";
@@ -181,29 +193,29 @@ const std::vector<Probe>& Probes() {
          if (Contains(r.stdout_text, "connected") || pending) return {false, "connected to the host's port"};
          return {true, OutcomeText(r)};
        }},
-      {"see host processes", false,
+      {"see host processes", ProcessLevel::kContainsWithLandlock,
        [](const Fixture&) { return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))"; },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          const int seen = r.outcome == Outcome::kOk ? std::atoi(r.stdout_text.c_str()) : 0;
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
-      {"allocate past the memory limit", true, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
+      {"allocate past the memory limit", ProcessLevel::kContains, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
-      {"spin past the CPU limit", true, [](const Fixture&) { return "while True:\n    pass"; },
+      {"spin past the CPU limit", ProcessLevel::kContains, [](const Fixture&) { return "while True:\n    pass"; },
        [](ExecutionLimits& l) { l.cpu_time_s = 1; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kCpuLimit); }},
-      {"sleep past the wall clock", true, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
+      {"sleep past the wall clock", ProcessLevel::kContains, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
-      {"print past the output cap", true, [](const Fixture&) { return "print('x' * (1 << 20))"; },
+      {"print past the output cap", ProcessLevel::kContains, [](const Fixture&) { return "print('x' * (1 << 20))"; },
        [](ExecutionLimits& l) { l.max_stdout_bytes = 64 << 10; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {r.stdout_truncated && r.stdout_text.size() <= (64u << 10),
                  std::to_string(r.stdout_text.size()) + " bytes kept" + (r.stdout_truncated ? ", truncated" : "")};
        }},
-      {"fork repeatedly", false,
+      {"fork repeatedly", ProcessLevel::kContainsWithGuard,
        [](const Fixture&) {
          return "import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
                 "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n"
@@ -216,7 +228,7 @@ const std::vector<Probe>& Probes() {
          const int forks = std::atoi(last.c_str());
          return {r.outcome == Outcome::kOk && forks < 200, std::to_string(forks) + " forks before a limit"};
        }},
-      {"spawn a daemon that outlives the run", true,
+      {"spawn a daemon that outlives the run", ProcessLevel::kContains,
        [](const Fixture& f) {
          return "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
                 "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', " +
@@ -228,7 +240,7 @@ const std::vector<Probe>& Probes() {
          if (!WaitNoProcessWith(f.marker, std::chrono::seconds(5))) return {false, "the daemon is still running"};
          return {true, "the daemon died with the run"};
        }},
-      {"ignore SIGTERM", true,
+      {"ignore SIGTERM", ProcessLevel::kContains,
        [](const Fixture&) {
          return "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)";
        },
@@ -277,10 +289,17 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   s.limits.max_stdout_bytes = 64 << 10;
   if (probe.limits) probe.limits(s.limits);
   s.mounts.push_back({f.mount_host, "/data", MountMode::kReadOnly, 1 << 20});
+  // The probes test the isolation level, not the policy: the runtime guard's import check lets
+  // them import what they use, so that what stops them is the level's own.
+  s.policy.extra_allowed_imports = {"socket", "signal", "sys"};
   const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
   ProbeReport report;
   report.name = probe.name;
-  report.promised = executor.isolation() == IsolationLevel::kNamespaces || probe.promised_by_process_level;
+  const RuntimeGuardStatus guard = GuardStatus(executor);
+  report.promised = executor.isolation() == IsolationLevel::kNamespaces ||
+                    probe.process_level == ProcessLevel::kContains ||
+                    (guard.armed && probe.process_level == ProcessLevel::kContainsWithGuard) ||
+                    (guard.armed && guard.landlock_abi > 0 && probe.process_level == ProcessLevel::kContainsWithLandlock);
   if (r.outcome == Outcome::kSetupError) {
     report.contained = false;
     report.observed = "did not run: " + r.message;

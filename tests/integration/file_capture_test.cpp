@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "test_support.hpp"
 
@@ -28,7 +29,11 @@ class FileCaptureTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20) {
+  // `executor`: the runtime guard's Landlock makes read-only mounts read-only at the process
+  // level too and refuses links from outside; the tests of what capture does with such files
+  // run without it.
+  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20,
+                      const std::shared_ptr<Executor>& executor = testing::LocalExecutor()) {
     RunSnapshot s;
     s.limits = limits;
     s.mounts.push_back({(root_ / "rw").string(), "/out", MountMode::kReadWrite, mount_limit});
@@ -36,7 +41,7 @@ class FileCaptureTest : public ::testing::Test {
     s.environment["RW"] = (root_ / "rw").string();
     s.environment["RO"] = (root_ / "ro").string();
     s.environment["SECRET"] = (root_ / "secret.txt").string();
-    return testing::LocalExecutor()->Execute({code}, s);
+    return executor->Execute({code}, s);
   }
 
   fs::path root_;
@@ -57,8 +62,14 @@ TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
       "(rw / 'existing.txt').write_text('new content')\n"
       "(rw / 'deep' / 'er').mkdir(parents=True)\n"
       "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
-      "(Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n");
+      "try:\n"
+      "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n"
+      "    print('written')\n"
+      "except PermissionError:\n"
+      "    print('refused')\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  // Under the guard's Landlock a read-only mount is read-only at the process level too.
+  EXPECT_EQ(r.stdout_text, internal::GuardStatus(*testing::LocalExecutor()).landlock_abi > 0 ? "refused\n" : "written\n");
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.files[0].path, "/out/b.json");
   EXPECT_EQ(r.files[1].path, "/out/deep/er/a.csv");
@@ -76,7 +87,8 @@ TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
       "rw = Path(os.environ['RW'])\n"
       "(rw / 'link.txt').symlink_to(os.environ['SECRET'])\n"
       "os.link(os.environ['SECRET'], rw / 'hard.txt')\n"
-      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n");
+      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n",
+      {}, 1 << 20, testing::UnguardedLocalExecutor());
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
   EXPECT_EQ(Find(r, "/out/link.txt"), nullptr);
