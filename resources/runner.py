@@ -45,14 +45,14 @@ Frames travel only on the bridge fds; whatever the user's code prints goes to fd
 
 Runtime guard (src/guard, README "Threat model"): with a "guard" field in the request, the
 runner arms the guard after its own preload and before any user code, or ends the run with
-guard_error; it never runs the code unguarded. arm_system: no_new_privs, Landlock (read+execute
+guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock (read+execute
 beneath "exec", read beneath "read", read+write beneath "write", nothing else: no /proc), the
-guard's seccomp filters; TMPDIR = "tmp" when given. arm_python: a C audit hook (clear
-PermissionError "codeact guard: <rule>: ..."; it refuses to open the "bridge_fds") and a
-guarded __import__ that checks the user's own imports against "imports"
-(validator/runtime_policy.py). A pooled or forked child runs arm_system with the guard frame
-while it waits (seccomp and Landlock cost ~1 ms to load on the test VM), and the request's
-system fields must then be the same. The zygote loads the module but never arms it: it forks.
+guard's seccomp filters, a C audit hook (clear PermissionError "codeact guard: <rule>: ...";
+it refuses to open the "bridge_fds"); TMPDIR = "tmp" when given. limit_imports: a guarded
+__import__ that checks the user's own imports against "imports" (validator/runtime_policy.py).
+A pooled or forked child runs arm with the guard frame while it waits (seccomp and Landlock
+cost ~1 ms to load on the test VM), and the request's other fields must then be the same. The
+zygote loads the module but never arms it: it forks.
 
 Execution: the code is parsed with top-level ``await`` allowed; a final bare expression becomes an
 assignment to a hidden name (same line numbers) and its value the output (None: no output). Code
@@ -458,7 +458,8 @@ def _load_guard():
 
 
 def _arm_system(spec):
-    """The OS layers: no_new_privs, Landlock, the seccomp filters; TMPDIR for the code."""
+    """Everything but the import check: no_new_privs, Landlock, the seccomp filters, the audit
+    hook; TMPDIR for the code."""
     import _thread
     if _thread._count():  # Landlock binds the calling thread (and those it starts) only
         raise RuntimeError("codeact guard: the runner has threads before arming")
@@ -469,7 +470,7 @@ def _arm_system(spec):
         os.environ["TMPDIR"] = tmp
         if "tempfile" in sys.modules:
             sys.modules["tempfile"].tempdir = None
-    _load_guard().arm_system(spec)
+    _load_guard().arm(spec)
     _state.guard_system = {k: spec.get(k) for k in _GUARD_SYSTEM_KEYS}
 
 
@@ -481,8 +482,8 @@ def _guard_failed(exc):
 
 
 def _arm_ahead():
-    """A pooled or forked child: arms the OS layers with the host's guard frame, sent before its
-    ready frame, so that the run it serves does not wait for them."""
+    """A pooled or forked child: arms all but the import check with the host's guard frame, sent
+    before its ready frame, so that the run it serves does not wait for it."""
     spec = _read_request([], "guard")
     try:
         _arm_system(spec)
@@ -503,7 +504,8 @@ def _arm_guard(req):
             _arm_system(spec)
         elif {k: spec.get(k) for k in _GUARD_SYSTEM_KEYS} != _state.guard_system:
             raise RuntimeError("codeact guard: the request's paths differ from those armed ahead of it")
-        _load_guard().arm_python(spec.get("imports") or [], spec.get("bridge_fds") or [])
+        imports = spec.get("imports")
+        _load_guard().limit_imports(imports if type(imports) is list else [])
     except BaseException as e:
         _guard_failed(e)
 
@@ -790,7 +792,8 @@ def _warm_up():
     g = {"__builtins__": builtins}
     eval(code_obj, g)
     _encode(g.get(_HIDDEN_OUTPUT))
-    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1}')
+    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{"exec":["/usr",'
+            '"/opt/codeact"],"write":["/work","/tmp","/dev/null"],"bridge_fds":[3,4],"imports":["json","math"]}}')
 
 
 def _set_run_token(token):

@@ -2,16 +2,22 @@
 // (resources/runner.py) loads from its private directory and arms in each run child after its
 // own preload and before any user code. Two steps, each allowed once per process:
 //
-//   arm_system(spec) -> int   no_new_privs; Landlock over spec's "exec", "read" and "write"
+//   arm(spec) -> int          no_new_privs; Landlock over spec's "exec", "read" and "write"
 //                             paths (landlock.hpp; skipped where the kernel has none); the
 //                             guard's seccomp program (sandbox/seccomp_programs.hpp) and the
-//                             per-process signal filter (signal_filter.hpp), for all threads.
-//                             Returns the Landlock ABI that was applied (0: none).
-//   arm_python(imports, bridge_fds)
-//                             a C audit hook (audit_rules.hpp) and builtins.__import__ replaced
-//                             by a wrapper that checks imports made directly by the user's code
-//                             (the calling frame's file name is "<code>") against the patterns
-//                             (import_patterns.hpp); the standard library's own imports pass.
+//                             per-process signal filter (signal_filter.hpp), for all threads;
+//                             a C audit hook (audit_rules.hpp) that also refuses to open spec's
+//                             "bridge_fds". Returns the Landlock ABI that was applied (0: none).
+//   limit_imports(patterns)   builtins.__import__ replaced by a wrapper that checks imports
+//                             made directly by the user's code (the calling frame's file name is
+//                             "<code>") against the patterns (import_patterns.hpp); the
+//                             standard library's own imports pass.
+//
+// A pooled child runs arm() while it waits for its request, limit_imports() with the request
+// (the policy comes with it). The latter therefore allocates nothing of its own: in a child
+// forked from the zygote every first write to a page is a copy-on-write fault, which on the
+// test VM cost up to milliseconds for a few dozen strings; the patterns stay the request's
+// Python list until the code's first import reads them.
 //
 // The OS layers are the boundary; the Python layer gives clear messages and covers what only
 // Python can see. Neither can be undone: a seccomp filter and a Landlock domain last for the
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -44,10 +51,13 @@ namespace {
 constexpr std::string_view kUserCodeFile = "<code>";
 
 struct Guard {
-  bool system_armed = false;
-  bool python_armed = false;
-  ImportPatterns imports;
-  std::vector<long> bridge_fds;
+  bool armed = false;
+  bool imports_limited = false;
+  long bridge_fds[8] = {};
+  int bridge_fd_count = 0;
+  PyObject* pattern_list = nullptr;     // strong: the request's list of str
+  bool patterns_parsed = false;
+  ImportPatterns patterns;               // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
 };
 
@@ -82,18 +92,32 @@ bool SpecList(PyObject* spec, const char* key, std::vector<std::string>& out) {
   return StringList(PyDict_GetItemString(spec, key), key, out);  // borrowed
 }
 
-// --- arm_system -------------------------------------------------------------------------------
+// --- arm ----------------------------------------------------------------------------------------
 
-PyObject* ArmSystem(PyObject*, PyObject* spec) {
-  if (guard.system_armed) return Fail("arm_system: already armed");
+int AuditHook(const char* event, PyObject* args, void*);
+
+PyObject* Arm(PyObject*, PyObject* spec) {
+  if (guard.armed) return Fail("arm: already armed");
   if (!PyDict_Check(spec)) {
-    PyErr_SetString(PyExc_TypeError, "codeact guard: arm_system needs a dict");
+    PyErr_SetString(PyExc_TypeError, "codeact guard: arm needs a dict");
     return nullptr;
   }
   LandlockPaths paths;
   if (!SpecList(spec, "exec", paths.exec) || !SpecList(spec, "read", paths.read) ||
       !SpecList(spec, "write", paths.write)) {
     return nullptr;
+  }
+  PyObject* fds = PyDict_GetItemString(spec, "bridge_fds");  // borrowed
+  if (fds != nullptr && fds != Py_None) {
+    if (!PyList_Check(fds) || PyList_GET_SIZE(fds) > static_cast<Py_ssize_t>(std::size(guard.bridge_fds))) {
+      PyErr_SetString(PyExc_TypeError, "codeact guard: bridge_fds must be a short list of int");
+      return nullptr;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fds); ++i) {
+      const long fd = PyLong_AsLong(PyList_GET_ITEM(fds, i));
+      if (fd == -1 && PyErr_Occurred()) return nullptr;
+      guard.bridge_fds[guard.bridge_fd_count++] = fd;
+    }
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return Fail(std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + std::strerror(errno));
@@ -109,7 +133,8 @@ PyObject* ArmSystem(PyObject*, PyObject* spec) {
   if (int err = LoadSeccompProgram({signals.data(), signals.size()}, /*all_threads=*/true); err != 0) {
     return Fail(std::string("loading the signal filter failed: ") + std::strerror(err));
   }
-  guard.system_armed = true;
+  if (PySys_AddAuditHook(AuditHook, nullptr) != 0) return nullptr;
+  guard.armed = true;
   return PyLong_FromLong(abi);
 }
 
@@ -166,7 +191,9 @@ int CheckPath(const AuditRule& rule, const char* event, PyObject* args) {
       PyErr_Clear();
       return 0;
     }
-    if (std::find(guard.bridge_fds.begin(), guard.bridge_fds.end(), fd) == guard.bridge_fds.end()) return 0;
+    if (std::find(guard.bridge_fds, guard.bridge_fds + guard.bridge_fd_count, fd) == guard.bridge_fds + guard.bridge_fd_count) {
+      return 0;
+    }
     PyErr_Format(PyExc_PermissionError, "codeact guard: bridge: %s of fd %ld (the host bridge) is not allowed", event,
                  fd);
     return -1;
@@ -262,10 +289,16 @@ int AuditHook(const char* event, PyObject* args, void*) {
 // --- the guarded __import__ -------------------------------------------------------------------
 
 bool CheckImport(PyObject* dotted) {
+  if (!guard.patterns_parsed) {
+    std::vector<std::string> patterns;
+    if (!StringList(guard.pattern_list, "imports", patterns)) return false;
+    guard.patterns = ImportPatterns(patterns);
+    guard.patterns_parsed = true;
+  }
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(dotted, &size);
   if (text == nullptr) return false;
-  if (guard.imports.Allows(std::string_view(text, static_cast<std::size_t>(size)))) return true;
+  if (guard.patterns.Allows(std::string_view(text, static_cast<std::size_t>(size)))) return true;
   PyErr_Format(PyExc_PermissionError, "codeact guard: import: %U is not allowed by the policy", dotted);
   return false;
 }
@@ -329,46 +362,34 @@ PyMethodDef kImportDef = {"__import__", reinterpret_cast<PyCFunction>(reinterpre
                           METH_VARARGS | METH_KEYWORDS,
                           "__import__ of the codeact runtime guard: the policy's imports for the user's code."};
 
-// --- arm_python -------------------------------------------------------------------------------
+// --- limit_imports ----------------------------------------------------------------------------
 
-PyObject* ArmPython(PyObject*, PyObject* args) {
-  PyObject* imports = nullptr;
-  PyObject* fds = nullptr;
-  if (!PyArg_ParseTuple(args, "O!O!:arm_python", &PyList_Type, &imports, &PyList_Type, &fds)) return nullptr;
-  if (guard.python_armed) return Fail("arm_python: already armed");
-  std::vector<std::string> patterns;
-  if (!StringList(imports, "imports", patterns)) return nullptr;
-  std::vector<long> bridge_fds;
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fds); ++i) {
-    const long fd = PyLong_AsLong(PyList_GET_ITEM(fds, i));
-    if (fd == -1 && PyErr_Occurred()) return nullptr;
-    bridge_fds.push_back(fd);
+PyObject* LimitImports(PyObject*, PyObject* patterns) {
+  if (guard.imports_limited) return Fail("limit_imports: already limited");
+  if (!PyList_Check(patterns)) {
+    PyErr_SetString(PyExc_TypeError, "codeact guard: limit_imports needs a list of str");
+    return nullptr;
   }
   PyObject* builtins = PyEval_GetBuiltins();  // borrowed dict
   PyObject* original = builtins ? PyDict_GetItemString(builtins, "__import__") : nullptr;
-  if (original == nullptr) return Fail("arm_python: builtins.__import__ is missing");
+  if (original == nullptr) return Fail("limit_imports: builtins.__import__ is missing");
   PyObject* wrapper = PyCFunction_NewEx(&kImportDef, nullptr, nullptr);
   if (wrapper == nullptr) return nullptr;
-  guard.imports = ImportPatterns(patterns);
-  guard.bridge_fds = std::move(bridge_fds);
-  if (PySys_AddAuditHook(AuditHook, nullptr) != 0) {
-    Py_DECREF(wrapper);
-    return nullptr;
-  }
+  guard.pattern_list = Py_NewRef(patterns);
   guard.original_import = Py_NewRef(original);
   const int set = PyDict_SetItemString(builtins, "__import__", wrapper);
   Py_DECREF(wrapper);
   if (set != 0) return nullptr;
-  guard.python_armed = true;
+  guard.imports_limited = true;
   Py_RETURN_NONE;
 }
 
 PyMethodDef kMethods[] = {
-    {"arm_system", ArmSystem, METH_O,
-     "arm_system(spec) -> int: no_new_privs, Landlock over spec's exec/read/write paths, the seccomp filters. "
-     "Returns the Landlock ABI applied (0: the kernel has none). Once per process."},
-    {"arm_python", ArmPython, METH_VARARGS,
-     "arm_python(imports, bridge_fds): the audit hook and the guarded __import__. Once per process."},
+    {"arm", Arm, METH_O,
+     "arm(spec) -> int: no_new_privs, Landlock over spec's exec/read/write paths, the seccomp filters, the audit "
+     "hook. Returns the Landlock ABI applied (0: the kernel has none). Once per process."},
+    {"limit_imports", LimitImports, METH_O,
+     "limit_imports(patterns): the guarded __import__ for the user's code. Once per process."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_codeact_guard", "The codeact runtime guard (src/guard).", -1, kMethods,
