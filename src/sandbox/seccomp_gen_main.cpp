@@ -3,13 +3,9 @@
 // kGuardProgram) to OUTPUT, which seccomp_programs.cpp compiles in. seccomp_programs.hpp says
 // why at build time. Exits 1 with the failing rule on stderr.
 #include <seccomp.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
-#include <linux/filter.h>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,43 +15,11 @@
 namespace codeact::internal {
 namespace {
 
-struct Context {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  ~Context() {
-    if (ctx) seccomp_release(ctx);
-  }
-};
-
 bool Build(RuleStatus (*add)(scmp_filter_ctx), const char* name, std::vector<sock_filter>& program) {
-  Context c;
-  if (c.ctx == nullptr) {
-    std::cerr << "codeact-seccomp-gen: seccomp_init failed\n";
-    return false;
-  }
-  // Other ABIs (i386, x32) kill the whole process, not only the calling thread.
-  int rc = seccomp_attr_set(c.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-  // A binary tree of system call numbers: ~10 comparisons a call instead of hundreds.
-  if (rc == 0) rc = seccomp_attr_set(c.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-  RuleStatus s = rc == 0 ? add(c.ctx) : RuleStatus{rc, "filter attributes"};
-  if (!s.ok()) {
-    std::cerr << "codeact-seccomp-gen: " << name << ": rule " << s.rule << ": " << std::strerror(-s.rc) << "\n";
-    return false;
-  }
-  std::FILE* out = std::tmpfile();
-  if (out == nullptr || seccomp_export_bpf(c.ctx, fileno(out)) != 0) {
-    std::cerr << "codeact-seccomp-gen: " << name << ": seccomp_export_bpf failed\n";
-    if (out) std::fclose(out);
-    return false;
-  }
-  std::rewind(out);
-  sock_filter insn;
-  while (std::fread(&insn, sizeof insn, 1, out) == 1) program.push_back(insn);
-  std::fclose(out);
-  if (program.empty() || program.size() > BPF_MAXINSNS) {
-    std::cerr << "codeact-seccomp-gen: " << name << ": program of " << program.size() << " instructions\n";
-    return false;
-  }
-  return true;
+  std::string error;
+  program = BuildSeccompProgram(add, error);
+  if (program.empty()) std::cerr << "codeact-seccomp-gen: " << name << ": " << error << "\n";
+  return !program.empty();
 }
 
 std::string AsConstant(const char* name, const std::vector<sock_filter>& program) {

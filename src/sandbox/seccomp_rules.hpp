@@ -6,9 +6,11 @@
 // calls — are written once. Each function returns libseccomp's result and the rule that failed.
 #pragma once
 
+#include <linux/filter.h>
 #include <seccomp.h>
 
 #include <string>
+#include <vector>
 
 namespace codeact::internal {
 
@@ -58,5 +60,9 @@ RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx);
 // The whole rule set of each filter (on a context whose default action is to allow).
 RuleStatus AddLauncherRules(scmp_filter_ctx ctx);
 RuleStatus AddGuardRules(scmp_filter_ctx ctx);
+
+// One filter as a BPF program: everything allowed but what `add` adds, other ABIs killing the
+// process, system call numbers in a binary tree. Empty, with `error` set, when a step failed.
+std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx), std::string& error);
 
 }  // namespace codeact::internal
