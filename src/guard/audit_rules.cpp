@@ -70,7 +70,8 @@ AuditRule ClassifyAuditEvent(std::string_view event) {
 }
 
 bool IsGuardedProcPath(std::string_view path) {
-  if (!StartsWith(path, "/")) return false;
+  // Every open passes here: most paths are done with at this first look.
+  if (!StartsWith(path, "/") || path.find("proc") == std::string_view::npos) return false;
   std::vector<std::string_view> parts;
   for (std::size_t at = 0; at <= path.size();) {
     std::size_t slash = path.find('/', at);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -84,6 +85,18 @@ RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
   return {};
 }
 
+RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx) {
+  for (scmp_datum_t request : {scmp_datum_t{TIOCSTI}, scmp_datum_t{TIOCLINUX}}) {
+    // The request is an unsigned int: compare its 32 bits only.
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request));
+        rc < 0) {
+      return Failed(rc, "ioctl");
+    }
+  }
+  return {};
+}
+
 RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx) {
   for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
     if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)); rc < 0) {
@@ -153,8 +166,8 @@ RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
 }
 
 RuleStatus AddLauncherRules(scmp_filter_ctx ctx) {
-  for (auto add : {DenyKernelAdministration, DenyNewNamespaces, AllowOnlyUnixSockets, DenyPrivilegedFileModes,
-                   DenyUnknownSystemCalls}) {
+  for (auto add : {DenyKernelAdministration, DenyNewNamespaces, DenyTerminalInjection, AllowOnlyUnixSockets,
+                   DenyPrivilegedFileModes, DenyUnknownSystemCalls}) {
     if (RuleStatus s = add(ctx); !s.ok()) return s;
   }
   return {};

@@ -33,6 +33,10 @@ RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx);
 // the filter cannot read (libc then falls back to clone).
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx);
 
+// EPERM for ioctl TIOCSTI and TIOCLINUX: typing into, or taking over, a terminal the process
+// can reach (a host whose own terminal the child shares).
+RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx);
+
 // EPERM for socket and socketpair of any family but AF_UNIX.
 RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx);
 

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -252,6 +253,10 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
          return fd < 0 ? -1L : 0L;
        }},
       {"pidfd_send_signal", EPERM, [] { return syscall(SYS_pidfd_send_signal, 0, 0, nullptr, 0); }},
+      {"ioctl TIOCSTI", EPERM, [] {
+         char c = 'x';
+         return static_cast<long>(ioctl(0, TIOCSTI, &c));
+       }},
   };
   // setpgid: "kill -own group" needs a group of our own (a forked test process shares gtest's).
   EXPECT_EQ(RunChecks([] { return setpgid(0, 0) == 0 ? ArmGuardFilters() : errno; }, checks), "");
