@@ -5,7 +5,6 @@
 #pragma once
 
 #include <boost/json.hpp>
-
 #include <string>
 #include <vector>
 

@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iterator>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,9 +55,9 @@ struct Guard {
   bool imports_limited = false;
   long bridge_fds[8] = {};
   int bridge_fd_count = 0;
-  PyObject* pattern_list = nullptr;     // strong: the request's list of str
+  PyObject* pattern_list = nullptr;  // strong: the request's list of str
   bool patterns_parsed = false;
-  ImportPatterns patterns;               // parsed from pattern_list on the code's first import
+  ImportPatterns patterns;              // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
 };
 
@@ -191,7 +191,8 @@ int CheckPath(const AuditRule& rule, const char* event, PyObject* args) {
       PyErr_Clear();
       return 0;
     }
-    if (std::find(guard.bridge_fds, guard.bridge_fds + guard.bridge_fd_count, fd) == guard.bridge_fds + guard.bridge_fd_count) {
+    if (std::find(guard.bridge_fds, guard.bridge_fds + guard.bridge_fd_count, fd) ==
+        guard.bridge_fds + guard.bridge_fd_count) {
       return 0;
     }
     PyErr_Format(PyExc_PermissionError, "codeact guard: bridge: %s of fd %ld (the host bridge) is not allowed", event,
@@ -277,8 +278,8 @@ int AuditHook(const char* event, PyObject* args, void*) {
     case AuditAction::kCheckMode:
       // args: (path, mode, dir_fd)
       if ((IntArg(args, 1, 0) & (S_ISUID | S_ISGID)) == 0) return 0;
-      PyErr_Format(PyExc_PermissionError, "codeact guard: %s: %s with a setuid or setgid bit is not allowed",
-                   rule.rule, event);
+      PyErr_Format(PyExc_PermissionError, "codeact guard: %s: %s with a setuid or setgid bit is not allowed", rule.rule,
+                   event);
       return -1;
     case AuditAction::kCheckAttribute:
       return CheckAttribute(rule, event, args);
@@ -392,8 +393,15 @@ PyMethodDef kMethods[] = {
      "limit_imports(patterns): the guarded __import__ for the user's code. Once per process."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_codeact_guard", "The codeact runtime guard (src/guard).", -1, kMethods,
-                       nullptr, nullptr, nullptr, nullptr};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_codeact_guard",
+                       "The codeact runtime guard (src/guard).",
+                       -1,
+                       kMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
 
 }  // namespace
 }  // namespace codeact::internal

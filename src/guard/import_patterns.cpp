@@ -7,8 +7,8 @@ namespace codeact::internal {
 namespace {
 
 bool Below(std::string_view name, std::string_view prefix) {
-  return name == prefix || (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
-                            name[prefix.size()] == '.');
+  return name == prefix ||
+         (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix && name[prefix.size()] == '.');
 }
 
 bool MentionsSubprocess(std::string_view name) {

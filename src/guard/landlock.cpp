@@ -28,11 +28,11 @@ constexpr std::uint64_t kMakeSock = 1ULL << 9;
 constexpr std::uint64_t kMakeFifo = 1ULL << 10;
 constexpr std::uint64_t kMakeBlock = 1ULL << 11;
 constexpr std::uint64_t kMakeSym = 1ULL << 12;
-constexpr std::uint64_t kRefer = 1ULL << 13;     // ABI 2
-constexpr std::uint64_t kTruncate = 1ULL << 14;  // ABI 3
-constexpr std::uint64_t kIoctlDev = 1ULL << 15;  // ABI 5
-constexpr std::uint64_t kNetBindTcp = 1ULL << 0;     // ABI 4
-constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;  // ABI 4
+constexpr std::uint64_t kRefer = 1ULL << 13;                   // ABI 2
+constexpr std::uint64_t kTruncate = 1ULL << 14;                // ABI 3
+constexpr std::uint64_t kIoctlDev = 1ULL << 15;                // ABI 5
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;               // ABI 4
+constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;            // ABI 4
 constexpr std::uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;              // ABI 6
 

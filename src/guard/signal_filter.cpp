@@ -23,7 +23,9 @@ constexpr std::uint32_t kArgLow = offsetof(seccomp_data, args[0]);  // little-en
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "SelfSignalFilter reads the low word first");
 
 sock_filter Stmt(std::uint16_t code, std::uint32_t k) { return BPF_STMT(code, k); }
-sock_filter Jump(std::uint32_t k, std::uint8_t jt, std::uint8_t jf) { return BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, jt, jf); }
+sock_filter Jump(std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
+  return BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, jt, jf);
+}
 
 }  // namespace
 

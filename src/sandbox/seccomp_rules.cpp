@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -15,19 +15,61 @@
 namespace codeact::internal {
 namespace {
 
-constexpr const char* kKernelAdministration[] = {
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-    "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen", "fsconfig",
-    "fsmount", "fspick", "mount_setattr", "unshare", "setns",
-    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "reboot", "swapon", "swapoff", "syslog", "acct", "quotactl", "lookup_dcookie",
-    "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "personality", "uselib",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
-    "fanotify_init", "vhangup"};
+constexpr const char* kKernelAdministration[] = {"ptrace",
+                                                 "process_vm_readv",
+                                                 "process_vm_writev",
+                                                 "pidfd_getfd",
+                                                 "kcmp",
+                                                 "mount",
+                                                 "umount2",
+                                                 "pivot_root",
+                                                 "chroot",
+                                                 "open_tree",
+                                                 "move_mount",
+                                                 "fsopen",
+                                                 "fsconfig",
+                                                 "fsmount",
+                                                 "fspick",
+                                                 "mount_setattr",
+                                                 "unshare",
+                                                 "setns",
+                                                 "keyctl",
+                                                 "add_key",
+                                                 "request_key",
+                                                 "bpf",
+                                                 "perf_event_open",
+                                                 "userfaultfd",
+                                                 "kexec_load",
+                                                 "kexec_file_load",
+                                                 "init_module",
+                                                 "finit_module",
+                                                 "delete_module",
+                                                 "io_uring_setup",
+                                                 "io_uring_enter",
+                                                 "io_uring_register",
+                                                 "reboot",
+                                                 "swapon",
+                                                 "swapoff",
+                                                 "syslog",
+                                                 "acct",
+                                                 "quotactl",
+                                                 "lookup_dcookie",
+                                                 "open_by_handle_at",
+                                                 "name_to_handle_at",
+                                                 "iopl",
+                                                 "ioperm",
+                                                 "personality",
+                                                 "uselib",
+                                                 "settimeofday",
+                                                 "clock_settime",
+                                                 "clock_adjtime",
+                                                 "adjtimex",
+                                                 "sethostname",
+                                                 "setdomainname",
+                                                 "fanotify_init",
+                                                 "vhangup"};
 
-constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWIPC,
+constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWPID,  CLONE_NEWNET,    CLONE_NEWIPC,
                                              CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
 
 constexpr scmp_datum_t kPrivilegedModeBits[] = {S_ISUID, S_ISGID};
@@ -76,7 +118,8 @@ RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
 
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
   for (unsigned long flag : kNamespaceFlags) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+    if (int rc =
+            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
         rc < 0) {
       return Failed(rc, "clone");
     }
@@ -111,9 +154,10 @@ RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
     int nr;
     const char* name;
     unsigned mode_arg;
-  } mode_calls[] = {{SCMP_SYS(chmod), "chmod", 1},   {SCMP_SYS(fchmod), "fchmod", 1}, {SCMP_SYS(fchmodat), "fchmodat", 2},
-                    {SCMP_SYS(mkdir), "mkdir", 1},   {SCMP_SYS(mkdirat), "mkdirat", 2}, {SCMP_SYS(mknod), "mknod", 1},
-                    {SCMP_SYS(mknodat), "mknodat", 2}, {SCMP_SYS(creat), "creat", 1}};
+  } mode_calls[] = {{SCMP_SYS(chmod), "chmod", 1},       {SCMP_SYS(fchmod), "fchmod", 1},
+                    {SCMP_SYS(fchmodat), "fchmodat", 2}, {SCMP_SYS(mkdir), "mkdir", 1},
+                    {SCMP_SYS(mkdirat), "mkdirat", 2},   {SCMP_SYS(mknod), "mknod", 1},
+                    {SCMP_SYS(mknodat), "mknodat", 2},   {SCMP_SYS(creat), "creat", 1}};
   for (const auto& c : mode_calls) {
     if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg); !s.ok()) return s;
   }

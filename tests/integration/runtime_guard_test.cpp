@@ -5,9 +5,8 @@
 // outside, /proc, setuid bits, disabling the guard, forging the bridge — fails with a clear
 // error; what ordinary code needs — threads, asyncio, tool calls, the standard library's own
 // compile/exec and imports — still works.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -91,8 +90,9 @@ class RuntimeGuardTest : public ::testing::TestWithParam<Mode> {
 
 // Each attempt prints "<name>: <exception type>: <message>" or "<name>: ok".
 std::string Attempts(const std::vector<std::pair<std::string, std::string>>& attempts) {
-  std::string code = "def attempt(name, f):\n    try:\n        f()\n        print(name + ': ok')\n"
-                     "    except BaseException as e:\n        print(name + ': ' + type(e).__name__ + ': ' + str(e))\n";
+  std::string code =
+      "def attempt(name, f):\n    try:\n        f()\n        print(name + ': ok')\n"
+      "    except BaseException as e:\n        print(name + ': ' + type(e).__name__ + ': ' + str(e))\n";
   for (const auto& [name, expression] : attempts) code += "attempt(" + Py(name) + ", lambda: " + expression + ")\n";
   return code;
 }
@@ -132,13 +132,16 @@ TEST_P(RuntimeGuardTest, ConnectingToAHostLoopbackPortFails) {
   const std::string port = std::to_string(ntohs(addr.sin_port));
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("socket");  // so that the socket layer is what refuses
-  const ExecutionResult r = Run("import socket\n" + Attempts({
-      {"inet", "socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('127.0.0.1', " + port + "))"},
-      {"create_connection", "socket.create_connection(('127.0.0.1', " + port + "), timeout=2)"},
-      {"inet6", "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)"},
-      {"unix", "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect('/run/codeact-no-such.sock')"},
-      {"socketpair", "(lambda a, b: (a.send(b'x'), b.recv(1)))(*socket.socketpair())"},
-  }), s);
+  const ExecutionResult r =
+      Run("import socket\n" +
+              Attempts({
+                  {"inet", "socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('127.0.0.1', " + port + "))"},
+                  {"create_connection", "socket.create_connection(('127.0.0.1', " + port + "), timeout=2)"},
+                  {"inet6", "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)"},
+                  {"unix", "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect('/run/codeact-no-such.sock')"},
+                  {"socketpair", "(lambda a, b: (a.send(b'x'), b.recv(1)))(*socket.socketpair())"},
+              }),
+          s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_NE(Line(r.stdout_text, "inet").find("PermissionError: codeact guard: network: "), std::string::npos)
       << r.stdout_text;
@@ -156,13 +159,14 @@ TEST_P(RuntimeGuardTest, ConnectingToAHostLoopbackPortFails) {
 
 TEST_P(RuntimeGuardTest, HostFilesOutsideTheAllowedPathsAreOutOfReach) {
   const std::string marker = outside_->path() + "/marker.txt";
-  const ExecutionResult r = Run("import os\n" + Attempts({
-      {"read secret", "print(open(" + Py(secret_) + ").read())"},
-      {"read via os.open", "print(os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100))"},
-      {"list outside", "print(os.listdir(" + Py(outside_->path()) + "))"},
-      {"write marker", "open(" + Py(marker) + ", 'w').write('escaped')"},
-      {"write here", "open('here.txt', 'w').write('fine')"},
-  }));
+  const ExecutionResult r =
+      Run("import os\n" + Attempts({
+                              {"read secret", "print(open(" + Py(secret_) + ").read())"},
+                              {"read via os.open", "print(os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100))"},
+                              {"list outside", "print(os.listdir(" + Py(outside_->path()) + "))"},
+                              {"write marker", "open(" + Py(marker) + ", 'w').write('escaped')"},
+                              {"write here", "open('here.txt', 'w').write('fine')"},
+                          }));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text.find(kSecret), std::string::npos) << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "list outside").find("marker"), std::string::npos) << r.stdout_text;
@@ -202,13 +206,16 @@ TEST_P(RuntimeGuardTest, ProcFilesAreOutOfReach) {
 }
 
 TEST_P(RuntimeGuardTest, SetuidAndSetgidBitsAreRefused) {
-  const ExecutionResult r = Run("import os\nopen('f', 'w').close()\n" + Attempts({
-      {"chmod setuid", "os.chmod('f', 0o4755)"},
-      {"chmod setgid", "os.chmod('f', 0o2755)"},
-      {"open setuid", "os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o4755))"},
-      {"mkdir setgid", "os.mkdir('d', 0o2755)"},
-      {"chmod plain", "os.chmod('f', 0o755)"},
-  }) + "print(oct(os.stat('f').st_mode & 0o7777), os.path.exists('g'), os.path.exists('d'))\n");
+  const ExecutionResult r =
+      Run("import os\nopen('f', 'w').close()\n" +
+          Attempts({
+              {"chmod setuid", "os.chmod('f', 0o4755)"},
+              {"chmod setgid", "os.chmod('f', 0o2755)"},
+              {"open setuid", "os.close(os.open('g', os.O_CREAT | os.O_WRONLY, 0o4755))"},
+              {"mkdir setgid", "os.mkdir('d', 0o2755)"},
+              {"chmod plain", "os.chmod('f', 0o755)"},
+          }) +
+          "print(oct(os.stat('f').st_mode & 0o7777), os.path.exists('g'), os.path.exists('d'))\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_NE(Line(r.stdout_text, "chmod setuid").find("PermissionError: codeact guard: setuid/setgid bits: "),
             std::string::npos)
@@ -231,17 +238,17 @@ TEST_P(RuntimeGuardTest, ThreadsAsyncioAndToolCallsStillWork) {
   s.tools.push_back({"double", "Doubles", R"({"type":"object"})", false, [](const std::string& kwargs) {
                        return ToolResult::Success(std::to_string(2 * boost::json::parse(kwargs).at("x").as_int64()));
                      }});
-  const ExecutionResult r = Run(
-      "import asyncio, threading\n"
-      "box = []\n"
-      "threads = [threading.Thread(target=lambda i=i: box.append(i * i)) for i in range(4)]\n"
-      "for t in threads: t.start()\n"
-      "for t in threads: t.join()\n"
-      "print(sorted(box))\n"
-      "print(await asyncio.to_thread(sum, [1, 2, 3]))\n"
-      "print(await asyncio.gather(*(double(x=i) for i in range(5))))\n"
-      "print([await call_tool('double', x=7)])\n",
-      s);
+  const ExecutionResult r =
+      Run("import asyncio, threading\n"
+          "box = []\n"
+          "threads = [threading.Thread(target=lambda i=i: box.append(i * i)) for i in range(4)]\n"
+          "for t in threads: t.start()\n"
+          "for t in threads: t.join()\n"
+          "print(sorted(box))\n"
+          "print(await asyncio.to_thread(sum, [1, 2, 3]))\n"
+          "print(await asyncio.gather(*(double(x=i) for i in range(5))))\n"
+          "print([await call_tool('double', x=7)])\n",
+          s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "[0, 1, 4, 9]\n6\n[0, 2, 4, 6, 8]\n[14]\n");
   EXPECT_EQ(r.tool_calls, 6);
@@ -250,24 +257,24 @@ TEST_P(RuntimeGuardTest, ThreadsAsyncioAndToolCallsStillWork) {
 TEST_P(RuntimeGuardTest, TheStandardLibrarysOwnCompileExecAndImportsStillWork) {
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("xml.*");
-  const ExecutionResult r = Run(
-      "import dataclasses, typing, enum, collections, json, decimal, datetime, zoneinfo\n"
-      "import xml.etree.ElementTree as ET\n"
-      "@dataclasses.dataclass(frozen=True)\n"
-      "class Point:\n"
-      "    x: int\n"
-      "    y: 'typing.Optional[int]' = None\n"
-      "Pair = collections.namedtuple('Pair', 'a b')\n"
-      "Color = enum.Enum('Color', 'RED GREEN')\n"
-      "class Shape(enum.Enum):\n"
-      "    SQUARE = 4\n"
-      "T = typing.TypeVar('T')\n"
-      "class Box(typing.NamedTuple):\n"
-      "    item: int\n"
-      "print(Point(1), Pair(1, 2), Color.GREEN.value, Shape.SQUARE.name, Box(3))\n"
-      "print(typing.get_type_hints(Point)['y'])\n"
-      "print(json.loads('[1, 2.5]'), decimal.Decimal('1.10') + 1, ET.fromstring('<a><b/></a>')[0].tag)\n",
-      s);
+  const ExecutionResult r =
+      Run("import dataclasses, typing, enum, collections, json, decimal, datetime, zoneinfo\n"
+          "import xml.etree.ElementTree as ET\n"
+          "@dataclasses.dataclass(frozen=True)\n"
+          "class Point:\n"
+          "    x: int\n"
+          "    y: 'typing.Optional[int]' = None\n"
+          "Pair = collections.namedtuple('Pair', 'a b')\n"
+          "Color = enum.Enum('Color', 'RED GREEN')\n"
+          "class Shape(enum.Enum):\n"
+          "    SQUARE = 4\n"
+          "T = typing.TypeVar('T')\n"
+          "class Box(typing.NamedTuple):\n"
+          "    item: int\n"
+          "print(Point(1), Pair(1, 2), Color.GREEN.value, Shape.SQUARE.name, Box(3))\n"
+          "print(typing.get_type_hints(Point)['y'])\n"
+          "print(json.loads('[1, 2.5]'), decimal.Decimal('1.10') + 1, ET.fromstring('<a><b/></a>')[0].tag)\n",
+          s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text,
             "Point(x=1, y=None) Pair(a=1, b=2) 2 SQUARE Box(item=3)\ntyping.Optional[int]\n[1, 2.5] 2.10 b\n");
@@ -276,13 +283,14 @@ TEST_P(RuntimeGuardTest, TheStandardLibrarysOwnCompileExecAndImportsStillWork) {
 TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOwnWork) {
   RunSnapshot s;  // the default policy
   const ExecutionResult r = Run(Attempts({
-      {"socket", "__import__('socket')"},
-      {"ctypes", "__import__('ctypes')"},
-      {"from asyncio", "exec('from asyncio import subprocess')"},
-      {"importlib", "exec('import importlib')"},
-      {"json", "__import__('json').dumps({'a': [1]})"},
-      {"asyncio", "__import__('asyncio').run(__import__('asyncio').sleep(0))"},
-  }), s);
+                                    {"socket", "__import__('socket')"},
+                                    {"ctypes", "__import__('ctypes')"},
+                                    {"from asyncio", "exec('from asyncio import subprocess')"},
+                                    {"importlib", "exec('import importlib')"},
+                                    {"json", "__import__('json').dumps({'a': [1]})"},
+                                    {"asyncio", "__import__('asyncio').run(__import__('asyncio').sleep(0))"},
+                                }),
+                                s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(Line(r.stdout_text, "socket"),
             "socket: PermissionError: codeact guard: import: socket is not allowed by the policy");
@@ -298,60 +306,64 @@ TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOw
 }
 
 TEST_P(RuntimeGuardTest, TheGuardCannotBeDisabledFromInside) {
-  const ExecutionResult r = Run(
-      std::string("import sys, builtins, os\n")+
-      "def traceback():\n"
-      "    try:\n"
-      "        1 / 0\n"
-      "    except ZeroDivisionError as e:\n"
-      "        return e.__traceback__\n" +
-      "seen = []\n" +
-      Attempts({
-          {"addaudithook", "sys.addaudithook(lambda event, args: seen.append(event))"},
-          {"settrace", "sys.settrace(lambda *a: None)"},
-          {"getframe", "sys._getframe(0)"},
-          {"tb_frame", "traceback().tb_frame"},
-      }) +
-      // Replace the guarded __import__ (its original is out of reach) and load what is wanted
-      // through the import system's finders instead: the Python layer is bypassed.
-      "builtins.__import__ = lambda name, *a, **k: sys.modules[name]\n"
-      "def load(name):\n"
-      "    if name in sys.modules:\n"
-      "        return sys.modules[name]\n"
-      "    for finder in sys.meta_path:\n"
-      "        spec = finder.find_spec(name, None)\n"
-      "        if spec is not None:\n"
-      "            module = spec.loader.create_module(spec)\n"
-      "            spec.loader.exec_module(module)\n"
-      "            return module\n"
-      "print('hook events:', seen)\n"
-      "fork_exec = load('_posixsubprocess').fork_exec\n"
-      "r, w = os.pipe()\n" +
-      Attempts({
-          // No audit event on this path: the seccomp filter refuses the fork.
-          {"fork_exec", "fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, -1, -1, -1, -1, -1, -1, r, "
-                        "w, False, False, -1, None, None, None, -1, None, False)"},
-          // The audit hook passes this path; Landlock (or the sandbox) refuses it.
-          {"read secret", "os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100)"},
-          {"guard again", "next(o for o in load('gc').get_objects() if type(o).__name__ == 'module' and "
-                          "o.__name__ == '_codeact_guard').arm({})"},
-      }));
+  const ExecutionResult r =
+      Run(std::string("import sys, builtins, os\n") +
+          "def traceback():\n"
+          "    try:\n"
+          "        1 / 0\n"
+          "    except ZeroDivisionError as e:\n"
+          "        return e.__traceback__\n" +
+          "seen = []\n" +
+          Attempts({
+              {"addaudithook", "sys.addaudithook(lambda event, args: seen.append(event))"},
+              {"settrace", "sys.settrace(lambda *a: None)"},
+              {"getframe", "sys._getframe(0)"},
+              {"tb_frame", "traceback().tb_frame"},
+          }) +
+          // Replace the guarded __import__ (its original is out of reach) and load what is wanted
+          // through the import system's finders instead: the Python layer is bypassed.
+          "builtins.__import__ = lambda name, *a, **k: sys.modules[name]\n"
+          "def load(name):\n"
+          "    if name in sys.modules:\n"
+          "        return sys.modules[name]\n"
+          "    for finder in sys.meta_path:\n"
+          "        spec = finder.find_spec(name, None)\n"
+          "        if spec is not None:\n"
+          "            module = spec.loader.create_module(spec)\n"
+          "            spec.loader.exec_module(module)\n"
+          "            return module\n"
+          "print('hook events:', seen)\n"
+          "fork_exec = load('_posixsubprocess').fork_exec\n"
+          "r, w = os.pipe()\n" +
+          Attempts({
+              // No audit event on this path: the seccomp filter refuses the fork.
+              {"fork_exec",
+               "fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, -1, -1, -1, -1, -1, -1, r, "
+               "w, False, False, -1, None, None, None, -1, None, False)"},
+              // The audit hook passes this path; Landlock (or the sandbox) refuses it.
+              {"read secret", "os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100)"},
+              {"guard again",
+               "next(o for o in load('gc').get_objects() if type(o).__name__ == 'module' and "
+               "o.__name__ == '_codeact_guard').arm({})"},
+          }));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   // CPython drops an Exception a hook raises for sys.addaudithook, and does not add the hook.
   EXPECT_EQ(Line(r.stdout_text, "addaudithook"), "addaudithook: ok");
   EXPECT_EQ(Line(r.stdout_text, "hook events"), "hook events: []") << r.stdout_text;
-  EXPECT_EQ(Line(r.stdout_text, "settrace"), "settrace: PermissionError: codeact guard: tracing: sys.settrace is not allowed");
+  EXPECT_EQ(Line(r.stdout_text, "settrace"),
+            "settrace: PermissionError: codeact guard: tracing: sys.settrace is not allowed");
   EXPECT_EQ(Line(r.stdout_text, "getframe"),
             "getframe: PermissionError: codeact guard: frame and code introspection: sys._getframe is not allowed");
-  EXPECT_EQ(Line(r.stdout_text, "tb_frame"),
-            "tb_frame: PermissionError: codeact guard: frame and code introspection: reading of tb_frame is not allowed");
+  EXPECT_EQ(
+      Line(r.stdout_text, "tb_frame"),
+      "tb_frame: PermissionError: codeact guard: frame and code introspection: reading of tb_frame is not allowed");
   EXPECT_NE(Line(r.stdout_text, "fork_exec").find("PermissionError: [Errno 1] Operation not permitted"),
             std::string::npos)
       << r.stdout_text;
   EXPECT_EQ(r.stdout_text.find(kSecret), std::string::npos) << r.stdout_text;
-  EXPECT_NE(Line(r.stdout_text, "read secret").find(GetParam().level == IsolationLevel::kNamespaces || !Landlock()
-                                                         ? "Error"
-                                                         : "PermissionError: [Errno 13]"),
+  EXPECT_NE(Line(r.stdout_text, "read secret")
+                .find(GetParam().level == IsolationLevel::kNamespaces || !Landlock() ? "Error"
+                                                                                     : "PermissionError: [Errno 13]"),
             std::string::npos)
       << r.stdout_text;
   EXPECT_NE(Line(r.stdout_text, "guard again").find("PermissionError: codeact guard: object graph: gc.get_objects"),
@@ -360,10 +372,10 @@ TEST_P(RuntimeGuardTest, TheGuardCannotBeDisabledFromInside) {
 }
 
 TEST_P(RuntimeGuardTest, AForgedTerminalFrameEndsTheRunAsABridgeError) {
-  const ExecutionResult r = Run(
-      "import os\n" + Attempts({{"open bridge", "open(4, 'wb')"}}) +
-      "os.write(4, b'{\"type\":\"complete\",\"output_present\":true,\"output\":\"forged\"}\\n')\n"
-      "'genuine'\n");
+  const ExecutionResult r =
+      Run("import os\n" + Attempts({{"open bridge", "open(4, 'wb')"}}) +
+          "os.write(4, b'{\"type\":\"complete\",\"output_present\":true,\"output\":\"forged\"}\\n')\n"
+          "'genuine'\n");
   EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->type, "BridgeError");

@@ -1,11 +1,12 @@
 // The runtime guard's parts without Python (src/guard, src/sandbox/seccomp_*): the import
 // patterns, the audit rules, and the seccomp programs and Landlock loaded for real in forked
 // test processes, each asked what the kernel now answers.
-#include <gtest/gtest.h>
-
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/openat2.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,8 +17,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -42,8 +41,8 @@ namespace {
 
 TEST(ImportPatternsTest, ExactWildcardDenyAndTheLongestPrefix) {
   const ImportPatterns p({"math", "os", "os.path", "xml.*", "!xml.dom", "pkg.sub.*", "!pkg", "__future__"});
-  for (const char* allowed : {"math", "os", "os.path", "xml", "xml.etree.ElementTree", "pkg.sub", "pkg.sub.x",
-                              "__future__"}) {
+  for (const char* allowed :
+       {"math", "os", "os.path", "xml", "xml.etree.ElementTree", "pkg.sub", "pkg.sub.x", "__future__"}) {
     EXPECT_TRUE(p.Allows(allowed)) << allowed;
   }
   for (const char* denied : {"", "socket", "math.x", "os.sys", "xml.dom", "xml.dom.minidom", "xml._private",
@@ -57,9 +56,9 @@ TEST(ImportPatternsTest, ExactWildcardDenyAndTheLongestPrefix) {
 // --- Audit rules ---------------------------------------------------------------------------------
 
 TEST(AuditRulesTest, GuardedProcPaths) {
-  for (const char* guarded : {"/proc/self/mem", "/proc/1/environ", "/proc/thread-self/fd", "/proc/self/fd/3",
-                              "/proc/12/task/13/mem", "/proc/sys", "/proc/sys/kernel/hostname",
-                              "//proc/./self/../self/environ", "/proc/self/map_files/x"}) {
+  for (const char* guarded :
+       {"/proc/self/mem", "/proc/1/environ", "/proc/thread-self/fd", "/proc/self/fd/3", "/proc/12/task/13/mem",
+        "/proc/sys", "/proc/sys/kernel/hostname", "//proc/./self/../self/environ", "/proc/self/map_files/x"}) {
     EXPECT_TRUE(IsGuardedProcPath(guarded)) << guarded;
   }
   for (const char* other : {"/proc/self/status", "/proc/cpuinfo", "/proc", "/proc/self", "self/mem", "/tmp/mem",
@@ -106,7 +105,7 @@ TEST(SeccompProgramsTest, TheCompiledProgramsAreThisLibseccompsBuildOfTheRules) 
 // failures, one per line ("<check>: <errno text>"), or why the process itself failed.
 struct Check {
   const char* name;
-  int expected_errno;       // 0: must succeed
+  int expected_errno;          // 0: must succeed
   std::function<long()> call;  // returns -1 with errno set on failure
 };
 
@@ -153,7 +152,14 @@ int ArmGuardFilters() {
 long ThreadRuns() {
   pthread_t thread;
   static int ran = 0;
-  if (int err = pthread_create(&thread, nullptr, [](void*) -> void* { ran = 1; return nullptr; }, nullptr); err != 0) {
+  if (int err = pthread_create(
+          &thread, nullptr,
+          [](void*) -> void* {
+            ran = 1;
+            return nullptr;
+          },
+          nullptr);
+      err != 0) {
     errno = err;
     return -1;
   }
@@ -196,7 +202,8 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
       {"clone without CLONE_THREAD", EPERM, [] { return syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0); }},
       {"clone3", ENOSYS, [] { return syscall(SYS_clone3, nullptr, 0); }},
       {"a thread", 0, ThreadRuns},
-      {"execve", EPERM, [] {
+      {"execve", EPERM,
+       [] {
          char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
          return static_cast<long>(execve("/bin/true", argv, nullptr));
        }},
@@ -204,7 +211,8 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
       {"socket AF_NETLINK", EPERM, [] { return static_cast<long>(socket(AF_NETLINK, SOCK_DGRAM, 0)); }},
       {"connect AF_UNIX", EPERM, [] { return UnixConnect(SOCK_STREAM); }},
       {"socketpair and send", 0, PairSend},
-      {"sendto an address", EPERM, [] {
+      {"sendto an address", EPERM,
+       [] {
          sockaddr_un addr{};
          addr.sun_family = AF_UNIX;
          const int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
@@ -216,11 +224,13 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
       {"chmod setgid", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 02755)); }},
       {"fchmodat setuid", EPERM, [&] { return static_cast<long>(fchmodat(AT_FDCWD, file.c_str(), 04755, 0)); }},
       {"chmod plain", 0, [&] { return static_cast<long>(chmod(file.c_str(), 0755)); }},
-      {"open O_CREAT setuid", EPERM, [&] { return static_cast<long>(open(created.c_str(), O_CREAT | O_WRONLY, 04755)); }},
+      {"open O_CREAT setuid", EPERM,
+       [&] { return static_cast<long>(open(created.c_str(), O_CREAT | O_WRONLY, 04755)); }},
       {"mkdir setgid", EPERM, [&] { return static_cast<long>(mkdir((created + "d").c_str(), 02755)); }},
       {"setxattr", EPERM, [&] { return static_cast<long>(setxattr(file.c_str(), "user.x", "1", 1, 0)); }},
       {"fchmodat2", ENOSYS, [&] { return syscall(452, AT_FDCWD, file.c_str(), 0755, 0); }},
-      {"openat2", ENOSYS, [&] {
+      {"openat2", ENOSYS,
+       [&] {
          open_how how{};
          how.flags = O_RDONLY;
          return syscall(SYS_openat2, AT_FDCWD, file.c_str(), &how, sizeof how);
@@ -242,18 +252,21 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
       {"tgkill self", 0, [] { return syscall(SYS_tgkill, getpid(), gettid(), 0); }},
       {"tgkill the parent", EPERM, [&] { return syscall(SYS_tgkill, parent, parent, 0); }},
       {"tkill the parent", EPERM, [&] { return syscall(SYS_tkill, parent, 0); }},
-      {"rt_sigqueueinfo the parent", EPERM, [&] {
+      {"rt_sigqueueinfo the parent", EPERM,
+       [&] {
          siginfo_t info{};
          return syscall(SYS_rt_sigqueueinfo, parent, 0, &info);
        }},
       {"pidfd_open the parent", EPERM, [&] { return syscall(SYS_pidfd_open, parent, 0); }},
-      {"pidfd_open self", 0, [] {
+      {"pidfd_open self", 0,
+       [] {
          const long fd = syscall(SYS_pidfd_open, getpid(), 0);
          if (fd >= 0) close(static_cast<int>(fd));
          return fd < 0 ? -1L : 0L;
        }},
       {"pidfd_send_signal", EPERM, [] { return syscall(SYS_pidfd_send_signal, 0, 0, nullptr, 0); }},
-      {"ioctl TIOCSTI", EPERM, [] {
+      {"ioctl TIOCSTI", EPERM,
+       [] {
          char c = 'x';
          return static_cast<long>(ioctl(0, TIOCSTI, &c));
        }},
@@ -281,7 +294,8 @@ TEST(LauncherSeccompTest, SharesTheGuardsRulesButLetsProcessesBe) {
   const std::string file = dir->path() + "/f";
   close(open(file.c_str(), O_CREAT | O_WRONLY, 0644));
   const std::vector<Check> checks = {
-      {"fork", 0, [] {
+      {"fork", 0,
+       [] {
          const pid_t child = fork();
          if (child == 0) _exit(0);
          if (child > 0) waitpid(child, nullptr, 0);
@@ -313,25 +327,29 @@ TEST(LandlockTest, OnlyTheGivenPathsAndNoProc) {
   paths.exec = {"/usr", "/nonexistent-skipped"};
   paths.write = {work, "/dev/null"};
   const std::vector<Check> checks = {
-      {"read beneath exec", 0, [] {
+      {"read beneath exec", 0,
+       [] {
          const int fd = open("/usr/lib/os-release", O_RDONLY);
          if (fd >= 0) close(fd);
          return fd < 0 ? -1L : 0L;
        }},
-      {"write beneath exec", EACCES, [] { return static_cast<long>(open("/usr/codeact-test", O_CREAT | O_WRONLY, 0644)); }},
-      {"create beneath write", 0, [&] {
+      {"write beneath exec", EACCES,
+       [] { return static_cast<long>(open("/usr/codeact-test", O_CREAT | O_WRONLY, 0644)); }},
+      {"create beneath write", 0,
+       [&] {
          const int fd = open((work + "/new").c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
          if (fd >= 0) close(fd);
          return fd < 0 ? -1L : 0L;
        }},
-      {"rename within write", 0, [&] {
+      {"rename within write", 0,
+       [&] {
          mkdir((work + "/sub").c_str(), 0700);
          return static_cast<long>(rename((work + "/new").c_str(), (work + "/sub/new").c_str()));
        }},
-      {"a device node beneath write", EACCES, [&] {
-         return static_cast<long>(mknod((work + "/null").c_str(), S_IFCHR | 0600, makedev(1, 3)));
-       }},
-      {"/dev/null with O_TRUNC", 0, [] {
+      {"a device node beneath write", EACCES,
+       [&] { return static_cast<long>(mknod((work + "/null").c_str(), S_IFCHR | 0600, makedev(1, 3))); }},
+      {"/dev/null with O_TRUNC", 0,
+       [] {
          const int fd = open("/dev/null", O_WRONLY | O_TRUNC);
          if (fd >= 0) close(fd);
          return fd < 0 ? -1L : 0L;
@@ -341,12 +359,13 @@ TEST(LandlockTest, OnlyTheGivenPathsAndNoProc) {
       {"/proc/self/status", EACCES, [] { return static_cast<long>(open("/proc/self/status", O_RDONLY)); }},
       {"/etc/passwd", EACCES, [] { return static_cast<long>(open("/etc/passwd", O_RDONLY)); }},
   };
-  EXPECT_EQ(RunChecks([&] {
-              const std::string error = ApplyLandlock(paths, abi);
-              if (!error.empty()) errno = EINVAL;
-              return error.empty() ? 0 : EINVAL;
-            },
-            checks),
+  EXPECT_EQ(RunChecks(
+                [&] {
+                  const std::string error = ApplyLandlock(paths, abi);
+                  if (!error.empty()) errno = EINVAL;
+                  return error.empty() ? 0 : EINVAL;
+                },
+                checks),
             "");
 }
 
@@ -354,7 +373,8 @@ TEST(LandlockTest, TcpIsRefusedFromAbi4) {
   const int abi = LandlockAbi();
   if (abi < 4) GTEST_SKIP() << "Landlock ABI " << abi << " has no network rules";
   const std::vector<Check> checks = {
-      {"connect TCP", EACCES, [] {
+      {"connect TCP", EACCES,
+       [] {
          const int fd = socket(AF_INET, SOCK_STREAM, 0);
          sockaddr_in addr{};
          addr.sin_family = AF_INET;
