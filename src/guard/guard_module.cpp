@@ -1,6 +1,7 @@
 // _codeact_guard: the runtime guard, a CPython extension module (plain C API) that the runner
-// (resources/runner.py) loads from its private directory and arms in each run child after its
-// own preload and before any user code. Two steps, each allowed once per process:
+// (resources/runner.py) loads from the path in $CODEACT_GUARD (at the namespaces level, the copy
+// in its own directory, /opt/codeact) and arms in each run child after its own preload and
+// before any user code. Two steps, each allowed once per process, even when it failed:
 //
 //   arm(spec) -> int          no_new_privs; Landlock over spec's "exec", "read" and "write"
 //                             paths (landlock.hpp; skipped where the kernel has none); the
@@ -55,7 +56,7 @@ struct Guard {
   bool imports_limited = false;
   long bridge_fds[8] = {};
   int bridge_fd_count = 0;
-  PyObject* pattern_list = nullptr;  // strong: the request's list of str
+  PyObject* pattern_list = nullptr;  // strong: a tuple of the request's str (not the list it could change)
   bool patterns_parsed = false;
   ImportPatterns patterns;              // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
@@ -68,15 +69,15 @@ PyObject* Fail(const std::string& what) {
   return nullptr;
 }
 
-// Appends the items of `list` (a list of str; None: nothing) to `out`.
+// Appends the items of `list` (a list or tuple of str; None: nothing) to `out`.
 bool StringList(PyObject* list, const char* what, std::vector<std::string>& out) {
   if (list == nullptr || list == Py_None) return true;
-  if (!PyList_Check(list)) {
+  if (!PyList_Check(list) && !PyTuple_Check(list)) {
     PyErr_Format(PyExc_TypeError, "codeact guard: %s must be a list of str", what);
     return false;
   }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
-    PyObject* item = PyList_GET_ITEM(list, i);
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(list); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(list, i);
     Py_ssize_t size = 0;
     const char* text = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &size) : nullptr;
     if (text == nullptr) {
@@ -98,6 +99,7 @@ int AuditHook(const char* event, PyObject* args, void*);
 
 PyObject* Arm(PyObject*, PyObject* spec) {
   if (guard.armed) return Fail("arm: already armed");
+  guard.armed = true;
   if (!PyDict_Check(spec)) {
     PyErr_SetString(PyExc_TypeError, "codeact guard: arm needs a dict");
     return nullptr;
@@ -134,7 +136,6 @@ PyObject* Arm(PyObject*, PyObject* spec) {
     return Fail(std::string("loading the signal filter failed: ") + std::strerror(err));
   }
   if (PySys_AddAuditHook(AuditHook, nullptr) != 0) return nullptr;
-  guard.armed = true;
   return PyLong_FromLong(abi);
 }
 
@@ -374,14 +375,19 @@ PyObject* LimitImports(PyObject*, PyObject* patterns) {
   PyObject* builtins = PyEval_GetBuiltins();  // borrowed dict
   PyObject* original = builtins ? PyDict_GetItemString(builtins, "__import__") : nullptr;
   if (original == nullptr) return Fail("limit_imports: builtins.__import__ is missing");
+  guard.imports_limited = true;
+  PyObject* frozen = PySequence_Tuple(patterns);  // Python's small-object heap, warm in a forked child
+  if (frozen == nullptr) return nullptr;
   PyObject* wrapper = PyCFunction_NewEx(&kImportDef, nullptr, nullptr);
-  if (wrapper == nullptr) return nullptr;
-  guard.pattern_list = Py_NewRef(patterns);
+  if (wrapper == nullptr) {
+    Py_DECREF(frozen);
+    return nullptr;
+  }
+  guard.pattern_list = frozen;
   guard.original_import = Py_NewRef(original);
   const int set = PyDict_SetItemString(builtins, "__import__", wrapper);
   Py_DECREF(wrapper);
   if (set != 0) return nullptr;
-  guard.imports_limited = true;
   Py_RETURN_NONE;
 }
 
