@@ -26,8 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kNoLandlock =
-    "runtime guard armed without Landlock (this kernel has none): the seccomp filter and the audit hook hold, "
-    "but files and /proc are not fenced at the process level";
+    "runtime guard armed without Landlock (this kernel has none): its seccomp filter and audit hook hold; at the "
+    "process level files and /proc are not fenced";
 
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
@@ -310,7 +310,9 @@ class LocalExecutor final : public Executor {
   };
   static constexpr int kMaxZygoteFailures = 3;
 
-  const std::optional<TempDir> bytecode_dir_;  // holds runner.pyc when runner_ points there
+  // The private directory of runner.pyc (or, under the guard, runner.py when compiling failed)
+  // when runner_ points there; at the namespaces level also the guard's module.
+  const std::optional<TempDir> bytecode_dir_;
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
