@@ -3,15 +3,22 @@
 Started by the host as ``python3.11 -I -u -X frozen_modules=on /abs/path/runner.py`` with stdin on
 /dev/null, stdout/stderr on capped pipes, a fresh working directory, and the environment variables
 ``CODEACT_BRIDGE_FDS=<read fd>,<write fd>`` (default ``3,4``; removed from ``os.environ`` before
-the user's code runs) and ``CODEACT_RUN_TOKEN`` (left alone: the host finds escaped descendants by
-it). Self-contained, stdlib only: ``-I`` puts nothing of ours on ``sys.path``.
+the user's code runs), ``CODEACT_GUARD=<path of _codeact_guard.so>`` when the host wants the
+runtime guard (removed likewise) and ``CODEACT_RUN_TOKEN`` (left alone: the host finds escaped
+descendants by it). Self-contained, stdlib only: ``-I`` puts nothing of ours on ``sys.path``.
 
 Protocol: newline-delimited compact JSON, ASCII only (so a frame never holds a raw newline).
 Frames travel only on the bridge fds; whatever the user's code prints goes to fds 1 and 2.
 
+  host  -> child {"type":"guard","exec":[path,...],"read":[path,...],"write":[path,...],
+                  "tmp":path,"bridge_fds":[3,4]}          (only to a pooled or forked child with
+                                                          CODEACT_GUARD, before its ready frame)
   child -> host  {"type":"ready","python":[3,11],"pid":N}
   host  -> child {"type":"request","code":str,"tools":[str,...],"max_output_bytes":N,
-                  "max_frame_bytes":N,"max_tool_calls":N}   (limits optional: 1 MiB, 1 MiB, 256)
+                  "max_frame_bytes":N,"max_tool_calls":N,   (limits optional: 1 MiB, 1 MiB, 256)
+                  "guard":{<the fields of the guard frame>,"imports":[pattern,...]}}   (optional)
+  child -> host  {"type":"guard_error","message":str}    then exit 1, instead of the ready frame
+                 (arming ahead failed) or of anything else after the request (arming failed)
   child -> host  {"type":"tool_call","id":N,"name":str,"kwargs":{...}}     (ids 1, 2, 3 ... per run)
   host  -> child {"type":"tool_result","id":N,"ok":true,"result":<json>}
                  {"type":"tool_result","id":N,"ok":false,"error_type":str,"message":str}
@@ -31,6 +38,21 @@ Frames travel only on the bridge fds; whatever the user's code prints goes to fd
   os._exit: no atexit handlers, no finalizers of user objects, pending tasks are dropped.
   The write fd is non-blocking: while the host is not reading, the runner keeps reading its
   answers, so a host that answers each call before reading the next cannot deadlock with it.
+  The terminal frame is the last thing on the bridge: the runner closes it and exits, and the
+  host ends a run whose bridge carries anything after its first terminal frame as a BridgeError
+  (the code can write to the bridge fds itself; what it forges gains it nothing it could not
+  print or raise, and a second terminal frame gives it away).
+
+Runtime guard (src/guard, README "Threat model"): with a "guard" field in the request, the
+runner arms the guard after its own preload and before any user code, or ends the run with
+guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock (read+execute
+beneath "exec", read beneath "read", read+write beneath "write", nothing else: no /proc), the
+guard's seccomp filters, a C audit hook (clear PermissionError "codeact guard: <rule>: ...";
+it refuses to open the "bridge_fds"); TMPDIR = "tmp" when given. limit_imports: a guarded
+__import__ that checks the user's own imports against "imports" (validator/runtime_policy.py).
+A pooled or forked child runs arm with the guard frame while it waits (seccomp and Landlock
+cost ~1 ms to load on the test VM), and the request's other fields must then be the same. The
+zygote loads the module but never arms it: it forks.
 
 Execution: the code is parsed with top-level ``await`` allowed; a final bare expression becomes an
 assignment to a hidden name (same line numbers) and its value the output (None: no output). Code
@@ -111,6 +133,9 @@ class _State:
     pending = None      # call id -> asyncio.Future
     next_id = 1
     calls = 0
+    guard_path = ""     # CODEACT_GUARD: the runtime guard's module; "" when the host wants none
+    guard = None        # the loaded module
+    guard_system = None  # the system part of the spec its OS layers were armed with
 
 
 _state = _State()
@@ -328,6 +353,13 @@ def _import_asyncio():
     return asyncio
 
 
+def _preload_guard():
+    try:
+        _load_guard()
+    except BaseException:
+        pass  # the child that needs it reports why
+
+
 def _preload(name):
     try:
         if name == "asyncio":
@@ -340,8 +372,9 @@ def _preload(name):
         pass
 
 
-def _read_request(todo):
-    """Returns the request frame. While nothing has arrived, an idle child preloads `todo`."""
+def _read_request(todo, kind="request"):
+    """Returns the request frame (or the first frame of type `kind`). While nothing has arrived,
+    an idle child preloads `todo`."""
     fd = _state.rfd
     buf = _state.buf
     waited = False
@@ -354,7 +387,7 @@ def _read_request(todo):
             del buf[:end + 1]
             if line.strip():
                 msg = _parse_host_frame(line)
-                if msg.get("type") == "request":
+                if msg.get("type") == kind:
                     return msg
             continue  # blank lines and unknown frame types are ignored
         if not blocking and not buf and todo:
@@ -377,7 +410,7 @@ def _read_request(todo):
             del buf[:]
             if rest:  # a last frame without its newline
                 msg = _parse_host_frame(rest)
-                if msg.get("type") == "request":
+                if msg.get("type") == kind:
                     return msg
             _exit(0)
         buf += data
@@ -392,6 +425,89 @@ def _limit_field(req, key, default):
     if type(value) is not int or value < 0:
         _abort_bridge("request field %r must be a non-negative integer" % key)
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# The runtime guard (src/guard/guard_module.cpp): armed after the preload, before any user code.
+
+_GUARD_SYSTEM_KEYS = ("exec", "read", "write", "tmp", "bridge_fds")
+
+
+class _ExtensionSpec:
+    """What _imp.create_dynamic reads of a module spec."""
+    __slots__ = ("name", "origin")
+
+    def __init__(self, name, origin):
+        self.name = name
+        self.origin = origin
+
+
+def _load_guard():
+    st = _state
+    if st.guard is None:
+        if not st.guard_path:
+            raise RuntimeError("codeact guard: the host asked for the guard but named no module (CODEACT_GUARD)")
+        import _imp
+        try:
+            st.guard = _imp.create_dynamic(_ExtensionSpec("_codeact_guard", st.guard_path))
+        except Exception as e:
+            raise RuntimeError("codeact guard: cannot load %s: %s" % (st.guard_path, e)) from None
+        finally:
+            sys.modules.pop("_codeact_guard", None)  # not importable by the code
+    return st.guard
+
+
+def _arm_system(spec):
+    """Everything but the import check: no_new_privs, Landlock, the seccomp filters, the audit
+    hook; TMPDIR for the code."""
+    import _thread
+    if _thread._count():  # Landlock binds the calling thread (and those it starts) only
+        raise RuntimeError("codeact guard: the runner has threads before arming")
+    if type(spec) is not dict:
+        raise RuntimeError("codeact guard: the guard spec must be an object")
+    tmp = spec.get("tmp")
+    if tmp:
+        os.environ["TMPDIR"] = tmp
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None
+    _load_guard().arm(spec)
+    _state.guard_system = {k: spec.get(k) for k in _GUARD_SYSTEM_KEYS}
+
+
+def _guard_failed(exc):
+    message = str(exc) if isinstance(exc, RuntimeError) else "codeact guard: %s: %s" % (type(exc).__name__, exc)
+    if not message.startswith("codeact guard:"):
+        message = "codeact guard: " + message
+    _finish('{"type":"guard_error","message":%s}' % _encode(message), 1)
+
+
+def _arm_ahead():
+    """A pooled or forked child: arms all but the import check with the host's guard frame, sent
+    before its ready frame, so that the run it serves does not wait for it."""
+    spec = _read_request([], "guard")
+    try:
+        _arm_system(spec)
+    except BaseException as e:
+        _guard_failed(e)
+
+
+def _arm_guard(req):
+    """Arms whatever of the guard the request asks for and is not armed yet; on failure the run
+    ends with a guard_error frame, before any user code."""
+    spec = req.get("guard")
+    if spec is None:
+        return
+    try:
+        if type(spec) is not dict:
+            raise RuntimeError("codeact guard: request field 'guard' must be an object")
+        if _state.guard_system is None:
+            _arm_system(spec)
+        elif {k: spec.get(k) for k in _GUARD_SYSTEM_KEYS} != _state.guard_system:
+            raise RuntimeError("codeact guard: the request's paths differ from those armed ahead of it")
+        imports = spec.get("imports")
+        _load_guard().limit_imports(imports if type(imports) is list else [])
+    except BaseException as e:
+        _guard_failed(e)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,6 +574,7 @@ def _run(req):
         tools = []
     if type(tools) is not list:
         _abort_bridge("request field 'tools' must be a list of names")
+    _arm_guard(req)
 
     st.code_lines = code.splitlines(True)
     # Source lines for tracebacks and warnings the code itself prints. Importing linecache costs
@@ -489,6 +606,7 @@ def _run(req):
 
 def _main():
     fds = os.environ.pop("CODEACT_BRIDGE_FDS", "3,4")
+    _state.guard_path = os.environ.pop("CODEACT_GUARD", "")
     # CODEACT_RUN_TOKEN stays: processes the code starts inherit it, and the host's sweep of /proc
     # finds those that left the process group by it.
     try:
@@ -516,13 +634,20 @@ def _main():
     # lazily instead, and only while the request has not arrived. A fork server
     # (CODEACT_ZYGOTE=1) loads everything and forks children, each of which goes on from here.
     todo = list(_PRELOAD)
+    ahead = False
     if os.environ.pop("CODEACT_ZYGOTE", "") == "1":
         while todo:
             _preload(todo.pop(0))
+        if _state.guard_path:
+            _preload_guard()  # loaded (never armed) here, so that every forked child has it
         _zygote()  # returns only in a forked child, set up for its run
+        ahead = True
     elif os.environ.pop("CODEACT_WARM", "") == "1":
         while todo:
             _preload(todo.pop(0))
+        ahead = True
+    if ahead and _state.guard_path:
+        _arm_ahead()
     _send_text('{"type":"ready","python":[%d,%d],"pid":%d}'
                % (sys.version_info[0], sys.version_info[1], os.getpid()))
     req = _read_request(todo)
@@ -701,7 +826,8 @@ def _warm_up():
     g = {"__builtins__": builtins}
     eval(code_obj, g)
     _encode(g.get(_HIDDEN_OUTPUT))
-    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1}')
+    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{"exec":["/usr",'
+            '"/opt/codeact"],"write":["/work","/tmp","/dev/null"],"bridge_fds":[3,4],"imports":["json","math"]}}')
 
 
 def _set_run_token(token):

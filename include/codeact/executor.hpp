@@ -82,6 +82,13 @@ struct ExecutorOptions {
   // pooled children (and the children of runs that find none ready), so a child costs a fork
   // instead of an interpreter start. Off: every pooled child is an interpreter of its own.
   bool fork_server = true;
+  // The runtime guard (local backend, both levels; README "Threat model"): each run child arms a
+  // seccomp filter, Landlock where the kernel has it, an audit hook and a guarded __import__
+  // before any user code. Off only when asked (the benchmark compares both); a child that cannot
+  // arm it ends the run as setup_error instead of running unguarded. Where the kernel has no
+  // Landlock the rest still arms, and each result's `message` says so. The hyperlight backend's
+  // guest makes no system calls to guard; it ignores this.
+  bool runtime_guard = true;
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;

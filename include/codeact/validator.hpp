@@ -40,6 +40,11 @@ class Validator {
   // oversize input and the time limit all come back as violations.
   virtual ValidationReport Validate(std::string_view code, const ValidationPolicy& policy) = 0;
 
+  // The import patterns the runtime guard enforces inside the child for `policy`
+  // (validator/runtime_policy.py): "name" allows that module, "pkg.*" a package and its public
+  // submodules, "!name" denies a module and everything below it. Cached per policy.
+  virtual StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy& policy) = 0;
+
   // The version of the embedded interpreter (the grammar the validator parses).
   virtual PythonVersion EmbeddedVersion() const = 0;
 

@@ -20,6 +20,8 @@ class FrameDecoder {
   // Appends bytes and moves every complete frame into `frames`. A frame over the cap or one
   // that is not a JSON object is an error; the decoder is then finished.
   Status Feed(std::string_view bytes, std::vector<boost::json::object>& frames);
+  // Bytes of a frame whose newline has not arrived yet.
+  bool has_pending() const { return !pending_.empty(); }
 
  private:
   std::int64_t max_frame_bytes_;

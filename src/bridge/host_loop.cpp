@@ -24,6 +24,10 @@ using Clock = std::chrono::steady_clock;
 
 // Refused calls tolerated past twice the budget before the run ends (see handle_frame).
 constexpr std::int64_t kCallsPastBudget = 64;
+// How long the bridge may stay open after the terminal frame (see RunExtras). A runner closes
+// it within microseconds; only a process the code forked (without the runtime guard) can hold it
+// open longer, and then the run ends without waiting for it.
+constexpr std::chrono::milliseconds kAfterTerminalGrace{100};
 // Handlers of one run running at once: a gather of hundreds of calls must not become hundreds
 // of threads (or, with command tools, hundreds of processes) at the same moment.
 constexpr int kMaxConcurrentCalls = 16;
@@ -139,11 +143,30 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   FrameDecoder decoder(sizeof buf);
   std::vector<json::object> frames;
   if (Status s = decoder.Feed(line, frames); !s.ok()) return s;
-  if (frames.size() == 1 && StringField(frames[0], "type") == "setup_error") {
+  if (frames.size() == 1 &&
+      (StringField(frames[0], "type") == "setup_error" || StringField(frames[0], "type") == "guard_error")) {
     return FailedPrecondition(StringField(frames[0], "message"));
   }
   if (frames.size() != 1 || StringField(frames[0], "type") != "ready") {
     return InvalidArgument("the interpreter's first frame is not \"ready\"");
+  }
+  return Status::Ok();
+}
+
+Status SendGuardFrame(int fd, const RuntimeGuardSpec& spec) {
+  json::object frame = GuardSystemJson(spec);
+  frame["type"] = "guard";
+  const std::string text = EncodeFrame(frame);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    // A child that has not reported ready reads nothing yet: the pipe's buffer takes the frame.
+    const StatusOr<std::size_t> written = WriteSome(fd, rest);
+    if (!written.ok()) return written.status();
+    if (*written == 0) {
+      pollfd pfd{fd, POLLOUT, 0};
+      if (poll(&pfd, 1, 1000) <= 0) return Unavailable("the child does not take its guard frame");
+    }
+    rest.remove_prefix(*written);
   }
   return Status::Ok();
 }
@@ -155,7 +178,8 @@ HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, con
       stdout_(limits.max_stdout_bytes),
       stderr_(limits.max_stderr_bytes) {}
 
-LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready) {
+LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready,
+                         const RunExtras& extras) {
   LoopResult result;
   auto box = std::make_shared<Completions>();
   if (!box->ok()) {
@@ -170,12 +194,14 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     names.emplace_back(t.name);
   }
 
-  std::string outbox = EncodeFrame({{"type", "request"},
-                                    {"code", code},
-                                    {"tools", std::move(names)},
-                                    {"max_output_bytes", limits_.max_output_bytes},
-                                    {"max_frame_bytes", limits_.max_frame_bytes},
-                                    {"max_tool_calls", limits_.max_tool_calls}});
+  json::object request{{"type", "request"},
+                       {"code", code},
+                       {"tools", std::move(names)},
+                       {"max_output_bytes", limits_.max_output_bytes},
+                       {"max_frame_bytes", limits_.max_frame_bytes},
+                       {"max_tool_calls", limits_.max_tool_calls}};
+  if (extras.guard != nullptr) request["guard"] = GuardRequestJson(*extras.guard);
+  std::string outbox = EncodeFrame(request);
   if (channels_.to_child_fd >= 0) {
     fcntl(channels_.to_child_fd, F_SETFL, fcntl(channels_.to_child_fd, F_GETFL) | O_NONBLOCK);
   }
@@ -186,6 +212,12 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
   bool stderr_open = channels_.stderr_fd >= 0;
   bool bridge_open = channels_.from_child_fd >= 0;
   bool finished = false;
+  // The runner's terminal frame has arrived; with bridge_closes_after_run the loop goes on until
+  // the bridge closes (or `closes_by`), and anything more on it is a protocol error.
+  bool terminal = false;
+  Clock::time_point closes_by;
+  // Frames since the request other than "ready": a guard_error is the runner's only as the first.
+  int frames_after_request = 0;
   std::vector<json::object> frames;
   char buf[64 * 1024];
 
@@ -193,6 +225,24 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     result.end = end;
     result.message = std::move(message);
     finished = true;
+  };
+  // A terminal frame of the runner: the run's result, final unless something follows it.
+  auto end_with_terminal = [&](LoopEnd end, std::string message) {
+    result.end = end;
+    result.message = std::move(message);
+    if (!extras.bridge_closes_after_run) {
+      finished = true;
+      return;
+    }
+    terminal = true;
+    closes_by = std::min(deadline, Clock::now() + kAfterTerminalGrace);
+  };
+  auto after_terminal = [&] {
+    const std::int64_t calls = result.tool_calls;
+    result = LoopResult{};
+    result.tool_calls = calls;
+    end_with(LoopEnd::kProtocolError,
+             "the child wrote to the bridge after its terminal frame (a frame forged by the code, or a broken runner)");
   };
 
   // Handlers of one run run at most kMaxConcurrentCalls at a time; the rest wait here (at most
@@ -209,6 +259,7 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
 
   auto handle_frame = [&](json::object& f) {
     const std::string type = StringField(f, "type");
+    if (type != "ready") ++frames_after_request;
     if (type == "tool_call") {
       const json::value* id_v = f.if_contains("id");
       const json::value* kwargs_v = f.if_contains("kwargs");
@@ -253,17 +304,21 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
       if (const json::value* out = f.if_contains("output"); out && result.output_present) {
         result.output_json = SerializeJson(*out);
       }
-      end_with(LoopEnd::kComplete, "");
+      end_with_terminal(LoopEnd::kComplete, "");
     } else if (type == "error") {
       result.error = {StringField(f, "error_type"), StringField(f, "message"), StringField(f, "traceback")};
       if (result.error.type.empty()) result.error.type = "Error";
-      end_with(LoopEnd::kUserError, "");
+      end_with_terminal(LoopEnd::kUserError, "");
     } else if (type == "limit") {
-      end_with(LoopEnd::kOutputLimit, StringField(f, "message"));
+      end_with_terminal(LoopEnd::kOutputLimit, StringField(f, "message"));
     } else if (type == "ready") {
       child_ready = true;
     } else if (type == "setup_error" && !child_ready) {
       // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
+      end_with(LoopEnd::kSetupError, StringField(f, "message"));
+    } else if (type == "guard_error" && frames_after_request == 1) {
+      // The runner's answer to the request when its runtime guard could not be armed: it ran
+      // nothing. (Code that forged one as its first frame only fails its own run.)
       end_with(LoopEnd::kSetupError, StringField(f, "message"));
     }
     // Unknown types (and a setup_error the code forged after ready) are ignored.
@@ -271,6 +326,7 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
 
   while (!finished) {
     const auto now = Clock::now();
+    if (terminal && (!bridge_open || now >= closes_by)) break;  // the result stands
     if (now >= deadline) {
       end_with(LoopEnd::kTimeout, "");
       break;
@@ -292,7 +348,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     const int i_to = !outbox.empty() ? n : -1;
     if (!outbox.empty()) fds[n++] = {channels_.to_child_fd, POLLOUT, 0};
 
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    const auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>((terminal ? closes_by : deadline) - now).count() + 1;
     const int ready = poll(fds, n, static_cast<int>(std::min<std::int64_t>(wait_ms, 60'000)));
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -327,11 +384,19 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
         bridge_open = false;
         continue;
       }
+      if (r > 0 && terminal) {
+        after_terminal();  // even a partial line: the runner writes nothing after its last frame
+        break;
+      }
       if (r > 0) {
         frames.clear();
         const Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(r)), frames);
         for (auto& f : frames) {
           if (finished) break;
+          if (terminal) {  // more frames in the read that held the terminal one
+            after_terminal();
+            break;
+          }
           // One read can hold hundreds of tool calls, and starting their handlers takes time
           // (threads, and commands forked from a busy host): the wall clock bounds the batch too.
           if (Clock::now() >= deadline) {
@@ -340,7 +405,9 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
           }
           handle_frame(f);
         }
-        if (!s.ok() && !finished) {
+        if (!finished && terminal && decoder.has_pending()) {
+          after_terminal();  // the start of another frame right behind the terminal one
+        } else if (!s.ok() && !finished) {
           end_with(s.code() == StatusCode::kResourceExhausted ? LoopEnd::kOutputLimit : LoopEnd::kProtocolError,
                    s.message());
         }

@@ -10,6 +10,7 @@
 
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
+#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/tool.hpp"
 #include "process/child.hpp"
 
@@ -26,10 +27,11 @@ enum class LoopEnd {
   kComplete,       // terminal "complete" frame
   kUserError,      // terminal "error" frame
   kOutputLimit,    // the runner's "limit" frame, or a frame from the child over the cap
-  kProtocolError,  // a malformed frame: the run ends with a clear error
+  kProtocolError,  // a malformed frame, or one after the terminal frame: the run ends with a clear error
   kChildClosed,    // the bridge closed without a terminal frame (the child died or exited)
   kTimeout,        // the wall clock
-  kSetupError,     // the sandbox launcher's "setup_error" frame, before the runner's "ready"
+  kSetupError,     // the sandbox launcher's "setup_error" frame before the runner's "ready", or the
+                   // runner's "guard_error" (its runtime guard could not be armed; nothing ran)
 };
 
 struct LoopResult {
@@ -43,8 +45,22 @@ struct LoopResult {
 
 // Reads the child's first frame and checks it is {"type":"ready",...}. Used for pooled
 // children, which send nothing else before their request; bytes past that frame are an error.
-// A sandbox launcher's {"type":"setup_error","message":...} gives FAILED_PRECONDITION with it.
+// A sandbox launcher's {"type":"setup_error","message":...}, or the runner's "guard_error",
+// gives FAILED_PRECONDITION with the message.
 Status WaitForReadyFrame(int from_child_fd, std::chrono::milliseconds timeout);
+
+// Writes {"type":"guard",<the system part of spec>} to a child that has not reported ready yet
+// (a pooled child arms its runtime guard with it before it does).
+Status SendGuardFrame(int to_child_fd, const RuntimeGuardSpec& spec);
+
+struct RunExtras {
+  const RuntimeGuardSpec* guard = nullptr;  // the request's "guard" field; null: none (no guard)
+  // The child ends with its run (a runner exits after its terminal frame), so its bridge closes
+  // right after that frame: the loop waits for the close (up to kAfterTerminalGrace), and a
+  // frame after the terminal one ends the run as kProtocolError. A worker that serves run after
+  // run (hyperlight) keeps its bridge open and is not waited for.
+  bool bridge_closes_after_run = false;
+};
 
 class HostLoop {
  public:
@@ -52,7 +68,8 @@ class HostLoop {
 
   // Runs until the run ends; never throws. `child_ready`: the child's "ready" frame was read
   // already (a pooled child); until it is, a "setup_error" frame ends the run as kSetupError.
-  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false);
+  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false,
+                 const RunExtras& extras = {});
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);

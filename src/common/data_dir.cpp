@@ -46,24 +46,43 @@ std::string DefaultDataDir() {
   return kSourceDir;
 }
 
-std::string SandboxLauncherPath() {
+namespace {
+
+// The first existing file among this build's own, the one installed next to the binary and
+// the configured prefix's (and with `build_tree_last`, this build's own for any program, as
+// DefaultDataDir ends with the source tree); only $`env` when that is set (a wrong path then
+// shows, visibly).
+std::string FindBuiltFile(const char* env, const char* name, bool executable, bool build_tree_last) {
   std::error_code ec;
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("CODEACT_SANDBOX_LAUNCHER"); env != nullptr && *env != '\0') {
-    candidates.push_back(env);  // only this one: a wrong path makes the level unavailable, visibly
+  if (const char* path = std::getenv(env); path != nullptr && *path != '\0') {
+    candidates.push_back(path);
   } else {
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
       const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
-      if (!ec && IsWithin(exe, build_dir)) candidates.push_back(build_dir / "codeact-sandbox");
-      candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / "codeact-sandbox");
+      if (!ec && IsWithin(exe, build_dir)) candidates.push_back(build_dir / name);
+      candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / name);
     }
-    candidates.push_back(fs::path(kInstallLibexecDir) / "codeact-sandbox");
+    candidates.push_back(fs::path(kInstallLibexecDir) / name);
+    if (build_tree_last) candidates.push_back(fs::path(kBinaryDir) / name);
   }
   for (const auto& c : candidates) {
-    if (fs::is_regular_file(c, ec) && ::access(c.c_str(), X_OK) == 0) return c.string();
+    if (fs::is_regular_file(c, ec) && (!executable || ::access(c.c_str(), X_OK) == 0)) return c.string();
   }
   return "";
+}
+
+}  // namespace
+
+std::string SandboxLauncherPath() {
+  return FindBuiltFile("CODEACT_SANDBOX_LAUNCHER", "codeact-sandbox", true, /*build_tree_last=*/false);
+}
+
+std::string GuardModulePath() {
+  // Unlike the launcher, the guard is on by default: a program linking this build's library
+  // from elsewhere (with nothing installed) uses this build's module rather than fail.
+  return FindBuiltFile("CODEACT_GUARD_MODULE", "_codeact_guard.so", false, /*build_tree_last=*/true);
 }
 
 }  // namespace codeact::internal

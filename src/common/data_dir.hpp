@@ -16,4 +16,10 @@ std::string DefaultDataDir();
 // configured install prefix. Empty when none exists.
 std::string SandboxLauncherPath();
 
+// The runtime guard's extension module (_codeact_guard.so), found like the launcher:
+// $CODEACT_GUARD_MODULE when set (and then only that); this build's own for programs inside
+// the build tree; <binary dir>/../libexec/codeact; the configured install prefix; this build's
+// own. Empty when none exists.
+std::string GuardModulePath();
+
 }  // namespace codeact::internal

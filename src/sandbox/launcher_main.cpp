@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "process/child.hpp"
 #include "sandbox/namespaces.hpp"
 #include "sandbox/privileges.hpp"
 #include "sandbox/root_fs.hpp"
@@ -79,6 +80,8 @@ void FollowParent(pid_t expected_parent, const std::string& who) {
     ::close(status_fd);
     RunCommand(c);
   }
+  ::close(kChildBridgeReadFd);  // see Main
+  ::close(kChildBridgeWriteFd);
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(-1, &status, 0);
@@ -113,6 +116,10 @@ int Main(int argc, char** argv) {
     RunInit(*config, status_pipe[1]);
   }
   ::close(status_pipe[1]);
+  // From here on only the command speaks on the bridge: the host sees it close when the command
+  // is done with it, and a frame after the runner's last is the command's, never a leftover.
+  ::close(kChildBridgeReadFd);
+  ::close(kChildBridgeWriteFd);
 
   int command_status = 0;
   ssize_t got;

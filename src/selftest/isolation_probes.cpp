@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backends/local/local_executor.hpp"
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
@@ -110,15 +111,19 @@ struct Verdict {
   std::string observed;
 };
 
-// kPromiseProcessOnRoot: the process level on a root host, where each run has its own uid and
-// a private mount namespace.
-constexpr int kPromiseNamespaces = 1, kPromiseProcess = 2, kPromiseProcessOnRoot = 4;
-constexpr int kPromiseBoth = kPromiseNamespaces | kPromiseProcess;
+// What the `process` level promises for a probe (the `namespaces` level contains every one but
+// kNowhereYet).
+enum class ProcessLevel {
+  kContains,              // on its own
+  kContainsWithGuard,     // with the runtime guard (its seccomp filter and audit hook)
+  kContainsWithLandlock,  // with the runtime guard where the kernel has Landlock
+  kContainsOnRootHost,    // on a root host: each run's own uid and private mount namespace
+  kNowhereYet,            // no level promises it yet (README, known limitations)
+};
 
 struct Probe {
   const char* name;
-  // Which levels promise to contain it (README, threat model): bits of kPromise*.
-  int promise;
+  ProcessLevel process_level;
   std::function<std::string(const Fixture&)> code;
   std::function<void(ExecutionLimits&)> limits;
   std::function<Verdict(const ExecutionResult&, Fixture&)> judge;
@@ -145,12 +150,12 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
 
 const std::vector<Probe>& Probes() {
   static const std::vector<Probe> probes = {
-      {"read /etc/passwd", kPromiseNamespaces, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
+      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", kPromiseNamespaces, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
+      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // Host entries that the sandbox never shows.
          static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
@@ -162,9 +167,13 @@ const std::vector<Probe>& Probes() {
              return {false, "sees the host's /" + name};
            }
          }
+         // The runtime guard's Landlock refuses to list / at all.
+         if (r.outcome == Outcome::kError && r.error && r.error->type == "PermissionError") {
+           return {true, OutcomeText(r)};
+         }
          return {r.outcome == Outcome::kOk, "sees " + Short(r.stdout_text)};
        }},
-      {"read a host environment secret", kPromiseBoth,
+      {"read a host environment secret", ProcessLevel::kContains,
        [](const Fixture&) { return "import os, json\nprint(json.dumps(dict(os.environ)))"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          for (char** e = environ; *e != nullptr; ++e) {
@@ -181,20 +190,20 @@ const std::vector<Probe>& Probes() {
          }
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},
-      {"write outside the working directory and mounts", kPromiseNamespaces,
+      {"write outside the working directory and mounts", ProcessLevel::kContainsWithLandlock,
        [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          if (fs::exists(f.escape_file, ec)) return {false, "created " + f.escape_file};
          return {true, OutcomeText(r)};
        }},
-      {"follow a planted symlink out of a mount", kPromiseNamespaces,
+      {"follow a planted symlink out of a mount", ProcessLevel::kContainsWithLandlock,
        [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          if (Contains(r.stdout_text, f.secret)) return {false, "read the host file behind the link"};
          return {true, OutcomeText(r)};
        }},
-      {"connect to a local TCP port", kPromiseNamespaces,
+      {"connect to a local TCP port", ProcessLevel::kContainsWithGuard,
        [](const Fixture& f) {
          return "import socket\nsocket.create_connection(('127.0.0.1', " + std::to_string(f.port) +
                 "), timeout=2)\nprint('connected')";
@@ -206,29 +215,29 @@ const std::vector<Probe>& Probes() {
          if (Contains(r.stdout_text, "connected") || pending) return {false, "connected to the host's port"};
          return {true, OutcomeText(r)};
        }},
-      {"see host processes", kPromiseNamespaces,
+      {"see host processes", ProcessLevel::kContainsWithLandlock,
        [](const Fixture&) { return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))"; },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          const int seen = r.outcome == Outcome::kOk ? std::atoi(r.stdout_text.c_str()) : 0;
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
-      {"allocate past the memory limit", kPromiseBoth, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
+      {"allocate past the memory limit", ProcessLevel::kContains, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
-      {"spin past the CPU limit", kPromiseBoth, [](const Fixture&) { return "while True:\n    pass"; },
+      {"spin past the CPU limit", ProcessLevel::kContains, [](const Fixture&) { return "while True:\n    pass"; },
        [](ExecutionLimits& l) { l.cpu_time_s = 1; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kCpuLimit); }},
-      {"sleep past the wall clock", kPromiseBoth, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
+      {"sleep past the wall clock", ProcessLevel::kContains, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
-      {"print past the output cap", kPromiseBoth, [](const Fixture&) { return "print('x' * (1 << 20))"; },
+      {"print past the output cap", ProcessLevel::kContains, [](const Fixture&) { return "print('x' * (1 << 20))"; },
        [](ExecutionLimits& l) { l.max_stdout_bytes = 64 << 10; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {r.stdout_truncated && r.stdout_text.size() <= (64u << 10),
                  std::to_string(r.stdout_text.size()) + " bytes kept" + (r.stdout_truncated ? ", truncated" : "")};
        }},
-      {"fork repeatedly", kPromiseNamespaces | kPromiseProcessOnRoot,
+      {"fork repeatedly", ProcessLevel::kContainsWithGuard,
        [](const Fixture&) {
          return "import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
                 "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n"
@@ -241,7 +250,7 @@ const std::vector<Probe>& Probes() {
          const int forks = std::atoi(last.c_str());
          return {r.outcome == Outcome::kOk && forks < 200, std::to_string(forks) + " forks before a limit"};
        }},
-      {"spawn a daemon that outlives the run", kPromiseBoth,
+      {"spawn a daemon that outlives the run", ProcessLevel::kContains,
        [](const Fixture& f) {
          return "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
                 "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', " +
@@ -255,7 +264,7 @@ const std::vector<Probe>& Probes() {
        }},
       // The host-level attacks: each would act on the host itself if it were not contained, so each
       // is written to change nothing even then (the same value written back, the same mode set).
-      {"write a /proc/sys setting", kPromiseBoth,
+      {"write a /proc/sys setting", ProcessLevel::kContains,
        [](const Fixture&) {
          return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, 'w').write(v)\nprint('written')";
        },
@@ -264,7 +273,7 @@ const std::vector<Probe>& Probes() {
          if (Contains(r.stdout_text, "written")) return {false, "wrote a host kernel setting"};
          return {true, OutcomeText(r)};
        }},
-      {"plant a setuid file through a mount", 0,
+      {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard,
        [](const Fixture& f) {
          return "import os\np = " + Py(f.rw_seen + "/suid") + "\nopen(p, 'w').write('x')\nos.chmod(p, 0o4755)";
        },
@@ -276,13 +285,13 @@ const std::vector<Probe>& Probes() {
          }
          return {true, OutcomeText(r)};
        }},
-      {"chmod a device node", kPromiseBoth,
+      {"chmod a device node", ProcessLevel::kContains,
        [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
          return {true, OutcomeText(r)};
        }},
-      {"read the host's environment through /proc", kPromiseBoth,
+      {"read the host's environment through /proc", ProcessLevel::kContainsWithLandlock,
        [](const Fixture&) {
          return "import os\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n"
                 "            print(open('/proc/' + p + '/environ', 'rb').read().decode('latin-1'))\n"
@@ -293,17 +302,17 @@ const std::vector<Probe>& Probes() {
          if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty()) return {false, "read the host's " + seen};
          return {true, OutcomeText(r)};
        }},
-      {"hold memory in memfds", 0,
+      {"hold memory in memfds", ProcessLevel::kNowhereYet,
        [](const Fixture&) {
          return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
-                "    if i % 2 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
+                "    if i % 16 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
                 "print('held 1 GiB')";
        },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
        }},
-      {"fill the working directory", kPromiseNamespaces | kPromiseProcessOnRoot,
+      {"fill the working directory", ProcessLevel::kContainsOnRootHost,
        [](const Fixture&) {
          return "n = 0\nchunk = b'x' * (8 << 20)\ntry:\n    for i in range(48):\n"
                 "        with open('f%d' % i, 'wb') as f:\n            for j in range(4):\n"
@@ -314,7 +323,7 @@ const std::vector<Probe>& Probes() {
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {!Contains(r.stdout_text, "1536 MiB"), OutcomeText(r) + ": " + Short(r.stdout_text)};
        }},
-      {"capture thousands of long-path files", kPromiseBoth,
+      {"capture thousands of long-path files", ProcessLevel::kContains,
        [](const Fixture& f) {
          return "import os\nos.chdir(" + Py(f.rw_seen) +
                 ")\nfor i in range(40):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\n"
@@ -326,7 +335,7 @@ const std::vector<Probe>& Probes() {
          return {size < (16u << 20),
                  std::to_string(r.files.size()) + " files, result " + std::to_string(size >> 10) + " KiB"};
        }},
-      {"outrun the wall clock with a setsid fork storm", kPromiseBoth,
+      {"outrun the wall clock with a setsid fork storm", ProcessLevel::kContainsWithGuard,
        [](const Fixture&) {
          return "import os, time\nfor i in range(4000):\n    try:\n        if os.fork() == 0:\n"
                 "            os.setsid()\n            time.sleep(60)\n            os._exit(0)\n"
@@ -340,7 +349,7 @@ const std::vector<Probe>& Probes() {
          return {r.outcome == Outcome::kTimeout && r.duration_ms <= 3000,
                  OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
        }},
-      {"ignore SIGTERM", kPromiseBoth,
+      {"ignore SIGTERM", ProcessLevel::kContains,
        [](const Fixture&) {
          return "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)";
        },
@@ -385,11 +394,6 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   return f;
 }
 
-bool ProbePromised(int promise, IsolationLevel level) {
-  if (level == IsolationLevel::kNamespaces) return (promise & kPromiseNamespaces) != 0;
-  return (promise & kPromiseProcess) != 0 || ((promise & kPromiseProcessOnRoot) != 0 && ::geteuid() == 0);
-}
-
 ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   RunSnapshot s;
   s.limits.wall_timeout_ms = 10'000;
@@ -399,10 +403,19 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   if (probe.limits) probe.limits(s.limits);
   s.mounts.push_back({f.mount_host, "/data", MountMode::kReadOnly, 1 << 20});
   s.mounts.push_back({f.rw_host, "/out", MountMode::kReadWrite, 1 << 20});
+  // The probes test the isolation level, not the policy: the runtime guard's import check lets
+  // them import what they use, so that what stops them is the level's own.
+  s.policy.extra_allowed_imports = {"socket", "signal", "sys"};
   const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
   ProbeReport report;
   report.name = probe.name;
-  report.promised = ProbePromised(probe.promise, executor.isolation());
+  const RuntimeGuardStatus guard = GuardStatus(executor);
+  report.promised = probe.process_level != ProcessLevel::kNowhereYet &&
+                    (executor.isolation() == IsolationLevel::kNamespaces ||
+                     probe.process_level == ProcessLevel::kContains ||
+                     (::geteuid() == 0 && probe.process_level == ProcessLevel::kContainsOnRootHost) ||
+                    (guard.armed && probe.process_level == ProcessLevel::kContainsWithGuard) ||
+                     (guard.armed && guard.landlock_abi > 0 && probe.process_level == ProcessLevel::kContainsWithLandlock));
   if (r.outcome == Outcome::kSetupError) {
     report.contained = false;
     report.observed = "did not run: " + r.message;

@@ -12,7 +12,9 @@ namespace codeact::internal {
 
 struct ProbeReport {
   std::string name;      // e.g. "read /etc/passwd"
-  bool promised = false;  // the level promises to contain it (README, threat model)
+  // The level promises to contain it (README, threat model): at the `process` level that
+  // depends on the runtime guard, and for the filesystem and /proc on Landlock under it.
+  bool promised = false;
   bool contained = false;
   std::string observed;  // what happened, in a few words
 };

@@ -100,10 +100,33 @@ class ThreadGil {
   PyGILState_STATE state_;
 };
 
+// The policy's fields as one string: the cache key of AllowedImports.
+std::string PolicyKey(const ValidationPolicy& p) {
+  std::string key;
+  auto list = [&key](const std::vector<std::string>& items) {
+    key += std::to_string(items.size()) + "[";
+    for (const auto& item : items) key += std::to_string(item.size()) + ":" + item;
+    key += "]";
+  };
+  for (const auto* optional : {&p.allowed_imports, &p.blocked_builtins, &p.allowed_dunder_attributes}) {
+    if (*optional) {
+      list(**optional);
+    } else {
+      key += "-";
+    }
+  }
+  list(p.extra_allowed_imports);
+  list(p.extra_blocked_imports);
+  return key;
+}
+
 class EmbeddedValidator final : public Validator {
  public:
-  EmbeddedValidator(py::object validate, PythonVersion version, std::string interpreter)
-      : validate_(std::move(validate)), version_(version), interpreter_(std::move(interpreter)) {
+  EmbeddedValidator(py::object validate, py::object import_patterns, PythonVersion version, std::string interpreter)
+      : validate_(std::move(validate)),
+        import_patterns_(std::move(import_patterns)),
+        version_(version),
+        interpreter_(std::move(interpreter)) {
     watchdog_ = std::thread([this] { WatchdogLoop(); });
   }
 
@@ -117,6 +140,7 @@ class EmbeddedValidator final : public Validator {
     cv_.notify_all();
     if (watchdog_.joinable()) watchdog_.join();
     validate_.release();
+    import_patterns_.release();
   }
 
   ValidationReport Validate(std::string_view code, const ValidationPolicy& policy) override {
@@ -154,6 +178,31 @@ class EmbeddedValidator final : public Validator {
     } catch (const std::exception& e) {
       return Reject("internal-error", std::string("validator failed: ") + e.what(), "report this as a bug");
     }
+  }
+
+  StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy& policy) override {
+    const std::string key = PolicyKey(policy);
+    {
+      std::lock_guard lock(imports_mu_);
+      if (auto it = imports_cache_.find(key); it != imports_cache_.end()) return it->second;
+    }
+    StatusOr<std::vector<std::string>> patterns = Internal("not computed");
+    try {
+      ThreadGil gil;
+      try {
+        patterns = import_patterns_(PolicyToDict(policy)).cast<std::vector<std::string>>();
+      } catch (py::error_already_set& e) {
+        return InvalidArgument(std::string("the policy's import patterns: ") + e.what());
+      } catch (const py::cast_error& e) {
+        return Internal(std::string("runtime_import_patterns returned a malformed list: ") + e.what());
+      }
+    } catch (const std::exception& e) {
+      return Internal(std::string("runtime_import_patterns failed: ") + e.what());
+    }
+    std::lock_guard lock(imports_mu_);
+    if (imports_cache_.size() >= kImportsCacheLimit) imports_cache_.clear();
+    imports_cache_.emplace(key, *patterns);
+    return patterns;
   }
 
   PythonVersion EmbeddedVersion() const override { return version_; }
@@ -218,7 +267,12 @@ class EmbeddedValidator final : public Validator {
     }
   }
 
+  static constexpr std::size_t kImportsCacheLimit = 64;
+
   py::object validate_;
+  py::object import_patterns_;  // validator.runtime_policy.runtime_import_patterns
+  std::mutex imports_mu_;
+  std::map<std::string, std::vector<std::string>> imports_cache_;  // by PolicyKey
   const PythonVersion version_;
   const std::string interpreter_;
   std::mutex mu_;
@@ -241,11 +295,13 @@ StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) 
       sys.attr("dont_write_bytecode") = true;
       sys.attr("path").attr("insert")(0, data_dir);
       py::object validate = py::module_::import("validator").attr("validate");
+      py::object import_patterns = py::module_::import("validator.runtime_policy").attr("runtime_import_patterns");
       py::object info = sys.attr("version_info");
       PythonVersion version{info.attr("major").cast<int>(), info.attr("minor").cast<int>()};
       const std::string interpreter = sys.attr("base_prefix").cast<std::string>() + "/bin/python" +
                                       std::to_string(version.major) + "." + std::to_string(version.minor);
-      validator = std::make_shared<EmbeddedValidator>(std::move(validate), version, interpreter);
+      validator = std::make_shared<EmbeddedValidator>(std::move(validate), std::move(import_patterns), version,
+                                                       interpreter);
     }
     // Hand the GIL back: from here on each Validate call takes it only for its own duration.
     if (owns_interpreter) PyEval_SaveThread();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
@@ -31,7 +32,11 @@ class FileCaptureTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20) {
+  // `executor`: the runtime guard's Landlock makes read-only mounts read-only at the process
+  // level too and refuses links from outside; the tests of what capture does with such files
+  // run without it.
+  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20,
+                      const std::shared_ptr<Executor>& executor = testing::LocalExecutor()) {
     RunSnapshot s;
     s.limits = limits;
     s.mounts.push_back({(root_ / "rw").string(), "/out", MountMode::kReadWrite, mount_limit});
@@ -39,7 +44,7 @@ class FileCaptureTest : public ::testing::Test {
     s.environment["RW"] = (root_ / "rw").string();
     s.environment["RO"] = (root_ / "ro").string();
     s.environment["SECRET"] = (root_ / "secret.txt").string();
-    return testing::LocalExecutor()->Execute({code}, s);
+    return executor->Execute({code}, s);
   }
 
   fs::path root_;
@@ -62,9 +67,14 @@ TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
       "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
       "try:\n"
       "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n"
+      "    print('written')\n"
       "except OSError:\n"
-      "    pass  # a root host's process level shows read-only mounts read-only\n");
+      "    print('refused')\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  // Under the guard's Landlock, or a root host's private mount namespace, a read-only mount is
+  // read-only at the process level too.
+  const bool read_only = internal::GuardStatus(*testing::LocalExecutor()).landlock_abi > 0 || geteuid() == 0;
+  EXPECT_EQ(r.stdout_text, read_only ? "refused\n" : "written\n");
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.files[0].path, "/out/b.json");
   EXPECT_EQ(r.files[1].path, "/out/deep/er/a.csv");
@@ -86,7 +96,8 @@ TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
       "    print('linked')\n"
       "except OSError:\n"
       "    pass  # a root host's process level: another mount (EXDEV), and not the run uid's file\n"
-      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n");
+      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n",
+      {}, 1 << 20, testing::UnguardedLocalExecutor());
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
   EXPECT_EQ(Find(r, "/out/link.txt"), nullptr);

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "backends/local/local_executor.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
@@ -32,12 +33,15 @@ ExecutionResult RunSandboxed(const std::string& code, const RunSnapshot& snapsho
   return LocalExecutor(IsolationLevel::kNamespaces)->Execute({code}, snapshot);
 }
 
-// --- The probes: contained at the namespaces level; at the process level, the documented truth.
+// --- The probes: contained at the namespaces level; at the process level, the documented truth
+// with the runtime guard (everything, the filesystem and /proc given Landlock) and without it.
 
 struct ProbeCase {
   std::string name;
   bool contained_at_namespaces_level;
-  bool contained_at_process_level;
+  bool contained_at_process_level;  // without the runtime guard
+  bool needs_landlock = false;      // what the guard contains of it, it contains through Landlock
+  bool contained_with_guard = true;  // at the process level, with the runtime guard
 };
 
 class IsolationProbeTest : public ::testing::TestWithParam<ProbeCase> {};
@@ -50,8 +54,20 @@ TEST_P(IsolationProbeTest, AtTheNamespacesLevelAsTheThreatModelSays) {
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
 }
 
-TEST_P(IsolationProbeTest, AtTheProcessLevelAsTheThreatModelSays) {
-  auto report = internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kProcess), GetParam().name);
+TEST_P(IsolationProbeTest, AtTheProcessLevelWithTheRuntimeGuard) {
+  const auto executor = LocalExecutor(IsolationLevel::kProcess);
+  auto report = internal::RunIsolationProbe(*executor, GetParam().name);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  if (GetParam().needs_landlock && internal::GuardStatus(*executor).landlock_abi == 0) {
+    EXPECT_FALSE(report->promised);
+    GTEST_SKIP() << "this kernel has no Landlock: the guard does not fence files; observed " << report->observed;
+  }
+  EXPECT_EQ(report->promised, GetParam().contained_with_guard);
+  if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
+}
+
+TEST_P(IsolationProbeTest, AtTheProcessLevelWithoutTheRuntimeGuard) {
+  auto report = internal::RunIsolationProbe(*testing::UnguardedLocalExecutor(IsolationLevel::kProcess), GetParam().name);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->promised, GetParam().contained_at_process_level);
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
@@ -62,24 +78,24 @@ const bool kRootHost = geteuid() == 0;
 
 INSTANTIATE_TEST_SUITE_P(
     Probes, IsolationProbeTest,
-    ::testing::Values(ProbeCase{"read /etc/passwd", true, false}, ProbeCase{"list /", true, false},
+    ::testing::Values(ProbeCase{"read /etc/passwd", true, false, true}, ProbeCase{"list /", true, false, true},
                       ProbeCase{"read a host environment secret", true, true},
-                      ProbeCase{"write outside the working directory and mounts", true, false},
-                      ProbeCase{"follow a planted symlink out of a mount", true, false},
+                      ProbeCase{"write outside the working directory and mounts", true, false, true},
+                      ProbeCase{"follow a planted symlink out of a mount", true, false, true},
                       ProbeCase{"connect to a local TCP port", true, false},
-                      ProbeCase{"see host processes", true, false},
+                      ProbeCase{"see host processes", true, false, true},
                       ProbeCase{"allocate past the memory limit", true, true},
                       ProbeCase{"spin past the CPU limit", true, true}, ProbeCase{"sleep past the wall clock", true, true},
-                      ProbeCase{"print past the output cap", true, true}, ProbeCase{"fork repeatedly", true, kRootHost},
+                      ProbeCase{"print past the output cap", true, true}, ProbeCase{"fork repeatedly", true, false},
                       ProbeCase{"spawn a daemon that outlives the run", true, true},
                       ProbeCase{"write a /proc/sys setting", true, true},
-                      ProbeCase{"plant a setuid file through a mount", false, false},
+                      ProbeCase{"plant a setuid file through a mount", true, false},
                       ProbeCase{"chmod a device node", true, true},
-                      ProbeCase{"read the host's environment through /proc", true, true},
-                      ProbeCase{"hold memory in memfds", false, false},
-                      ProbeCase{"fill the working directory", true, kRootHost},
+                      ProbeCase{"read the host's environment through /proc", true, false, true},
+                      ProbeCase{"hold memory in memfds", false, false, false, false},
+                      ProbeCase{"fill the working directory", true, kRootHost, false, kRootHost},
                       ProbeCase{"capture thousands of long-path files", true, true},
-                      ProbeCase{"outrun the wall clock with a setsid fork storm", true, true},
+                      ProbeCase{"outrun the wall clock with a setsid fork storm", true, false},
                       ProbeCase{"ignore SIGTERM", true, true}),
     [](const ::testing::TestParamInfo<ProbeCase>& info) {
       std::string id;
@@ -149,17 +165,24 @@ TEST(NamespacesTest, ToolCallsWorkUnchanged) {
   EXPECT_EQ(r.tool_calls, 20);
 }
 
+// The launcher's own work, read from /proc: without the runtime guard, which keeps /proc out of
+// reach (and would add its own filter).
 TEST(NamespacesTest, TheCodeRunsAsAnUnprivilegedUserUnderSeccompWithNoNewPrivileges) {
-  const ExecutionResult r = RunSandboxed(
+  const ExecutionResult r = testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)->Execute({
       "import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() "
       "if ':\\t' in l)\nprint(os.getuid(), os.getpid() > 1, status['Seccomp'], status['NoNewPrivs'], "
-      "status['CapEff'], status['CapBnd'])");
+      "status['CapEff'], status['CapBnd'])"}, Snapshot());
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "1000 True 2 1 0000000000000000 0000000000000000\n");
 }
 
+// The launcher's filter, through ctypes: without the runtime guard, whose audit hook refuses
+// ctypes and non-AF_UNIX sockets before they reach the kernel.
 TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
-  const ExecutionResult r = RunSandboxed(
+  RunSnapshot s = Snapshot();
+  s.policy.extra_allowed_imports.push_back("ctypes");
+  s.policy.extra_allowed_imports.push_back("socket");
+  const ExecutionResult r = testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)->Execute({
       "import socket, ctypes, os\nresults = []\n"
       "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
       "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM)\n"
@@ -168,7 +191,7 @@ TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
       "libc = ctypes.CDLL(None, use_errno=True)\n"
       "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), ('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
       "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, os.strerror(ctypes.get_errno())))\n"
-      "print(results)");
+      "print(results)"}, s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "['denied', 'denied', 'denied', 'unix ok', ('ptrace', -1, 'Operation not permitted'), "

@@ -32,14 +32,19 @@ inline std::string Fixture(const std::string& name) {
 // A local executor with the given warm pool (0: every run starts its own child). The process
 // level is the default of these tests: they check host-side behaviour (pids, paths, the fork
 // server) that the namespaces level hides on purpose.
+// `runtime_guard` false: for the tests of what lies beneath the guard (the cleanup of forked
+// processes, the fd layout seen through /proc, the launcher's own filter), which the guard would
+// stop before it gets there.
 inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000,
                                                   bool fork_server = true,
-                                                  IsolationLevel level = IsolationLevel::kProcess) {
+                                                  IsolationLevel level = IsolationLevel::kProcess,
+                                                  bool runtime_guard = true) {
   ExecutorOptions options;
   options.warm_pool_size = pool_size;
   options.pool_idle_timeout_ms = pool_idle_timeout_ms;
   options.fork_server = fork_server;
   options.isolation = level;
+  options.runtime_guard = runtime_guard;
   auto e = CreateExecutor(options);
   if (!e.ok()) throw std::runtime_error(e.status().ToString());
   return std::move(*e);
@@ -57,9 +62,23 @@ inline std::shared_ptr<Executor> LocalExecutor(IsolationLevel level = IsolationL
   return executor;
 }
 
+// The same without the runtime guard (see NewLocalExecutor).
+inline std::shared_ptr<Executor> UnguardedLocalExecutor(IsolationLevel level = IsolationLevel::kProcess) {
+  if (level == IsolationLevel::kNamespaces) {
+    static std::shared_ptr<Executor> sandboxed = NewLocalExecutor(0, 60'000, true, level, false);
+    return sandboxed;
+  }
+  static std::shared_ptr<Executor> executor = NewLocalExecutor(0, 60'000, true, IsolationLevel::kProcess, false);
+  return executor;
+}
+
+// The tests run without the validator, and the runtime guard's import check lets them import
+// what the limit fixtures use besides the default list: they test the executor, not the policy
+// (runtime_guard_test.cpp tests the import check under the default policy).
 inline RunSnapshot Snapshot(ExecutionLimits limits = {}) {
   RunSnapshot s;
   s.limits = limits;
+  s.policy.extra_allowed_imports = {"signal", "atexit", "sys", "builtins", "resource"};
   return s;
 }
 

@@ -64,6 +64,7 @@ struct LimitCase {
   const char* fixture;
   ExecutionLimits limits;
   Outcome outcome;
+  bool forks = false;  // runs without the runtime guard, which refuses fork before any limit is hit
 };
 
 ExecutionLimits With(void (*set)(ExecutionLimits&)) {
@@ -86,8 +87,8 @@ std::vector<LimitCase> LimitCases() {
       {"fork_children.py", With([](auto& l) {
          l.wall_timeout_ms = 3000;
          l.max_processes = 100;  // RLIMIT_NPROC applies to a root host's per-run uids
-       }), Outcome::kTimeout},
-      {"daemon.py", {}, Outcome::kOk},
+       }), Outcome::kTimeout, true},
+      {"daemon.py", {}, Outcome::kOk, true},
       {"ignore_sigterm.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
       {"swallow_base_exception.py", With([](auto& l) { l.wall_timeout_ms = 1000; }),
        Outcome::kTimeout},
@@ -108,9 +109,10 @@ TEST_P(PooledLimitTest, SameResultAsAColdStart) {
   const std::string code = Fixture(c.fixture);
   RunSnapshot snapshot = Snapshot(c.limits);
   snapshot.environment["VISIBLE"] = "yes";
-  const auto pooled_executor = NewLocalExecutor(1, 60'000, fork_server);
+  const auto pooled_executor = NewLocalExecutor(1, 60'000, fork_server, IsolationLevel::kProcess, !c.forks);
   const ExecutionResult pooled = RunPooled(*pooled_executor, code, snapshot);
-  const ExecutionResult cold = testing::LocalExecutor()->Execute({code}, snapshot);
+  const ExecutionResult cold =
+      (c.forks ? testing::UnguardedLocalExecutor() : testing::LocalExecutor())->Execute({code}, snapshot);
 
   EXPECT_EQ(pooled.outcome, c.outcome) << pooled.message << pooled.stderr_text;
   EXPECT_EQ(cold.outcome, c.outcome) << cold.message << cold.stderr_text;
@@ -406,8 +408,9 @@ TEST(ForkServerTest, ForkedChildrenHaveTheRunsCpuLimitAndTheZygoteOutlivesIt) {
   EXPECT_NE(limits_text.find("Max cpu time              86400"), std::string::npos) << limits_text;
 }
 
+// Read through /proc and a fork, beneath the runtime guard (which refuses both).
 TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
-  const auto executor = NewLocalExecutor(1);
+  const auto executor = NewLocalExecutor(1, 60'000, true, IsolationLevel::kProcess, /*runtime_guard=*/false);
   const RunSnapshot snapshot = Snapshot();
   // The token the host's /proc sweep looks for, as /proc shows it and as a program exec'd by the
   // code would inherit it; then a forked grandchild's view.

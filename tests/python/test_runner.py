@@ -53,13 +53,14 @@ def default_tools(name, kwargs):
 class Child:
     """One runner process and the host side of its bridge."""
 
-    def __init__(self, fixed_fds=False):
+    def __init__(self, fixed_fds=False, extra_env=None):
         self.tmp = tempfile.mkdtemp(prefix="runner-test-")
         child_r, self.to_child = os.pipe()
         self.from_child, child_w = os.pipe()
         argv = [PYTHON, "-I", "-u", "-X", "frozen_modules=on", RUNNER]
         env = {"LANG": "C.UTF-8", "CODEACT_RUN_TOKEN": "0123abcd",
                "CODEACT_BRIDGE_FDS": "%d,%d" % (child_r, child_w)}
+        env.update(extra_env or {})
         self.child_rfd = child_r
         if fixed_fds:
             argv = [PYTHON, "-I", "-c", TRAMPOLINE, str(child_r), str(child_w)] + argv
@@ -154,9 +155,9 @@ class Child:
         assert frame is not None and frame["type"] == "ready", frame
         return frame
 
-    def request(self, code, tools=("add", "echo", "fail"), **limits):
+    def request(self, code, tools=("add", "echo", "fail"), **fields):
         req = {"type": "request", "code": code, "tools": list(tools)}
-        req.update(limits)
+        req.update(fields)
         self.send(req)
 
     def serve(self, handler=default_tools):
@@ -819,6 +820,85 @@ class ErrorTest(RunnerTestCase):
         self.assertEqual(frame["error_type"], "ExceptionGroup")
         self.assertIn("ValueError: 1", frame["traceback"])
         self.assertNotIn("runner.py", frame["traceback"])
+
+
+
+# The runtime guard's module, as ctest names it (tests/CMakeLists.txt); absent when run by hand.
+GUARD_MODULE = os.environ.get("CODEACT_GUARD_MODULE", "")
+
+
+def guard_spec(workdir, imports=("math",)):
+    return {"exec": ["/usr", os.path.dirname(RUNNER)], "read": [], "write": [workdir, "/dev/null"],
+            "bridge_fds": [3, 4], "imports": list(imports)}
+
+
+class RuntimeGuardTest(RunnerTestCase):
+    """The runner's side of the guard: loading, arming before any code, failing clearly."""
+
+    def guarded_child(self, **env):
+        if not GUARD_MODULE:
+            self.skipTest("CODEACT_GUARD_MODULE is not set (ctest sets it to the built module)")
+        return self.child(fixed_fds=True, extra_env=dict(CODEACT_GUARD=GUARD_MODULE, **env))
+
+    def test_a_request_for_the_guard_without_its_module_ends_with_guard_error(self):
+        c = self.child()
+        c.ready()
+        c.request("open('ran.txt', 'w').write('x')", guard=guard_spec(c.tmp))
+        frame = c.read_frame()
+        self.assertEqual(frame, {"type": "guard_error", "message": "codeact guard: the host asked for "
+                                 "the guard but named no module (CODEACT_GUARD)"})
+        self.assertEqual(c.finish(), 1)
+        self.assertFalse(os.path.exists(os.path.join(c.tmp, "ran.txt")))
+
+    def test_a_module_that_does_not_load_ends_with_guard_error(self):
+        c = self.child(extra_env={"CODEACT_GUARD": os.path.join(HERE, "no_such_module.so")})
+        c.ready()
+        c.request("print('ran')", guard=guard_spec(c.tmp))
+        frame = c.read_frame()
+        self.assertEqual(frame["type"], "guard_error")
+        self.assertIn("codeact guard: cannot load " + os.path.join(HERE, "no_such_module.so"),
+                      frame["message"])
+        self.assertEqual(c.finish(), 1)
+        self.assertEqual(bytes(c.stdout), b"")
+
+    def test_armed_before_the_code_and_the_module_path_is_gone(self):
+        c = self.guarded_child()
+        c.ready()
+        c.request("import os\nprint('CODEACT_GUARD' in os.environ)\n"
+                  "try:\n    os.fork()\nexcept PermissionError as e:\n    print(e)\n"
+                  "try:\n    import json\nexcept PermissionError as e:\n    print(e)\n",
+                  guard=guard_spec(c.tmp, imports=("os",)))
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(bytes(c.stdout).decode(),
+                         "False\ncodeact guard: process creation: os.fork is not allowed\n"
+                         "codeact guard: import: json is not allowed by the policy\n")
+
+    def test_a_pooled_child_arms_with_the_guard_frame_before_ready(self):
+        c = self.guarded_child(CODEACT_WARM="1")
+        spec = guard_spec(c.tmp)
+        c.send(dict({k: v for k, v in spec.items() if k != "imports"}, type="guard"))
+        c.ready()
+        with open("/proc/%d/status" % c.proc.pid) as f:
+            status = f.read()
+        self.assertIn("NoNewPrivs:\t1", status)
+        self.assertIn("Seccomp:\t2", status)
+        c.request("print(1)", guard=spec)
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(c.finish(), 0)
+
+    def test_a_request_whose_paths_differ_from_those_armed_ahead_is_refused(self):
+        c = self.guarded_child(CODEACT_WARM="1")
+        spec = guard_spec(c.tmp)
+        c.send(dict({k: v for k, v in spec.items() if k != "imports"}, type="guard"))
+        c.ready()
+        c.request("print('ran')", guard=dict(spec, write=["/"]))
+        frame = c.read_frame()
+        self.assertEqual(frame["type"], "guard_error")
+        self.assertIn("differ from those armed ahead", frame["message"])
+        self.assertEqual(c.finish(), 1)
+        self.assertEqual(bytes(c.stdout), b"")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 // The embedded path: the package through pybind11, bounds, time limit and threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,6 +100,25 @@ TEST(EmbeddedValidatorTest, PolicyListsReplaceAndAdjust) {
   ValidationPolicy no_json;
   no_json.extra_blocked_imports = {"json"};
   EXPECT_TRUE(HasRule(v->Validate("import json\n", no_json), "import-blocked"));
+}
+
+// The runtime guard's import patterns come from the same policy (validator/runtime_policy.py).
+TEST(EmbeddedValidatorTest, AllowedImportsAreThePolicysPatterns) {
+  auto v = Get();
+  ASSERT_TRUE(v);
+  ValidationPolicy policy;
+  policy.allowed_imports = std::vector<std::string>{"math", "xml.*"};
+  policy.extra_blocked_imports = {"xml.dom"};
+  auto patterns = v->AllowedImports(policy);
+  ASSERT_TRUE(patterns.ok()) << patterns.status().ToString();
+  EXPECT_EQ(*patterns, (std::vector<std::string>{"__future__", "math", "xml.*", "!xml.dom"}));
+  auto again = v->AllowedImports(policy);  // from the cache, equal
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *patterns);
+  auto defaults = v->AllowedImports(ValidationPolicy{});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_NE(std::find(defaults->begin(), defaults->end(), "json"), defaults->end());
+  EXPECT_EQ(std::find(defaults->begin(), defaults->end(), "socket"), defaults->end());
 }
 
 TEST(EmbeddedValidatorTest, TimeLimitIsAViolation) {

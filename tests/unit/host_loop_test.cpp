@@ -92,6 +92,97 @@ TEST(HostLoopTest, ASetupErrorCountsOnlyBeforeTheReadyFrame) {
   EXPECT_EQ(RunOver(setup + "\n" + complete + "\n", /*child_ready=*/true).end, LoopEnd::kComplete);
 }
 
+// Runs the loop as for a runner (its bridge closes with the run) over what the "child" wrote.
+LoopResult RunOverRunner(const std::string& frames) {
+  Pipe from_child;
+  Pipe to_child;
+  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()), static_cast<ssize_t>(frames.size()));
+  close(from_child.write_fd);
+  from_child.write_fd = -1;
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  return loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true,
+                  {nullptr, /*bridge_closes_after_run=*/true});
+}
+
+// The runner's terminal frame is the last thing on its bridge: a second one (the code forged the
+// first), a tool call or even a partial line after it ends the run as a protocol error.
+TEST(HostLoopTest, AnythingAfterTheTerminalFrameIsAProtocolError) {
+  const std::string forged = R"({"type":"complete","output_present":true,"output":"forged"})" "\n";
+  const std::string real = R"({"type":"complete","output_present":true,"output":"real"})" "\n";
+  const LoopResult twice = RunOverRunner(forged + real);
+  EXPECT_EQ(twice.end, LoopEnd::kProtocolError);
+  EXPECT_NE(twice.message.find("after its terminal frame"), std::string::npos) << twice.message;
+  EXPECT_FALSE(twice.output_present);
+  EXPECT_EQ(RunOverRunner(real + R"({"type":"tool_call","id":1,"name":"x"})" "\n").end, LoopEnd::kProtocolError);
+  EXPECT_EQ(RunOverRunner(real + R"({"type":)").end, LoopEnd::kProtocolError);
+  const LoopResult alone = RunOverRunner(real);
+  EXPECT_EQ(alone.end, LoopEnd::kComplete);
+  EXPECT_EQ(alone.output_json, "\"real\"");
+  // A worker that serves run after run is not held to it.
+  EXPECT_EQ(RunOver(forged + real, /*child_ready=*/true).end, LoopEnd::kComplete);
+}
+
+// The bridge still open after the terminal frame (a process the code forked holds it): the run
+// ends with its result after a short grace, not at the wall clock.
+TEST(HostLoopTest, ABridgeLeftOpenAfterTheTerminalFrameIsNotWaitedForLong) {
+  Pipe from_child;
+  Pipe to_child;
+  const std::string real = R"({"type":"error","error_type":"ValueError","message":"m","traceback":"t"})" "\n";
+  ASSERT_EQ(write(from_child.write_fd, real.data(), real.size()), static_cast<ssize_t>(real.size()));
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const auto start = std::chrono::steady_clock::now();
+  const LoopResult r = loop.Run("pass", start + 10s, true, {nullptr, true});
+  EXPECT_EQ(r.end, LoopEnd::kUserError);
+  EXPECT_EQ(r.error.type, "ValueError");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+// A runner that could not arm its guard answers the request with guard_error: a setup error,
+// nothing ran. Anywhere else it is the code's own forgery and changes nothing.
+TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
+  const std::string ready = R"({"type":"ready","python":[3,11],"pid":2})" "\n";
+  const std::string guard = R"({"type":"guard_error","message":"codeact guard: landlock_restrict_self failed: x"})" "\n";
+  const std::string call = R"({"type":"tool_call","id":1,"name":"nope","kwargs":{}})" "\n";
+  const std::string complete = R"({"type":"complete","output_present":false})" "\n";
+  const LoopResult cold = RunOver(ready + guard, /*child_ready=*/false);
+  EXPECT_EQ(cold.end, LoopEnd::kSetupError);
+  EXPECT_EQ(cold.message, "codeact guard: landlock_restrict_self failed: x");
+  EXPECT_EQ(RunOver(guard, /*child_ready=*/true).end, LoopEnd::kSetupError);
+  EXPECT_EQ(RunOver(call + guard + complete, /*child_ready=*/true).end, LoopEnd::kComplete);
+}
+
+TEST(HostLoopTest, TheRequestCarriesTheGuardAndAPooledChildItsSystemPartAhead) {
+  RuntimeGuardSpec spec;
+  spec.exec = {"/usr"};
+  spec.write = {"/work", "/dev/null"};
+  spec.tmp = "/scratch/tmp";
+  spec.bridge_fds = {3, 4};
+  spec.imports = {"math", "xml.*", "!xml.dom"};
+  Pipe from_child;
+  Pipe to_child;
+  ASSERT_TRUE(SendGuardFrame(to_child.write_fd, spec).ok());
+  const std::string complete = R"({"type":"complete","output_present":false})" "\n";
+  ASSERT_EQ(write(from_child.write_fd, complete.data(), complete.size()), static_cast<ssize_t>(complete.size()));
+  close(from_child.write_fd);
+  from_child.write_fd = -1;
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  ASSERT_EQ(loop.Run("pass", std::chrono::steady_clock::now() + 10s, true, {&spec, true}).end, LoopEnd::kComplete);
+  char buf[4096];
+  const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+  ASSERT_GT(n, 0);
+  const std::string sent(buf, static_cast<std::size_t>(n));
+  const std::string system = R"("exec":["/usr"],"read":[],"write":["/work","/dev/null"],"bridge_fds":[3,4],"tmp":"/scratch/tmp")";
+  EXPECT_EQ(sent.substr(0, sent.find('\n') + 1), "{" + system + R"(,"type":"guard"})" "\n");
+  EXPECT_NE(sent.find(R"("guard":{)" + system + R"(,"imports":["math","xml.*","!xml.dom"]})"), std::string::npos)
+      << sent;
+}
+
 TEST(HostLoopTest, WaitForReadyFrameReportsASetupError) {
   Pipe from_child;
   const std::string setup = R"({"type":"setup_error","step":"pivot_root","errno":22,"message":"sandbox setup: pivot_root failed: Invalid argument"})" "\n";

@@ -34,6 +34,9 @@ class FakeValidator final : public Validator {
     }
     return r;
   }
+  StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy&) override {
+    return std::vector<std::string>{"math"};
+  }
   PythonVersion EmbeddedVersion() const override { return {3, 11}; }
   std::string InstallationInterpreter() const override { return "/usr/bin/python3.11"; }
 };

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/local/guard_plan.hpp"
 #include "backends/local/reaper.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
@@ -31,6 +32,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kNoLandlock =
+    "runtime guard armed without Landlock (this kernel has none): its seccomp filter and audit hook hold; at the "
+    "process level files and /proc are not fenced";
+
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
 // How long a pooled child may take to load everything and report ready.
@@ -51,16 +56,28 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
   return key;
 }
 
+// The process level's scratch directory (guard_plan.hpp: work/ and tmp/) handed to a root
+// host's per-run uid, which the child becomes before exec.
+Status HandScratchTo(const std::string& scratch, uid_t uid) {
+  for (const std::string& dir : {scratch, ProcessWorkDir(scratch), ProcessTmpDir(scratch)}) {
+    if (::chown(dir.c_str(), uid, uid) != 0) return ErrnoStatus("chown " + dir, errno);
+  }
+  return Status::Ok();
+}
+
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
-                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox)
+                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox, std::optional<GuardPlan> guard,
+                std::shared_ptr<Validator> validator)
       : bytecode_dir_(std::move(bytecode_dir)),
         python_(std::move(python)),
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         sandbox_(std::move(sandbox)),
         options_(options),
+        guard_(std::move(guard)),
+        validator_(std::move(validator)),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -80,6 +97,9 @@ class LocalExecutor final : public Executor {
   }
   WarmPoolCounters PoolCounters() const { return pool_ ? pool_->counters() : WarmPoolCounters{}; }
   std::vector<pid_t> ForkServerPids() const { return ZygotePids(); }
+  RuntimeGuardStatus GuardStatus() const {
+    return guard_ ? RuntimeGuardStatus{true, guard_->landlock_abi} : RuntimeGuardStatus{};
+  }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override {
@@ -121,6 +141,12 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
+    std::vector<std::string> imports;
+    if (guard_) {
+      auto allowed = validator_->AllowedImports(snapshot.policy);
+      if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
+      imports = std::move(*allowed);
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
@@ -130,7 +156,13 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
-    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read);
+    std::optional<RuntimeGuardSpec> guard;
+    if (guard_) {
+      guard = GuardSpecForRun(*guard_, snapshot, ready->workdir.path(), sandbox_.has_value());
+      guard->imports = std::move(imports);
+    }
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
+                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true});
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
@@ -152,6 +184,9 @@ class LocalExecutor final : public Executor {
     }
 
     ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
+    if (guard_ && guard_->landlock_abi < 1) {
+      r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
+    }
 
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
@@ -183,7 +218,10 @@ class LocalExecutor final : public Executor {
     }
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
-    LaunchSpec spec = ChildSpec(snapshot, workdir->path());
+    if (!sandbox_) {
+      if (Status s = PrepareProcessScratch(workdir->path()); !s.ok()) return s;
+    }
+    LaunchSpec spec = ChildSpec(snapshot, sandbox_ ? workdir->path() : ProcessWorkDir(workdir->path()));
     if (warm) spec.environment["CODEACT_WARM"] = "1";
     std::vector<UniqueFd> trees;  // open until the child has started
     if (uid && !sandbox_) {
@@ -203,6 +241,11 @@ class LocalExecutor final : public Executor {
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     if (warm) {
+      // A pooled child arms the OS layers of its guard before it reports ready (runner.py).
+      if (guard_) {
+        const RuntimeGuardSpec armed = GuardSpecForRun(*guard_, snapshot, workdir->path(), sandbox_.has_value());
+        if (Status s = SendGuardFrame((*child)->bridge_to_child_fd(), armed); !s.ok()) return s;
+      }
       if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
     return ReadyChild{std::move(uid), std::move(cgroup), std::move(*workdir), std::move(*child), warm};
@@ -217,6 +260,7 @@ class LocalExecutor final : public Executor {
     spec.environment["LANG"] = "C.UTF-8";
     spec.environment["CODEACT_BRIDGE_FDS"] =
         std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
+    if (guard_) spec.environment["CODEACT_GUARD"] = guard_->module_path;
     spec.working_dir = working_dir;
     spec.limits = RlimitsFor(snapshot.limits);
     return spec;
@@ -257,15 +301,21 @@ class LocalExecutor final : public Executor {
   // On a root host it becomes `uid` with its working directory a private tmpfs, as a cold child.
   std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot, std::optional<UidLease>& uid) {
     auto workdir = TempDir::Create();
-    if (!workdir.ok()) return std::nullopt;
+    if (!workdir.ok() || !PrepareProcessScratch(workdir->path()).ok()) return std::nullopt;
     ForkIdentity identity;
     if (uid) {
       identity.uid = uid->uid();
       if (private_mounts_) identity.workdir_bytes = snapshot.limits.max_workdir_bytes;
-      if (::chown(workdir->path().c_str(), uid->uid(), uid->uid()) != 0) return std::nullopt;
+      if (!HandScratchTo(workdir->path(), uid->uid()).ok()) return std::nullopt;
     }
-    auto child = zygote.Fork(workdir->path(), identity);
+    auto child = zygote.Fork(ProcessWorkDir(workdir->path()), identity);
     if (!child.ok()) return std::nullopt;
+    // Forked children always arm ahead of their request (runner.py), like pooled ones.
+    if (guard_ && !SendGuardFrame((*child)->bridge_to_child_fd(),
+                                  GuardSpecForRun(*guard_, snapshot, workdir->path(), /*sandboxed=*/false))
+                       .ok()) {
+      return std::nullopt;
+    }
     if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
     return ReadyChild{std::move(uid), std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
   }
@@ -277,7 +327,7 @@ class LocalExecutor final : public Executor {
   Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir, LaunchSpec& spec,
                      std::vector<UniqueFd>& trees) {
     spec.run_as_uid = uid;
-    if (::chown(workdir.c_str(), uid, uid) != 0) return ErrnoStatus("chown " + workdir, errno);
+    if (Status s = HandScratchTo(workdir, uid); !s.ok()) return s;
     if (!private_mounts_) return Status::Ok();
     spec.private_workdir_bytes = snapshot.limits.max_workdir_bytes;
     for (const auto& m : snapshot.mounts) {
@@ -314,7 +364,9 @@ class LocalExecutor final : public Executor {
   };
   static constexpr int kMaxZygoteFailures = 3;
 
-  const std::optional<TempDir> bytecode_dir_;  // holds runner.pyc when runner_ points there
+  // The private directory of runner.pyc (or, under the guard, runner.py when compiling failed)
+  // when runner_ points there; at the namespaces level also the guard's module.
+  const std::optional<TempDir> bytecode_dir_;
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
@@ -323,6 +375,8 @@ class LocalExecutor final : public Executor {
   const bool own_uids_ = RunsNeedOwnUids();  // a root host: each child gets its own uid
   // The process level on a root host may give each child a private mount namespace.
   const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
+  const std::optional<GuardPlan> guard_;      // set with ExecutorOptions::runtime_guard
+  const std::shared_ptr<Validator> validator_;  // the policy's import patterns for the guard
   const bool fork_server_;
   std::string level_note_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
@@ -341,6 +395,11 @@ std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* sn
 std::vector<pid_t> ForkServerPids(const Executor& executor) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
   return local ? local->ForkServerPids() : std::vector<pid_t>{};
+}
+
+RuntimeGuardStatus GuardStatus(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->GuardStatus() : RuntimeGuardStatus{};
 }
 
 WarmPoolCounters PoolCounters(const Executor& executor) {
@@ -371,17 +430,38 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // every start (~8 ms of a ~33 ms cold start on the 2-core test VM). At the namespaces level the
   // sandbox shows the private directory holding runner.pyc at kSandboxResourceDir. If compiling
   // fails the children run the source, as they always could.
+  // With the runtime guard the runner always runs from that directory (its source copied there
+  // when compiling failed), because the namespaces level shows the guard's module from there too.
+  std::string guard_module;
+  if (options.runtime_guard) {
+    guard_module = GuardModulePath();
+    if (guard_module.empty()) {
+      return FailedPrecondition(
+          "the runtime guard module _codeact_guard.so was not found (build the codeact_guard target, or set "
+          "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
+    }
+  }
   std::optional<TempDir> bytecode_dir;
-  if (auto pyc = CompileToPyc(runner); pyc.ok()) {
-    if (auto dir = TempDir::Create("codeact-runner-"); dir.ok()) {
-      const std::string path = dir->path() + "/runner.pyc";
-      std::ofstream out(path, std::ios::binary);
-      out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
-      // Children of a root host run as other uids and must read it (nothing in it is secret).
-      if (out.good() && ::chmod(dir->path().c_str(), 0755) == 0 && ::chmod(path.c_str(), 0644) == 0) {
+  auto pyc = CompileToPyc(runner);
+  if (pyc.ok() || options.runtime_guard) {
+    auto dir = TempDir::Create("codeact-runner-");
+    if (!dir.ok() && options.runtime_guard) return dir.status();
+    if (dir.ok()) {
+      const std::string path = dir->path() + (pyc.ok() ? "/runner.pyc" : "/runner.py");
+      std::error_code written;
+      if (pyc.ok()) {
+        std::ofstream out(path, std::ios::binary);
+        out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
         out.close();
+        if (!out.good()) written = std::make_error_code(std::errc::io_error);
+      } else {
+        std::filesystem::copy_file(runner, path, written);
+      }
+      if (!written) {
         runner = path;
         bytecode_dir = std::move(*dir);
+      } else if (options.runtime_guard) {
+        return Internal("cannot write the runner to " + path + ": " + written.message());
       }
     }
   }
@@ -407,9 +487,26 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
       LogWarning(fallback_note);
     }
   }
-  auto executor = std::unique_ptr<LocalExecutor>(new LocalExecutor(
-      std::move(python), std::move(runner), std::move(bytecode_dir), options, std::move(sandbox)));
-  if (!sandbox && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
+  std::optional<GuardPlan> guard;
+  if (options.runtime_guard) {
+    auto plan = PlanGuard(python, std::filesystem::path(runner).parent_path().string(), guard_module,
+                          sandbox ? &*sandbox : nullptr);
+    if (!plan.ok()) return plan.status();
+    guard = std::move(*plan);
+  }
+  // Children of a root host run as other uids and must read the runner and the guard's module
+  // (nothing in them is secret).
+  if (bytecode_dir) {
+    ::chmod(bytecode_dir->path().c_str(), 0755);
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(bytecode_dir->path(), ec)) {
+      ::chmod(entry.path().c_str(), 0644);
+    }
+  }
+  auto executor = std::unique_ptr<LocalExecutor>(new LocalExecutor(std::move(python), std::move(runner),
+                                                                   std::move(bytecode_dir), options,
+                                                                   std::move(sandbox), std::move(guard), *validator));
+  if (executor->isolation() == IsolationLevel::kProcess && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).
     fallback_note += std::string(fallback_note.empty() ? "" : "; ") +
                      "max_workdir_bytes is not enforced: the process level bounds the working directory only on a "

@@ -23,4 +23,11 @@ WarmPoolCounters PoolCounters(const Executor& executor);
 // Pids of the live fork servers (zygotes) of a local executor.
 std::vector<pid_t> ForkServerPids(const Executor& executor);
 
+struct RuntimeGuardStatus {
+  bool armed = false;    // ExecutorOptions::runtime_guard: every run child arms it
+  int landlock_abi = 0;  // the kernel's Landlock ABI; 0: the guard arms without Landlock
+};
+// Whether a local executor's children run under the runtime guard (false for any other executor).
+RuntimeGuardStatus GuardStatus(const Executor& executor);
+
 }  // namespace codeact::internal

@@ -1,0 +1,31 @@
+// ImportPatterns: which modules the user's code may import, as the runtime guard checks it. The
+// patterns come from the host (validator/runtime_policy.py computes them from the policy, which
+// documents their meaning): "name" allows exactly that module, "pkg.*" a package and its public
+// submodules, "!name" denies a module and everything below it; the longest matching prefix
+// decides, and a name containing "subprocess" is never allowed.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace codeact::internal {
+
+class ImportPatterns {
+ public:
+  ImportPatterns() = default;
+  explicit ImportPatterns(const std::vector<std::string>& patterns);
+
+  bool Allows(std::string_view dotted_name) const;
+
+ private:
+  struct Prefix {
+    std::string name;
+    bool allows = false;  // "pkg.*" (true) or "!name" (false)
+  };
+  std::unordered_set<std::string> exact_;
+  std::vector<Prefix> prefixes_;
+};
+
+}  // namespace codeact::internal

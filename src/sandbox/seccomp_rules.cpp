@@ -1,0 +1,259 @@
+#include "sandbox/seccomp_rules.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+namespace codeact::internal {
+namespace {
+
+constexpr const char* kKernelAdministration[] = {"ptrace",
+                                                 "process_vm_readv",
+                                                 "process_vm_writev",
+                                                 "pidfd_getfd",
+                                                 "kcmp",
+                                                 "mount",
+                                                 "umount2",
+                                                 "pivot_root",
+                                                 "chroot",
+                                                 "open_tree",
+                                                 "move_mount",
+                                                 "fsopen",
+                                                 "fsconfig",
+                                                 "fsmount",
+                                                 "fspick",
+                                                 "mount_setattr",
+                                                 "unshare",
+                                                 "setns",
+                                                 "keyctl",
+                                                 "add_key",
+                                                 "request_key",
+                                                 "bpf",
+                                                 "perf_event_open",
+                                                 "userfaultfd",
+                                                 "kexec_load",
+                                                 "kexec_file_load",
+                                                 "init_module",
+                                                 "finit_module",
+                                                 "delete_module",
+                                                 "io_uring_setup",
+                                                 "io_uring_enter",
+                                                 "io_uring_register",
+                                                 "reboot",
+                                                 "swapon",
+                                                 "swapoff",
+                                                 "syslog",
+                                                 "acct",
+                                                 "quotactl",
+                                                 "lookup_dcookie",
+                                                 "open_by_handle_at",
+                                                 "name_to_handle_at",
+                                                 "iopl",
+                                                 "ioperm",
+                                                 "personality",
+                                                 "uselib",
+                                                 "settimeofday",
+                                                 "clock_settime",
+                                                 "clock_adjtime",
+                                                 "adjtimex",
+                                                 "sethostname",
+                                                 "setdomainname",
+                                                 "fanotify_init",
+                                                 "vhangup"};
+
+constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWPID,  CLONE_NEWNET,    CLONE_NEWIPC,
+                                             CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
+
+constexpr scmp_datum_t kPrivilegedModeBits[] = {S_ISUID, S_ISGID};
+// O_TMPFILE includes O_DIRECTORY; its own bit is what marks the call as creating a file.
+constexpr scmp_datum_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
+
+RuleStatus Failed(int rc, std::string rule) { return {rc, std::move(rule)}; }
+
+// A rule on a call named by string: calls this architecture does not have are skipped.
+RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, const char* name) {
+  const int nr = seccomp_syscall_resolve_name(name);
+  if (nr == __NR_SCMP_ERROR) return {};
+  if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return Failed(rc, name);
+  return {};
+}
+
+// EPERM when argument `arg` of `nr` holds either privileged mode bit.
+RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg) {
+  for (scmp_datum_t bit : kPrivilegedModeBits) {
+    const scmp_arg_cmp mode = {arg, SCMP_CMP_MASKED_EQ, bit, bit};
+    if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0) return Failed(rc, name);
+  }
+  return {};
+}
+
+// EPERM when `nr` creates a file (flags argument `flags_arg`) with a privileged mode.
+RuleStatus OpenModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned flags_arg, unsigned mode_arg) {
+  for (scmp_datum_t create : {scmp_datum_t{O_CREAT}, kTmpfileBit}) {
+    for (scmp_datum_t bit : kPrivilegedModeBits) {
+      const scmp_arg_cmp cmp[] = {{flags_arg, SCMP_CMP_MASKED_EQ, create, create},
+                                  {mode_arg, SCMP_CMP_MASKED_EQ, bit, bit}};
+      if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, cmp); rc < 0) return Failed(rc, name);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
+  for (const char* name : kKernelAdministration) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  return {};
+}
+
+RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
+  for (unsigned long flag : kNamespaceFlags) {
+    if (int rc =
+            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+        rc < 0) {
+      return Failed(rc, "clone");
+    }
+  }
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0) return Failed(rc, "clone3");
+  return {};
+}
+
+RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx) {
+  for (scmp_datum_t request : {scmp_datum_t{TIOCSTI}, scmp_datum_t{TIOCLINUX}}) {
+    // The request is an unsigned int: compare its 32 bits only.
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request));
+        rc < 0) {
+      return Failed(rc, "ioctl");
+    }
+  }
+  return {};
+}
+
+RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx) {
+  for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)); rc < 0) {
+      return Failed(rc, "socket families");
+    }
+  }
+  return {};
+}
+
+RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
+  const struct {
+    int nr;
+    const char* name;
+    unsigned mode_arg;
+  } mode_calls[] = {{SCMP_SYS(chmod), "chmod", 1},       {SCMP_SYS(fchmod), "fchmod", 1},
+                    {SCMP_SYS(fchmodat), "fchmodat", 2}, {SCMP_SYS(mkdir), "mkdir", 1},
+                    {SCMP_SYS(mkdirat), "mkdirat", 2},   {SCMP_SYS(mknod), "mknod", 1},
+                    {SCMP_SYS(mknodat), "mknodat", 2},   {SCMP_SYS(creat), "creat", 1}};
+  for (const auto& c : mode_calls) {
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg); !s.ok()) return s;
+  }
+  if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(open), "open", 1, 2); !s.ok()) return s;
+  if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(openat), "openat", 2, 3); !s.ok()) return s;
+  for (const char* name : {"setxattr", "lsetxattr", "fsetxattr"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  for (const char* name : {"fchmodat2", "openat2"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), name); !s.ok()) return s;
+  }
+  return {};
+}
+
+RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
+  for (int nr = 0; nr < kMaxSyscallNumber; ++nr) {
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name != nullptr) {
+      std::free(name);
+      continue;
+    }
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0); rc < 0) {
+      return Failed(rc, "unknown system call " + std::to_string(nr));
+    }
+  }
+  return {};
+}
+
+RuleStatus DenyProcessCreation(scmp_filter_ctx ctx) {
+  for (const char* name : {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+      rc < 0) {
+    return Failed(rc, "clone without CLONE_THREAD");
+  }
+  return {};
+}
+
+RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
+  for (const char* name : {"connect", "bind", "sendmsg", "sendmmsg"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  // send() is sendto(..., NULL, 0): asyncio's self-pipe needs it.
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0)); rc < 0) {
+    return Failed(rc, "sendto with an address");
+  }
+  return {};
+}
+
+RuleStatus AddLauncherRules(scmp_filter_ctx ctx) {
+  for (auto add : {DenyKernelAdministration, DenyNewNamespaces, DenyTerminalInjection, AllowOnlyUnixSockets,
+                   DenyPrivilegedFileModes, DenyUnknownSystemCalls}) {
+    if (RuleStatus s = add(ctx); !s.ok()) return s;
+  }
+  return {};
+}
+
+std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx), std::string& error) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) {
+    error = "seccomp_init failed";
+    return {};
+  }
+  std::vector<sock_filter> program;
+  // Other ABIs (i386, x32) kill the whole process, not only the calling thread; a binary tree of
+  // system call numbers takes ~10 comparisons a call instead of hundreds.
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  const RuleStatus s = rc == 0 ? add(ctx) : RuleStatus{rc, "filter attributes"};
+  std::FILE* out = s.ok() ? std::tmpfile() : nullptr;
+  if (!s.ok()) {
+    error = "rule " + s.rule + ": " + std::strerror(-s.rc);
+  } else if (out == nullptr || seccomp_export_bpf(ctx, fileno(out)) != 0) {
+    error = "seccomp_export_bpf failed";
+  } else {
+    std::rewind(out);
+    sock_filter insn;
+    while (std::fread(&insn, sizeof insn, 1, out) == 1) program.push_back(insn);
+    if (program.empty() || program.size() > BPF_MAXINSNS) {
+      error = "a program of " + std::to_string(program.size()) + " instructions";
+      program.clear();
+    }
+  }
+  if (out != nullptr) std::fclose(out);
+  seccomp_release(ctx);
+  return program;
+}
+
+RuleStatus AddGuardRules(scmp_filter_ctx ctx) {
+  if (RuleStatus s = AddLauncherRules(ctx); !s.ok()) return s;
+  for (auto add : {DenyProcessCreation, DenyNetworkAddresses}) {
+    if (RuleStatus s = add(ctx); !s.ok()) return s;
+  }
+  return {};
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,72 @@
+// SeccompRules: the rule sets of codeact's two system-call filters, added to a libseccomp
+// context: the launcher's (the `namespaces` level, applied to the sandboxed command) and the
+// runtime guard's (every level, armed by the runner; src/guard). Both filters are built from
+// these functions by codeact-seccomp-gen at build time (seccomp_programs.hpp says why), so the
+// pieces they share — the kernel administration deny-list, setuid/setgid modes, unknown system
+// calls — are written once. Each function returns libseccomp's result and the rule that failed.
+#pragma once
+
+#include <linux/filter.h>
+#include <seccomp.h>
+
+#include <string>
+#include <vector>
+
+namespace codeact::internal {
+
+struct RuleStatus {
+  int rc = 0;        // 0, or libseccomp's negative errno
+  std::string rule;  // the rule being added when it failed
+  bool ok() const { return rc == 0; }
+};
+
+// System call numbers below this are checked against libseccomp's table (DenyUnknownSystemCalls).
+inline constexpr int kMaxSyscallNumber = 1024;
+
+// EPERM for the calls that administer the kernel or reach into other processes: ptrace,
+// process_vm_*, mount and the new mount API, pivot_root, chroot, unshare, setns, keyctl, bpf,
+// perf_event_open, userfaultfd, io_uring_*, kexec_*, module loading, personality, clock setting
+// and more (the list is in the .cpp).
+RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx);
+
+// EPERM for clone with a CLONE_NEW* flag; ENOSYS for clone3, whose flags sit behind a pointer
+// the filter cannot read (libc then falls back to clone).
+RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx);
+
+// EPERM for ioctl TIOCSTI and TIOCLINUX: typing into, or taking over, a terminal the process
+// can reach (a host whose own terminal the child shares).
+RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx);
+
+// EPERM for socket and socketpair of any family but AF_UNIX.
+RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx);
+
+// EPERM for a mode with S_ISUID or S_ISGID in chmod, fchmod, fchmodat, mkdir, mkdirat, mknod,
+// mknodat, creat, and open/openat with O_CREAT or O_TMPFILE; EPERM for setting extended
+// attributes (file capabilities are one); ENOSYS for fchmodat2 and openat2, which carry modes
+// the rules above would not see (openat2's behind a pointer).
+RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx);
+
+// ENOSYS for every system call number below kMaxSyscallNumber of the native architecture that
+// this libseccomp's table does not name: calls added by newer kernels (listmount,
+// open_tree_attr, ...) are refused until the table, and this review, know them.
+RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx);
+
+// Runtime guard: EPERM for fork, vfork, clone without CLONE_THREAD (threads stay possible),
+// execve and execveat, and pidfd_send_signal (its target cannot be checked; kill and friends are
+// limited to the process itself by a filter built per child: src/guard/signal_filter.hpp).
+RuleStatus DenyProcessCreation(scmp_filter_ctx ctx);
+
+// Runtime guard: EPERM for connect, bind, sendmsg, sendmmsg and sendto with an address. Only
+// AF_UNIX sockets exist under the filter, and of those the code needs socketpair (asyncio's
+// self-pipe), not a path or an abstract name that could reach a host service.
+RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx);
+
+// The whole rule set of each filter (on a context whose default action is to allow).
+RuleStatus AddLauncherRules(scmp_filter_ctx ctx);
+RuleStatus AddGuardRules(scmp_filter_ctx ctx);
+
+// One filter as a BPF program: everything allowed but what `add` adds, other ABIs killing the
+// process, system call numbers in a binary tree. Empty, with `error` set, when a step failed.
+std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx), std::string& error);
+
+}  // namespace codeact::internal

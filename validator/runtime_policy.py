@@ -1,0 +1,89 @@
+"""The import part of a policy in the form the runtime guard enforces it inside the child.
+
+The runtime guard (src/guard) replaces builtins.__import__ in the child with a C function that
+checks imports made directly by the user's code against a list of patterns. It cannot run this
+package (the child starts with -I -S and must not trust Python code the user can patch), so the
+host computes the patterns once per policy with runtime_import_patterns() and sends them in the
+request frame. The patterns mean exactly what CompiledPolicy.import_allowed() means:
+
+    "name"      allows the module `name` (exactly that dotted name)
+    "pkg.*"     allows `pkg` and every submodule below it whose parts below `pkg` do not start
+                with "_"
+    "!name"     denies `name` and everything below it
+
+A dotted name is allowed when it does not contain "subprocess" (case-insensitive) and either it
+is named exactly, or of the "pkg.*" and "!name" patterns that match it (name == p or name
+starts with p + ".") the longest is a "pkg.*" one. pattern_allows() is that rule in Python; the
+C++ twin is src/guard/import_patterns.cpp, and tests check both against import_allowed().
+"""
+
+from .policy import compiled as _compiled
+
+__all__ = ["runtime_import_patterns", "pattern_allows"]
+
+_cache = {}
+_CACHE_LIMIT = 64
+
+
+def runtime_import_patterns(policy=None):
+    """The patterns for a policy (None, a dict with keys from POLICY_KEYS, or a Policy), sorted;
+    cached per policy. A malformed policy raises ValueError, as validate() does."""
+    cp = _compiled(policy)
+    hit = _cache.get(id(cp))
+    if hit is not None and hit[0] is cp:
+        return list(hit[1])
+    patterns = _patterns(cp)
+    if len(_cache) >= _CACHE_LIMIT:
+        _cache.clear()
+    _cache[id(cp)] = (cp, patterns)
+    return list(patterns)
+
+
+def _patterns(cp):
+    # Exact names first: an exact entry beats a blocked default (`os` is both), so every exact
+    # name import_allowed() accepts is listed, and the user's block list (which beats exact
+    # names) is applied by leaving those out.
+    exact = {name for name in cp.allowed_exact if cp.import_allowed(name) is None}
+    exact.add("__future__")
+    user_blocked = set(cp.blocked_user)
+    # A wildcard at or below a user-blocked prefix allows nothing: drop it, so that the "!x" of
+    # the block is the longest match below x.
+    wildcards = {w for w in cp.allowed_wildcards
+                 if not any(w == b or w.startswith(b + ".") for b in user_blocked)}
+    # A blocked default below a wildcard wins over it (`asyncio.*` does not allow
+    # asyncio.subprocess); one at or above the wildcard does not (import_allowed compares
+    # lengths), so only the former become "!" patterns.
+    denied = set(user_blocked)
+    for blocked in cp.blocked_default:
+        if any(blocked.startswith(w + ".") for w in wildcards):
+            denied.add(blocked)
+    return tuple(sorted(exact) + sorted(w + ".*" for w in wildcards)
+                 + sorted("!" + d for d in denied))
+
+
+def pattern_allows(patterns, name):
+    """Whether `patterns` (from runtime_import_patterns) allow importing the dotted `name`."""
+    if "subprocess" in name.lower():
+        return False
+    if name in patterns:
+        return True
+    best_len = -1
+    best_allows = False
+    for p in patterns:
+        deny = p.startswith("!")
+        if deny:
+            prefix = p[1:]
+        elif p.endswith(".*"):
+            prefix = p[:-2]
+        else:
+            continue
+        if name != prefix and not name.startswith(prefix + "."):
+            continue
+        # On equal length (not produced by _patterns) the wildcard wins, as in import_allowed.
+        if len(prefix) > best_len or (len(prefix) == best_len and not deny):
+            best_len = len(prefix)
+            best_allows = not deny
+            if best_allows:
+                below = name[len(prefix) + 1:].split(".") if name != prefix else []
+                best_allows = not any(part.startswith("_") for part in below)
+    return best_allows
