@@ -498,8 +498,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // (nothing in them is secret).
   if (bytecode_dir) {
     ::chmod(bytecode_dir->path().c_str(), 0755);
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(bytecode_dir->path(), ec)) {
+    std::error_code listed;
+    for (const auto& entry : std::filesystem::directory_iterator(bytecode_dir->path(), listed)) {
       ::chmod(entry.path().c_str(), 0644);
     }
   }
