@@ -184,6 +184,7 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     plan.args = spec.args;
     plan.working_dir = spec.working_dir;
     plan.limits = spec.limits;
+    plan.cgroup_procs = spec.cgroup_procs;
     std::vector<std::string> environment;
     environment.reserve(spec.environment.size() + 1);
     for (const auto& [key, value] : spec.environment) {

@@ -15,6 +15,7 @@
 namespace codeact::internal {
 
 inline constexpr int kMaxChildFds = 5;  // 0-2 stdio, 3-4 bridge
+inline constexpr int kMaxCgroupProcsFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
 
 struct LaunchPlan {
   std::string executable;         // exec'd as given (no PATH search)
@@ -26,11 +27,13 @@ struct LaunchPlan {
   // closed. The sources may be O_CLOEXEC and may have any number, 0-4 included.
   std::vector<int> child_fds;
   std::optional<ResourceLimits> limits;  // nullopt: inherit the host's limits
+  // cgroup.procs files the child writes its pid to, to join the run's cgroup (run_cgroup.hpp).
+  std::vector<std::string> cgroup_procs;
 };
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an
 // empty signal mask; setpgid(0, 0); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
-// same); chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
+// same); its pid written to every cgroup.procs file of the plan; chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
 // limits); execve. Returns the pid once the program has been exec'd, or the failing step as
 // "<step> failed: <reason>" after the child has been reaped.
 //

@@ -6,7 +6,7 @@
 // The host starts this program exactly like the runner at the `process` level (rlimits, fds 0-4,
 // process group, parent-death signal, scrubbed environment), and the command inherits all of it.
 // Three processes, as a checklist in which every step succeeds or fails the start:
-//   launcher (host pid namespace): joins the pids cgroup, enters a user namespace, then new
+//   launcher (host pid namespace): joins the run's cgroup, enters a user namespace, then new
 //     mount/pid/net/ipc/uts/cgroup namespaces;//     waits for init and ends the way the command ended (exit code or signal, rusage included).
 //   init (pid 1 of the new pid namespace): builds the root filesystem (root_fs.hpp), names the
 //     host, starts the command and reaps every orphan; when the command ends it reports the
@@ -92,7 +92,7 @@ int Main(int argc, char** argv) {
   if (!config.ok()) FailStep("arguments", EINVAL, config.status().message());
   const pid_t host = ::getppid();
 
-  if (!config->cgroup_procs.empty()) JoinCgroup(config->cgroup_procs);
+  JoinCgroup(config->cgroup_procs);
   EnterUserNamespace();
   FollowParent(host, "launcher");  // a credential change clears the parent-death signal
   EnterOtherNamespaces();

@@ -33,8 +33,9 @@ struct SandboxConfig {
   std::vector<std::string> system_paths;
   std::vector<SandboxBind> binds;  // after the system paths, in order
   std::int64_t tmp_bytes = 64LL << 20;  // size of the private tmpfs at /tmp
-  // A pids cgroup's cgroup.procs: the launcher joins it first (empty: none could be created).
-  std::string cgroup_procs;
+  // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
+  // first (empty: none could be made).
+  std::vector<std::string> cgroup_procs;
   std::vector<std::string> command;     // absolute executable, then its arguments
 };
 

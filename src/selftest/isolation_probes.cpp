@@ -19,6 +19,7 @@
 
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -280,7 +281,10 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
   ProbeReport report;
   report.name = probe.name;
-  report.promised = executor.isolation() == IsolationLevel::kNamespaces || probe.promised_by_process_level;
+  // The process level bounds the number of processes by the run's pids cgroup, where one can be made.
+  const bool pids_bounded = std::string(probe.name) == "fork repeatedly" && CgroupSite::ForThisProcess()->pids();
+  report.promised =
+      executor.isolation() == IsolationLevel::kNamespaces || probe.promised_by_process_level || pids_bounded;
   if (r.outcome == Outcome::kSetupError) {
     report.contained = false;
     report.observed = "did not run: " + r.message;

@@ -114,6 +114,7 @@ TEST(LocalExecutorTest, HugeExceptionMessageStaysUnderTheFrameCap) {
 TEST(LocalExecutorTest, ForkedChildrenAreAllDeadAfterTheRun) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 3000;
+  limits.max_processes = 64;  // the run's pids cgroup counts the runner and its 50 children
   const ExecutionResult r = RunCode(Fixture("fork_children.py"), Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout);
   const auto pids = Pids(r.stdout_text);

@@ -83,7 +83,7 @@ std::vector<LimitCase> LimitCases() {
       {"stdout_flood_print.py", With([](auto& l) { l.max_stdout_bytes = 1000; }), Outcome::kOk},
       {"stdout_flood_fd.py", With([](auto& l) { l.max_stdout_bytes = 4096; }), Outcome::kOk},
       {"huge_exception.py", {}, Outcome::kError},
-      {"fork_children.py", With([](auto& l) { l.wall_timeout_ms = 3000; }), Outcome::kTimeout},
+      {"fork_children.py", With([](auto& l) { l.wall_timeout_ms = 3000, l.max_processes = 64; }), Outcome::kTimeout},
       {"daemon.py", {}, Outcome::kOk},
       {"ignore_sigterm.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
       {"swallow_base_exception.py", With([](auto& l) { l.wall_timeout_ms = 1000; }),

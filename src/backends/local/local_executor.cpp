@@ -17,6 +17,7 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
+#include "process/run_cgroup.hpp"
 #include "validation/bytecode.hpp"
 
 namespace codeact::internal {
@@ -44,6 +45,29 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
   return key;
 }
 
+// Where no cgroup can be made (CgroupSite::missing), a limit only a cgroup enforces fully is
+// refused when the caller set it (IsExplicit) and degrades, with a note, when it is the default.
+Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits) {
+  for (const auto& [name, held] : {std::pair{"memory_bytes", site.memory()}, std::pair{"max_processes", site.pids()}}) {
+    const LimitSpec& spec = LimitNamed(name);
+    if (held || !IsExplicit(spec, limits)) continue;
+    return FailedPrecondition("the " + std::string(name) + " limit of " + LimitText(spec, limits.*spec.member) +
+                              " needs a cgroup, and none can be made here: " + site.missing);
+  }
+  return Status::Ok();
+}
+
+// The note every result carries where the default limits degraded; empty where nothing did.
+std::string DegradedNote(const CgroupSite& site) {
+  std::string note;
+  if (!site.memory()) note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
+  if (!site.pids()) note += std::string(note.empty() ? "" : ", ") + "processes by RLIMIT_NPROC alone (not for root)";
+  if (!site.any()) note += ", and leftovers are found by their run token only";
+  if (!note.empty()) return "no cgroup for " + std::string(site.any() ? "every limit" : "this run") + " (" + site.missing + "): " + note;
+  if (!site.swap_accounted) return "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
+  return "";
+}
+
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
@@ -53,6 +77,8 @@ class LocalExecutor final : public Executor {
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
         sandbox_(std::move(sandbox)),
+        cgroups_(CgroupSite::ForThisProcess()),
+        degraded_note_(DegradedNote(*cgroups_)),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -85,11 +111,14 @@ class LocalExecutor final : public Executor {
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    if (!degraded_note_.empty() && result.outcome != Outcome::kSetupError) {
+      result.message += (result.message.empty() ? "" : "; ") + degraded_note_;
+    }
     return result;
   }
 
   void Warm(const RunSnapshot& snapshot) override {
-    if (!pool_ || !CheckLimits(snapshot.limits).ok()) return;
+    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !RefuseUnenforceable(*cgroups_, snapshot.limits).ok()) return;
     pool_->Warm(Key(snapshot), snapshot);
   }
 
@@ -109,6 +138,7 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
+    if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
@@ -119,12 +149,15 @@ class LocalExecutor final : public Executor {
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read);
     ExitInfo exit;
+    std::optional<CgroupUsage> usage;
+    bool oom_killed = false;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
-      // the pipes already. Kill the group now; the sweep, the reaping and the directory removal
-      // happen off the caller's path.
+      // the pipes already. Kill the process group now; the cgroup's kill (or the sweep), the
+      // reaping and the directory removal happen off the caller's path.
       child->KillGroup();
       loop.DrainAvailableOutput();
+      if (ready->cgroup) usage = ready->cgroup->Usage();
       reaper_.Finish(std::move(*ready));
     } else {
       // The bridge closed without a terminal frame: usually the child is dying. Give it until the
@@ -132,13 +165,37 @@ class LocalExecutor final : public Executor {
       bool timed_out = ended.end == LoopEnd::kTimeout;
       if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(*child, deadline);
       // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
-      child->KillAll();
-      loop.DrainOutput(kDrainGrace);
-      exit = child->Wait();
+      ready->KillAll();
+      if (ready->cgroup) {
+        // Every process of the run has SIGKILL pending and can write nothing more: what it wrote
+        // is in the pipes. Waiting for EOF would wait for the exits of all of them (seconds, after
+        // a fork storm).
+        loop.DrainAvailableOutput();
+      } else {
+        loop.DrainOutput(kDrainGrace);
+      }
+      if (timed_out && ready->cgroup) {
+        // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
+        // that forked a thousand copies of itself) is the reaper's to wait for.
+        exit = child->TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
+      } else {
+        exit = child->Wait();
+      }
       if (timed_out) ended.end = LoopEnd::kTimeout;
+      if (ready->cgroup) {
+        usage = ready->cgroup->Usage();
+        oom_killed = ready->cgroup->OomKills() > 0;
+      } else {
+        usage = CgroupUsage{static_cast<std::int64_t>(exit.cpu_seconds * 1000), std::nullopt};
+      }
+      reaper_.Finish(std::move(*ready));  // the exits of the rest and the removals, off the caller's path
     }
 
-    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
+    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"}, oom_killed);
+    if (usage) {
+      r.usage.cpu_ms = usage->cpu_ms;
+      r.usage.peak_memory_bytes = usage->peak_memory_bytes;
+    }
 
     Capture capture = CaptureChanges(before, snapshot.mounts,
                                      {limits.max_capture_file_bytes, limits.max_capture_total_bytes});
@@ -160,28 +217,35 @@ class LocalExecutor final : public Executor {
   // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
   StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
     if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
-      if (auto forked = Fork(*zygote)) return std::move(*forked);
+      if (auto forked = Fork(*zygote, snapshot)) return std::move(*forked);
     }
+    auto group = NewCgroup(snapshot);
+    if (!group.ok()) return group.status();
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
     LaunchSpec spec = ChildSpec(snapshot, workdir->path());
     if (warm) spec.environment["CODEACT_WARM"] = "1";
-    std::optional<PidsCgroup> cgroup;
+    const std::vector<std::string> procs = *group ? (*group)->procs_files() : std::vector<std::string>{};
     if (sandbox_) {
-      if (sandbox_->pids_cgroup) {
-        auto created = PidsCgroup::Create(snapshot.limits.max_processes);
-        if (!created.ok()) return created.status();
-        cgroup = std::move(*created);
-      }
-      Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), cgroup ? cgroup->procs_file() : "", spec);
-      if (!s.ok()) return s;
+      // The launcher joins the group first, before it enters the user namespace.
+      if (Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), procs, spec); !s.ok()) return s;
+    } else {
+      spec.cgroup_procs = procs;  // joined between fork and exec
     }
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
+    ReadyChild ready(std::move(*group), std::move(*workdir), std::move(*child), warm);
     if (warm) {
-      if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
+      if (Status s = WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
-    return ReadyChild{std::move(cgroup), std::move(*workdir), std::move(*child), warm};
+    return ready;
+  }
+
+  // The run's cgroup, or null where none can be made here (RefuseUnenforceable has decided
+  // whether the run may go on without).
+  StatusOr<std::unique_ptr<RunCgroup>> NewCgroup(const RunSnapshot& snapshot) {
+    if (!cgroups_->any()) return std::unique_ptr<RunCgroup>();
+    return RunCgroup::Create(cgroups_, {snapshot.limits.max_processes, snapshot.limits.memory_bytes});
   }
 
   LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
@@ -228,13 +292,20 @@ class LocalExecutor final : public Executor {
   }
 
   // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
-  std::optional<ReadyChild> Fork(ForkServer& zygote) {
+  // The host moves it into the run's cgroup as soon as the zygote names its pid: until the child
+  // has said ready and been sent its request it runs only the runner's own setup, so nothing of
+  // the run can start outside the group.
+  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot) {
+    auto group = NewCgroup(snapshot);
+    if (!group.ok()) return std::nullopt;
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return std::nullopt;
     auto child = zygote.Fork(workdir->path());
     if (!child.ok()) return std::nullopt;
-    if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
-    return ReadyChild{std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
+    if (*group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
+    ReadyChild ready(std::move(*group), std::move(*workdir), std::move(*child), /*frame_read=*/true);
+    if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
+    return ready;
   }
 
   // The pool dropped a key (idle or least recently used): its fork server goes too.
@@ -267,6 +338,8 @@ class LocalExecutor final : public Executor {
   const std::string runner_;
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
+  const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
+  const std::string degraded_note_;                  // for every result, where cgroups fall short
   const bool fork_server_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last
   mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them

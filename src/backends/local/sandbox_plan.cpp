@@ -12,7 +12,6 @@
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
-#include "process/pids_cgroup.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {
@@ -34,7 +33,6 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   if (plan.launcher.empty()) return Unavailable("the codeact-sandbox launcher is not installed");
   plan.system_paths = DefaultSystemPaths();
   plan.resource_dir = resource_dir;
-  plan.pids_cgroup = PidsCgroup::Available().ok();
   std::error_code ec;
   const fs::path real = fs::canonical(python, ec);
   if (ec) return NotFound("interpreter " + python + ": " + ec.message());
@@ -61,7 +59,7 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
 }
 
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::string& cgroup_procs, LaunchSpec& spec) {
+                        const std::vector<std::string>& cgroup_procs, LaunchSpec& spec) {
   const std::string work = scratch_dir + "/work";
   if (::mkdir(work.c_str(), 0700) != 0) return Internal("cannot create " + work + ": " + std::strerror(errno));
   SandboxConfig c;
@@ -101,7 +99,7 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     spec.executable = python;
     spec.args = {"-I", "-S", "-c", "pass"};
     RunSnapshot snapshot;
-    if (Status s = ApplySandboxPlan(plan, snapshot, scratch->path(), "", spec); !s.ok()) return s;
+    if (Status s = ApplySandboxPlan(plan, snapshot, scratch->path(), {}, spec); !s.ok()) return s;
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
     // A failed step writes its setup_error frame and exits; success exits 0 without a frame.

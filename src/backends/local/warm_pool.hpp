@@ -23,13 +23,25 @@
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
-#include "process/pids_cgroup.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::internal {
 
-// Declared so the child dies before its working directory and its cgroup are removed.
+// A started child with what belongs to its run. Members are declared so the child dies before
+// its working directory and its cgroup are removed.
 struct ReadyChild {
-  std::optional<PidsCgroup> cgroup;  // namespaces level, where pids cgroups can be created
+  ReadyChild(std::unique_ptr<RunCgroup> group, TempDir dir, std::unique_ptr<Child> started, bool frame_read)
+      : cgroup(std::move(group)), workdir(std::move(dir)), child(std::move(started)), ready_frame_read(frame_read) {}
+  ReadyChild(ReadyChild&&) = default;
+  ReadyChild& operator=(ReadyChild&&) = default;
+  // Kills everything of the run (KillAll) and reaps the child.
+  ~ReadyChild();
+
+  // Every process of the run: through its cgroup where it has one (nothing escapes it), else the
+  // process group and the /proc sweep by run token.
+  void KillAll();
+
+  std::unique_ptr<RunCgroup> cgroup;  // null where no cgroup can be made (CgroupSite)
   TempDir workdir;
   std::unique_ptr<Child> child;
   bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started
