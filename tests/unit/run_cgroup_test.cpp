@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -48,6 +49,17 @@ bool Alive(pid_t pid) {
   const std::string stat = Read("/proc/" + std::to_string(pid) + "/stat");
   const auto close = stat.rfind(')');
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// Whether `pid` has SIGKILL pending, or is gone.
+bool SigkillPending(pid_t pid) {
+  const std::string status = Read("/proc/" + std::to_string(pid) + "/status");
+  for (const char* field : {"\nSigPnd:\t", "\nShdPnd:\t"}) {
+    const auto at = status.find(field);
+    if (at == std::string::npos) return true;
+    if (std::stoull(status.substr(at + std::strlen(field), 16), nullptr, 16) & (1ULL << (SIGKILL - 1))) return true;
+  }
+  return false;
 }
 
 TEST(CgroupSiteTest, EachUserHasASubtreeOfItsOwn) {
@@ -194,7 +206,9 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
   EXPECT_TRUE((*group)->KillAll());
   const auto took = Clock::now() - start;
   EXPECT_LT(took, std::chrono::seconds(1)) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-  EXPECT_TRUE((*group)->Pids().empty());
+  // None of them runs user code again: each has SIGKILL pending; their exits follow.
+  for (pid_t p : (*group)->Pids()) EXPECT_TRUE(SigkillPending(p)) << p;
+  EXPECT_TRUE((*group)->WaitUntilEmpty(std::chrono::seconds(30)));
   for (pid_t p : pids) EXPECT_FALSE(Alive(p) && p != (*child)->pid()) << p;
   EXPECT_EQ((*child)->Wait().signal, SIGKILL);
 
