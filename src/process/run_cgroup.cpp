@@ -155,6 +155,12 @@ constexpr V1Controller kV1Controllers[] = {
 
 CgroupSite DiscoverV1(const std::string& root, uid_t uid) {
   CgroupSite site;
+  if (DIR* d = ::opendir(root.c_str())) {
+    ::closedir(d);
+  } else {
+    site.missing = "no cgroup hierarchy is mounted at " + root + ": " + ErrnoText(errno);
+    return site;
+  }
   std::vector<std::string> problems;
   const std::string subtree = CgroupSubtreeName(uid);
   for (const auto& c : kV1Controllers) {
@@ -181,6 +187,11 @@ CgroupSite DiscoverV1(const std::string& root, uid_t uid) {
     h.dir = dir;
     h.*c.flag = true;
     if (c.flag == &H::memory) site.swap_accounted = Exists(dir + "/memory.memsw.limit_in_bytes");
+  }
+  if (site.hierarchies.empty() && problems.size() == std::size(kV1Controllers) &&
+      std::all_of(problems.begin(), problems.end(), [](const std::string& p) { return p.rfind("no ", 0) == 0; })) {
+    site.missing = "no cgroup hierarchy (pids, memory, cpu, cpuacct) is mounted at " + root;
+    return site;
   }
   for (const auto& p : problems) site.missing += (site.missing.empty() ? "" : "; ") + p;
   return site;

@@ -48,11 +48,18 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
 // Where no cgroup can be made (CgroupSite::missing), a limit only a cgroup enforces fully is
 // refused when the caller set it (IsExplicit) and degrades, with a note, when it is the default.
 Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits) {
-  for (const auto& [name, held] : {std::pair{"memory_bytes", site.memory()}, std::pair{"max_processes", site.pids()}}) {
-    const LimitSpec& spec = LimitNamed(name);
-    if (held || !IsExplicit(spec, limits)) continue;
-    return FailedPrecondition("the " + std::string(name) + " limit of " + LimitText(spec, limits.*spec.member) +
-                              " needs a cgroup, and none can be made here: " + site.missing);
+  struct Need {
+    const char* limit;
+    const char* controller;
+    bool held;
+  };
+  for (const Need& need : {Need{"memory_bytes", "memory", site.memory()}, Need{"max_processes", "pids", site.pids()}}) {
+    const LimitSpec& spec = LimitNamed(need.limit);
+    if (need.held || !IsExplicit(spec, limits)) continue;
+    return FailedPrecondition("the " + std::string(need.limit) + " limit of " + LimitText(spec, limits.*spec.member) +
+                              (site.any() ? " needs the " + std::string(need.controller) + " controller in the run's cgroup, which is missing here: "
+                                          : std::string(" needs a cgroup, and none can be made here: ")) +
+                              site.missing);
   }
   return Status::Ok();
 }
@@ -61,9 +68,15 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
 std::string DegradedNote(const CgroupSite& site) {
   std::string note;
   if (!site.memory()) note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
-  if (!site.pids()) note += std::string(note.empty() ? "" : ", ") + "processes by RLIMIT_NPROC alone (not for root)";
+  if (!site.pids()) {
+    note += note.empty() ? "the number of processes is bounded by RLIMIT_NPROC alone (not for root)"
+                         : ", processes by RLIMIT_NPROC alone (not for root)";
+  }
   if (!site.any()) note += ", and leftovers are found by their run token only";
-  if (!note.empty()) return "no cgroup for " + std::string(site.any() ? "every limit" : "this run") + " (" + site.missing + "): " + note;
+  if (!note.empty()) {
+    return std::string(site.any() ? "the run's cgroup lacks a controller" : "no cgroup for this run") + " (" +
+           site.missing + "): " + note;
+  }
   if (!site.swap_accounted) return "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
   return "";
 }
