@@ -18,8 +18,10 @@ namespace {
 constexpr const char* kSetupCgroupsUsage =
     "usage: codeact setup-cgroups [--user NAME]\n"
     "Run once as root: makes the cgroup subtree the user's runs go under (cgroup v1:\n"
-    "<hierarchy>/codeact-<uid> in pids, memory, cpu and cpuacct, owned by the user) and prints it.\n"
-    "Without --user, the subtree of root itself (<hierarchy>/codeact). On cgroup v2 there is nothing to\n"
+    "<hierarchy>/codeact-<uid> in pids, memory, cpu and cpuacct, owned by the user) and prints "
+    "it.\n"
+    "Without --user, the subtree of root itself (<hierarchy>/codeact). On cgroup v2 there is "
+    "nothing to\n"
     "set up: a user's runs use the subtree systemd delegates to it (user@UID.service).\n"
     "Exit 0 when the subtree is ready, 1 when it cannot be made, 2 for a bad invocation.\n";
 
@@ -34,8 +36,9 @@ int CmdSetupCgroups(const std::vector<std::string>& argv) {
   spec.with_value = {"--user"};
   auto args = Args::Parse(argv, spec);
   if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact setup-cgroups: " << (args.ok() ? "takes no positional arguments" : args.status().message())
-              << "\n" << kSetupCgroupsUsage;
+    std::cerr << "codeact setup-cgroups: "
+              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
+              << kSetupCgroupsUsage;
     return kExitUsage;
   }
   uid_t uid = 0;
@@ -50,7 +53,8 @@ int CmdSetupCgroups(const std::vector<std::string>& argv) {
     gid = user->pw_gid;
   }
   const char* env = std::getenv("CODEACT_CGROUP_ROOT");
-  auto made = internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup", uid, gid);
+  auto made =
+      internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup", uid, gid);
   if (!made.ok()) {
     std::cerr << "codeact setup-cgroups: " << made.status().message() << "\n";
     return kExitFailed;

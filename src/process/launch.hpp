@@ -33,9 +33,10 @@ struct LaunchPlan {
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an
 // empty signal mask; setpgid(0, 0); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
-// same); its pid written to every cgroup.procs file of the plan; chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
-// limits); execve. Returns the pid once the program has been exec'd, or the failing step as
-// "<step> failed: <reason>" after the child has been reaped.
+// same); its pid written to every cgroup.procs file of the plan (the run's cgroup); chdir; the
+// fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with limits); execve. Returns
+// the pid once the program has been exec'd, or the failing step as "<step> failed: <reason>"
+// after the child has been reaped.
 //
 // The child is in its own process group (pgid == pid) and dies with SIGKILL when the thread
 // that called LaunchProcess exits (PR_SET_PDEATHSIG follows the thread, not the process).

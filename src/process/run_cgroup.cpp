@@ -57,12 +57,14 @@ std::optional<std::string> ReadText(const std::string& path) {
 int WriteText(const std::string& path, const std::string& text) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd) return errno;
-  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return errno;
+  if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    return errno;
   return 0;
 }
 
 Status Write(const std::string& path, const std::string& text) {
-  if (int err = WriteText(path, text); err != 0) return ErrnoStatus("write " + text + " to " + path, err);
+  if (int err = WriteText(path, text); err != 0)
+    return ErrnoStatus("write " + text + " to " + path, err);
   return Status::Ok();
 }
 
@@ -73,7 +75,8 @@ std::optional<std::int64_t> KeyedValue(const std::string& path, const std::strin
   std::size_t at = 0;
   while (at < text->size()) {
     const std::size_t end = std::min(text->find('\n', at), text->size());
-    if (text->compare(at, key.size(), key) == 0 && at + key.size() < end && (*text)[at + key.size()] == ' ') {
+    if (text->compare(at, key.size(), key) == 0 && at + key.size() < end &&
+        (*text)[at + key.size()] == ' ') {
       return std::strtoll(text->c_str() + at + key.size() + 1, nullptr, 10);
     }
     at = end + 1;
@@ -171,9 +174,10 @@ CgroupSite DiscoverV1(const std::string& root, uid_t uid) {
     }
     const std::string dir = hierarchy + "/" + subtree;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      problems.push_back(errno == EACCES && uid != 0
-                             ? dir + " does not exist (run `codeact setup-cgroups --user NAME` once as root)"
-                             : "cannot create " + dir + ": " + ErrnoText(errno));
+      problems.push_back(
+          errno == EACCES && uid != 0
+              ? dir + " does not exist (run `codeact setup-cgroups --user NAME` once as root)"
+              : "cannot create " + dir + ": " + ErrnoText(errno));
       continue;
     }
     if (::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
@@ -189,7 +193,8 @@ CgroupSite DiscoverV1(const std::string& root, uid_t uid) {
     if (c.flag == &H::memory) site.swap_accounted = Exists(dir + "/memory.memsw.limit_in_bytes");
   }
   if (site.hierarchies.empty() && problems.size() == std::size(kV1Controllers) &&
-      std::all_of(problems.begin(), problems.end(), [](const std::string& p) { return p.rfind("no ", 0) == 0; })) {
+      std::all_of(problems.begin(), problems.end(),
+                  [](const std::string& p) { return p.rfind("no ", 0) == 0; })) {
     site.missing = "no cgroup hierarchy (pids, memory, cpu, cpuacct) is mounted at " + root;
     return site;
   }
@@ -212,7 +217,8 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
     }
     if (at == std::string::npos) {
       site.missing = "cgroup v2 without a delegated subtree: the host does not run inside user@" +
-                     std::to_string(uid) + ".service (start it with `systemd-run --user --scope ...`)";
+                     std::to_string(uid) +
+                     ".service (start it with `systemd-run --user --scope ...`)";
       return site;
     }
     parent = root + self_v2_path.substr(0, at + unit.size());
@@ -222,7 +228,8 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
   // cgroup, or a delegated unit whose processes live in leaves) nor `dir` holds processes.
   const std::string offered = ReadText(parent + "/cgroup.controllers").value_or("");
   for (const char* c : {"pids", "memory", "cpu"}) {
-    if (HasWord(offered, c) && !HasWord(ReadText(parent + "/cgroup.subtree_control").value_or(""), c)) {
+    if (HasWord(offered, c) &&
+        !HasWord(ReadText(parent + "/cgroup.subtree_control").value_or(""), c)) {
       WriteText(parent + "/cgroup.subtree_control", std::string("+") + c);
     }
   }
@@ -247,7 +254,9 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
   h.cpuacct = true;  // cpu.stat's usage_usec needs no controller
   site.swap_accounted = Exists(dir + "/memory.swap.max");
   if (!h.pids) site.missing = "the pids controller is not available in " + dir;
-  if (!h.memory) site.missing += (site.missing.empty() ? "" : "; ") + ("the memory controller is not available in " + dir);
+  if (!h.memory)
+    site.missing +=
+        (site.missing.empty() ? "" : "; ") + ("the memory controller is not available in " + dir);
   site.hierarchies.push_back(std::move(h));
   return site;
 }
@@ -300,9 +309,12 @@ bool CgroupSite::memory() const {
   return std::any_of(hierarchies.begin(), hierarchies.end(), [](const H& h) { return h.memory; });
 }
 
-std::string CgroupSubtreeName(uid_t uid) { return uid == 0 ? "codeact" : "codeact-" + std::to_string(uid); }
+std::string CgroupSubtreeName(uid_t uid) {
+  return uid == 0 ? "codeact" : "codeact-" + std::to_string(uid);
+}
 
-CgroupSite CgroupSite::Discover(const std::string& root, uid_t uid, const std::string& self_v2_path) {
+CgroupSite CgroupSite::Discover(const std::string& root, uid_t uid,
+                                const std::string& self_v2_path) {
   if (Exists(root + "/cgroup.controllers")) return DiscoverV2(root, uid, self_v2_path);
   return DiscoverV1(root, uid);
 }
@@ -330,7 +342,8 @@ int RemoveStaleRunGroups(const CgroupSite& site) {
     while (dirent* e = ::readdir(d)) {
       std::string pid, start;
       if (!ParseRunGroupName(e->d_name, pid, start)) continue;
-      if (StartTime(pid) != start) stale.insert(e->d_name);  // the owner is gone, or its pid is reused
+      if (StartTime(pid) != start)
+        stale.insert(e->d_name);  // the owner is gone, or its pid is reused
     }
     ::closedir(d);
   }
@@ -347,7 +360,8 @@ StatusOr<std::vector<std::string>> SetUpUserCgroups(const std::string& root, uid
     return FailedPrecondition(
         "cgroup v2 at " + root +
         ": nothing to set up; a user's runs go under the subtree systemd delegates to it "
-        "(user@UID.service), when codeact runs inside it (e.g. `systemd-run --user --scope codeact ...`)");
+        "(user@UID.service), when codeact runs inside it (e.g. `systemd-run --user --scope codeact "
+        "...`)");
   }
   std::vector<std::string> made;
   for (const auto& c : kV1Controllers) {
@@ -355,7 +369,8 @@ StatusOr<std::vector<std::string>> SetUpUserCgroups(const std::string& root, uid
     if (hierarchy.empty()) continue;
     const std::string dir = hierarchy + "/" + CgroupSubtreeName(uid);
     if (std::find(made.begin(), made.end(), dir) != made.end()) continue;
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + dir, errno);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+      return ErrnoStatus("mkdir " + dir, errno);
     // The user makes its run groups in `dir` and moves its processes in through the subtree's
     // own cgroup.procs and tasks; the subtree's limits stay root's.
     for (const std::string& path : {dir, dir + "/cgroup.procs", dir + "/tasks"}) {
@@ -363,7 +378,8 @@ StatusOr<std::vector<std::string>> SetUpUserCgroups(const std::string& root, uid
     }
     made.push_back(dir);
   }
-  if (made.empty()) return Unavailable("no cgroup v1 hierarchy (pids, memory, cpu, cpuacct) under " + root);
+  if (made.empty())
+    return Unavailable("no cgroup v1 hierarchy (pids, memory, cpu, cpuacct) under " + root);
   return made;
 }
 
@@ -372,19 +388,24 @@ RunCgroup::RunCgroup(std::shared_ptr<const CgroupSite> site, std::string name)
   for (const H& h : site_->hierarchies) procs_files_.push_back(Dir(h) + "/cgroup.procs");
 }
 
-StatusOr<std::unique_ptr<RunCgroup>> RunCgroup::Create(std::shared_ptr<const CgroupSite> site, const Limits& limits) {
+StatusOr<std::unique_ptr<RunCgroup>> RunCgroup::Create(std::shared_ptr<const CgroupSite> site,
+                                                       const Limits& limits) {
   if (!site || !site->any()) {
-    return Unavailable(site && !site->missing.empty() ? site->missing : "no cgroup can be made here");
+    return Unavailable(site && !site->missing.empty() ? site->missing
+                                                      : "no cgroup can be made here");
   }
-  static const std::string owner = std::to_string(::getpid()) + "-" + StartTime("self").value_or("0");
+  static const std::string owner =
+      std::to_string(::getpid()) + "-" + StartTime("self").value_or("0");
   static std::atomic<std::uint64_t> counter{0};
-  std::unique_ptr<RunCgroup> group(new RunCgroup(std::move(site), owner + "-" + std::to_string(++counter)));
+  std::unique_ptr<RunCgroup> group(
+      new RunCgroup(std::move(site), owner + "-" + std::to_string(++counter)));
   // On a failure below, the destructor removes whatever was made.
   for (const H& h : group->site_->hierarchies) {
     const std::string dir = group->Dir(h);
     if (::mkdir(dir.c_str(), 0755) != 0) return ErrnoStatus("mkdir " + dir, errno);
     if (h.pids) {
-      if (Status s = Write(dir + "/pids.max", std::to_string(limits.max_processes)); !s.ok()) return s;
+      if (Status s = Write(dir + "/pids.max", std::to_string(limits.max_processes)); !s.ok())
+        return s;
     }
     if (!h.memory) continue;
     const std::string bytes = std::to_string(limits.memory_bytes);
@@ -398,8 +419,9 @@ StatusOr<std::unique_ptr<RunCgroup>> RunCgroup::Create(std::shared_ptr<const Cgr
       if (Status s = Write(dir + "/memory.limit_in_bytes", bytes); !s.ok()) return s;
       // memory+swap at the same limit: no swap. Without swap accounting, swappiness 0 keeps the
       // group's anonymous memory out of swap except under host-wide pressure.
-      if (Status s = group->site_->swap_accounted ? Write(dir + "/memory.memsw.limit_in_bytes", bytes)
-                                                  : Write(dir + "/memory.swappiness", "0");
+      if (Status s = group->site_->swap_accounted
+                         ? Write(dir + "/memory.memsw.limit_in_bytes", bytes)
+                         : Write(dir + "/memory.swappiness", "0");
           !s.ok()) {
         return s;
       }
@@ -472,12 +494,13 @@ void RunCgroup::KillMember(pid_t pid) const {
   const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0) {
     if (errno == ENOSYS) ::kill(pid, SIGKILL);  // before 5.3: the pid was listed a moment ago
-    return;                                    // ESRCH: gone already
+    return;                                     // ESRCH: gone already
   }
   // The pidfd holds on to the process the pid named when it was opened: if that one is in this
   // group, it is signalled, never another process that got the pid after it exited.
   const std::string cgroups = ReadText("/proc/" + std::to_string(pid) + "/cgroup").value_or("");
-  if (cgroups.find("/" + name_ + "\n") != std::string::npos) ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
+  if (cgroups.find("/" + name_ + "\n") != std::string::npos)
+    ::syscall(SYS_pidfd_send_signal, fd, SIGKILL, nullptr, 0);
   ::close(fd);
 }
 
@@ -495,7 +518,8 @@ CgroupUsage RunCgroup::Usage() const {
     }
   }
   if (const H* h = With(&H::memory)) {
-    usage.peak_memory_bytes = Number(Dir(*h) + (h->v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+    usage.peak_memory_bytes =
+        Number(Dir(*h) + (h->v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
   }
   return usage;
 }
@@ -503,7 +527,8 @@ CgroupUsage RunCgroup::Usage() const {
 std::int64_t RunCgroup::OomKills() const {
   const H* h = With(&H::memory);
   if (h == nullptr) return 0;
-  return KeyedValue(Dir(*h) + (h->v2 ? "/memory.events" : "/memory.oom_control"), "oom_kill").value_or(0);
+  return KeyedValue(Dir(*h) + (h->v2 ? "/memory.events" : "/memory.oom_control"), "oom_kill")
+      .value_or(0);
 }
 
 }  // namespace codeact::internal

@@ -91,7 +91,8 @@ class RunCgroup {
   // A new group in every hierarchy of `site`, with the limits its controllers hold (a missing
   // controller is the caller's decision: CgroupSite::pids()/memory()). UNAVAILABLE when the site
   // has no hierarchy; on any other failure nothing is left behind.
-  static StatusOr<std::unique_ptr<RunCgroup>> Create(std::shared_ptr<const CgroupSite> site, const Limits& limits);
+  static StatusOr<std::unique_ptr<RunCgroup>> Create(std::shared_ptr<const CgroupSite> site,
+                                                     const Limits& limits);
 
   // Kills what is left, waits (up to 20 s) until it has exited, then removes the group.
   ~RunCgroup();

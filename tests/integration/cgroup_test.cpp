@@ -6,7 +6,6 @@
 // refused while the defaults degrade with a note. The last tests run the CLI as an unprivileged
 // user (issue 19): its own subtree, made by `codeact setup-cgroups --user`.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <boost/json.hpp>
@@ -35,11 +34,13 @@ using testing::Fixture;
 using testing::NewLocalExecutor;
 using testing::Snapshot;
 
-std::shared_ptr<const internal::CgroupSite> Site() { return internal::CgroupSite::ForThisProcess(); }
+std::shared_ptr<const internal::CgroupSite> Site() {
+  return internal::CgroupSite::ForThisProcess();
+}
 
-#define SKIP_WITHOUT_CGROUPS()                                                                          \
-  if (!Site()->pids() || !Site()->memory()) {                                                          \
-    GTEST_SKIP() << "no pids and memory cgroup can be made here: " << Site()->missing;                 \
+#define SKIP_WITHOUT_CGROUPS()                                                         \
+  if (!Site()->pids() || !Site()->memory()) {                                          \
+    GTEST_SKIP() << "no pids and memory cgroup can be made here: " << Site()->missing; \
   }
 
 bool NamespacesAvailable() {
@@ -69,7 +70,8 @@ constexpr LevelSetup kSetups[] = {
 };
 
 // Runs `code` on the setup's executor; a pooled setup waits until its pool holds a child first.
-ExecutionResult RunOn(const LevelSetup& setup, Executor& executor, const std::string& code, const RunSnapshot& s) {
+ExecutionResult RunOn(const LevelSetup& setup, Executor& executor, const std::string& code,
+                      const RunSnapshot& s) {
   if (setup.pool > 0) {
     testing::Eventually(
         [&] {
@@ -93,7 +95,8 @@ std::set<pid_t> ProcessesWithEnv(const std::string& entry) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string env = testing::ReadFile("/proc/" + name + "/environ");
-    if (env.find(entry) != std::string::npos && testing::ProcessAlive(std::stoi(name))) found.insert(std::stoi(name));
+    if (env.find(entry) != std::string::npos && testing::ProcessAlive(std::stoi(name)))
+      found.insert(std::stoi(name));
   }
   return found;
 }
@@ -104,7 +107,8 @@ bool SigkillPending(pid_t pid) {
   for (const char* field : {"\nSigPnd:\t", "\nShdPnd:\t"}) {
     const auto at = status.find(field);
     if (at == std::string::npos) return true;
-    const unsigned long long mask = std::stoull(status.substr(at + std::strlen(field), 16), nullptr, 16);
+    const unsigned long long mask =
+        std::stoull(status.substr(at + std::strlen(field), 16), nullptr, 16);
     if (mask & (1ULL << (SIGKILL - 1))) return true;
   }
   return status.empty();
@@ -130,7 +134,8 @@ int OwnCgroups() {
   const std::string mine = std::to_string(getpid()) + "-";
   for (const auto& h : Site()->hierarchies) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(h.dir, ec)) n += e.path().filename().string().rfind(mine, 0) == 0;
+    for (const auto& e : fs::directory_iterator(h.dir, ec))
+      n += e.path().filename().string().rfind(mine, 0) == 0;
   }
   return n;
 }
@@ -138,7 +143,8 @@ int OwnCgroups() {
 class CgroupLevelTest : public ::testing::TestWithParam<LevelSetup> {
  protected:
   void SetUp() override {
-    if (!Site()->pids() || !Site()->memory()) GTEST_SKIP() << "no pids and memory cgroup here: " << Site()->missing;
+    if (!Site()->pids() || !Site()->memory())
+      GTEST_SKIP() << "no pids and memory cgroup here: " << Site()->missing;
     if (GetParam().level == IsolationLevel::kNamespaces && !NamespacesAvailable()) {
       GTEST_SKIP() << "the namespaces level is not available here";
     }
@@ -214,7 +220,8 @@ TEST_P(CgroupLevelTest, UsageIsReported) {
 // A child is in its run's group before it runs anything: idle pooled children (seen from the
 // host) and the code of a run (seen from inside, where the level shows host paths).
 TEST_P(CgroupLevelTest, ChildrenAreInTheirRunsGroup) {
-  const std::regex run_group("/" + internal::CgroupSubtreeName(geteuid()) + "/[0-9]+-[0-9]+-[0-9]+\n");
+  const std::regex run_group("/" + internal::CgroupSubtreeName(geteuid()) +
+                             "/[0-9]+-[0-9]+-[0-9]+\n");
   auto groups_of = [&](const std::string& cgroup_file) {
     int n = 0;
     for (const char* c : {":pids:", ":memory:", ":cpu:", ":cpuacct:", ":cpu,cpuacct:", "0::"}) {
@@ -250,7 +257,8 @@ TEST_P(CgroupLevelTest, ChildrenAreInTheirRunsGroup) {
 INSTANTIATE_TEST_SUITE_P(Levels, CgroupLevelTest, ::testing::ValuesIn(kSetups),
                          [](const ::testing::TestParamInfo<LevelSetup>& info) {
                            std::string id;
-                           for (char c : std::string(info.param.name)) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char c : std::string(info.param.name))
+                             id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return id;
                          });
 
@@ -260,11 +268,13 @@ TEST(CgroupTest, ADaemonThatRewroteItsEnvironmentDiesWithTheRun) {
   SKIP_WITHOUT_CGROUPS();
   for (const LevelSetup& setup : {kSetups[0], kSetups[2]}) {
     auto executor = NewLocalExecutor(setup.pool, 60'000, setup.fork_server);
-    const ExecutionResult r = RunOn(setup, *executor, Fixture("env_rewriting_daemon.py"), Snapshot());
+    const ExecutionResult r =
+        RunOn(setup, *executor, Fixture("env_rewriting_daemon.py"), Snapshot());
     EXPECT_EQ(r.outcome, Outcome::kOk) << setup.name << ": " << r.message << r.stderr_text;
     const pid_t daemon = std::atoi(r.stdout_text.c_str());
     ASSERT_GT(daemon, 0) << r.stdout_text;
-    EXPECT_TRUE(testing::WaitAllDead({daemon}).empty()) << setup.name << ": daemon " << daemon << " survived";
+    EXPECT_TRUE(testing::WaitAllDead({daemon}).empty())
+        << setup.name << ": daemon " << daemon << " survived";
   }
 }
 
@@ -280,13 +290,19 @@ TEST(CgroupTest, ManyRunsLeaveNoCgroupBehind) {
       auto executor = NewLocalExecutor(setup.pool, 60'000, setup.fork_server, setup.level);
       for (int i = 0; i < 12; ++i) {
         const int kind = i % 4;
-        const char* code = kind == 0 ? "import time\ntime.sleep(5)\n" : kind == 1 ? "import os\nos._exit(3)\n" : "print(1)\n";
-        const ExecutionResult r = executor->Execute({code}, Snapshot(kind == 0 ? quick : ExecutionLimits{}));
-        EXPECT_EQ(r.outcome, kind == 0 ? Outcome::kTimeout : kind == 1 ? Outcome::kError : Outcome::kOk)
+        const char* code = kind == 0   ? "import time\ntime.sleep(5)\n"
+                           : kind == 1 ? "import os\nos._exit(3)\n"
+                                       : "print(1)\n";
+        const ExecutionResult r =
+            executor->Execute({code}, Snapshot(kind == 0 ? quick : ExecutionLimits{}));
+        EXPECT_EQ(r.outcome, kind == 0   ? Outcome::kTimeout
+                             : kind == 1 ? Outcome::kError
+                                         : Outcome::kOk)
             << setup.name << " " << i << " " << r.message;
       }
     }
-    EXPECT_TRUE(testing::Eventually([] { return OwnCgroups() == 0; })) << setup.name << ": " << OwnCgroups() << " left";
+    EXPECT_TRUE(testing::Eventually([] { return OwnCgroups() == 0; }))
+        << setup.name << ": " << OwnCgroups() << " left";
   }
 }
 
@@ -304,7 +320,8 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
     const ExecutionResult ok = executor->Execute({"print(1)"}, Snapshot());
     EXPECT_EQ(ok.outcome, Outcome::kOk) << ok.message;
     EXPECT_NE(ok.message.find("no cgroup for this run"), std::string::npos) << ok.message;
-    EXPECT_NE(ok.message.find("memory is bounded by RLIMIT_AS alone"), std::string::npos) << ok.message;
+    EXPECT_NE(ok.message.find("memory is bounded by RLIMIT_AS alone"), std::string::npos)
+        << ok.message;
     EXPECT_FALSE(ok.usage.peak_memory_bytes.has_value());
 
     ExecutionLimits memory;
@@ -312,7 +329,8 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
     const ExecutionResult refused = executor->Execute({"print(1)"}, Snapshot(memory));
     EXPECT_EQ(refused.outcome, Outcome::kSetupError);
     EXPECT_EQ(refused.stdout_text, "");
-    EXPECT_NE(refused.message.find("the memory_bytes limit of 256 MiB needs a cgroup, and none can be made here: "),
+    EXPECT_NE(refused.message.find(
+                  "the memory_bytes limit of 256 MiB needs a cgroup, and none can be made here: "),
               std::string::npos)
         << refused.message;
 
@@ -320,7 +338,8 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
     processes.max_processes = 8;
     const ExecutionResult also = executor->Execute({"print(1)"}, Snapshot(processes));
     EXPECT_EQ(also.outcome, Outcome::kSetupError);
-    EXPECT_NE(also.message.find("the max_processes limit of 8 processes needs a cgroup"), std::string::npos)
+    EXPECT_NE(also.message.find("the max_processes limit of 8 processes needs a cgroup"),
+              std::string::npos)
         << also.message;
 
     if (level == IsolationLevel::kProcess) {
@@ -366,13 +385,13 @@ TEST(CgroupTest, TheNextStartRemovesTheGroupsOfADeadOwner) {
 
 constexpr uid_t kNobody = 65534;
 
-
 class UnprivilegedCgroupTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to nobody and to set up its subtree";
     if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv";
-    if (Site()->hierarchies.empty() || Site()->hierarchies[0].v2) GTEST_SKIP() << "needs cgroup v1 here";
+    if (Site()->hierarchies.empty() || Site()->hierarchies[0].v2)
+      GTEST_SKIP() << "needs cgroup v1 here";
     RemoveNobodysSubtree();
     // The user's own temporary directory: /tmp need not be writable for it.
     auto dir = internal::TempDir::Create("codeact-nobody-");
@@ -383,8 +402,8 @@ class UnprivilegedCgroupTest : public ::testing::Test {
   void TearDown() override { RemoveNobodysSubtree(); }
 
   testing::ProgramRun RunAsNobody(std::vector<std::string> args, const std::string& stdin_data) {
-    args.insert(args.begin(), {"/usr/bin/env", "TMPDIR=" + tmp_->path(), "/usr/bin/setpriv", "--reuid=65534",
-                               "--regid=65534", "--clear-groups", CODEACT_BINARY});
+    args.insert(args.begin(), {"/usr/bin/env", "TMPDIR=" + tmp_->path(), "/usr/bin/setpriv",
+                               "--reuid=65534", "--regid=65534", "--clear-groups", CODEACT_BINARY});
     return testing::RunProgram(args, stdin_data);
   }
   static void RemoveNobodysSubtree() {
@@ -400,15 +419,19 @@ TEST_F(UnprivilegedCgroupTest, WithoutItsSubtreeAUserRunsWithANoteAndExplicitLim
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   const auto result = bj::parse(ok.out);
   const std::string message(result.at("message").as_string());
-  EXPECT_NE(message.find("codeact-65534 does not exist (run `codeact setup-cgroups --user NAME` once as root)"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find(
+          "codeact-65534 does not exist (run `codeact setup-cgroups --user NAME` once as root)"),
+      std::string::npos)
       << message;
 
-  const auto refused = RunAsNobody({"run", "--isolation", "process", "--memory-mb", "256", "-"}, "print(1)");
+  const auto refused =
+      RunAsNobody({"run", "--isolation", "process", "--memory-mb", "256", "-"}, "print(1)");
   EXPECT_EQ(refused.exit_code, 1);
   const auto r = bj::parse(refused.out);
   EXPECT_EQ(r.at("outcome").as_string(), "setup_error");
-  EXPECT_NE(std::string(r.at("message").as_string()).find("the memory_bytes limit of 256 MiB needs a cgroup"),
+  EXPECT_NE(std::string(r.at("message").as_string())
+                .find("the memory_bytes limit of 256 MiB needs a cgroup"),
             std::string::npos)
       << refused.out;
 }
@@ -417,11 +440,13 @@ TEST_F(UnprivilegedCgroupTest, AfterSetupCgroupsAUsersRunsHaveGroupsInItsOwnSubt
   const auto setup = testing::RunCli({"setup-cgroups", "--user", "nobody"});
   ASSERT_EQ(setup.exit_code, 0) << setup.err;
   int lines = 0;
-  for (std::size_t at = 0; (at = setup.out.find("/codeact-65534\n", at)) != std::string::npos; ++at) ++lines;
+  for (std::size_t at = 0; (at = setup.out.find("/codeact-65534\n", at)) != std::string::npos; ++at)
+    ++lines;
   EXPECT_EQ(lines, static_cast<int>(Site()->hierarchies.size())) << setup.out;
 
-  const auto run = RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb", "256", "-"},
-                               Fixture("memfd_fill.py"));
+  const auto run =
+      RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb", "256", "-"},
+                  Fixture("memfd_fill.py"));
   const auto r = bj::parse(run.out);
   EXPECT_EQ(r.at("outcome").as_string(), "memory_limit") << run.out << run.err;
   EXPECT_TRUE(r.at("usage").at("peak_memory_bytes").is_int64()) << run.out;

@@ -40,9 +40,9 @@ void Touch(const std::string& path, const std::string& text = "") {
 // This host's site, or a reason to skip.
 std::shared_ptr<const CgroupSite> RealSite() { return CgroupSite::ForThisProcess(); }
 
-#define SKIP_WITHOUT_CGROUPS(site)                                                                   \
-  if (!(site)->any() || !(site)->pids() || !(site)->memory()) {                                      \
-    GTEST_SKIP() << "no pids and memory cgroup can be made here: " << (site)->missing;               \
+#define SKIP_WITHOUT_CGROUPS(site)                                                     \
+  if (!(site)->any() || !(site)->pids() || !(site)->memory()) {                        \
+    GTEST_SKIP() << "no pids and memory cgroup can be made here: " << (site)->missing; \
   }
 
 bool Alive(pid_t pid) {
@@ -57,7 +57,9 @@ bool SigkillPending(pid_t pid) {
   for (const char* field : {"\nSigPnd:\t", "\nShdPnd:\t"}) {
     const auto at = status.find(field);
     if (at == std::string::npos) return true;
-    if (std::stoull(status.substr(at + std::strlen(field), 16), nullptr, 16) & (1ULL << (SIGKILL - 1))) return true;
+    if (std::stoull(status.substr(at + std::strlen(field), 16), nullptr, 16) &
+        (1ULL << (SIGKILL - 1)))
+      return true;
   }
   return false;
 }
@@ -71,7 +73,8 @@ TEST(CgroupSiteTest, V1FindsEachHierarchyAndTheUsersSubtree) {
   auto root = TempDir::Create("codeact-fake-cgroup-");
   ASSERT_TRUE(root.ok());
   const std::string r = root->path();
-  for (const char* h : {"pids", "memory", "cpu,cpuacct", "unified"}) Touch(r + "/" + h + "/cgroup.procs");
+  for (const char* h : {"pids", "memory", "cpu,cpuacct", "unified"})
+    Touch(r + "/" + h + "/cgroup.procs");
   fs::create_directory_symlink("cpu,cpuacct", r + "/cpuacct");
   Touch(r + "/memory/codeact-1000/memory.memsw.limit_in_bytes");
 
@@ -104,7 +107,8 @@ TEST(CgroupSiteTest, V1WithoutAHierarchySaysWhich) {
   const CgroupSite site = CgroupSite::Discover(root->path(), 0, "/");
   EXPECT_TRUE(site.pids());
   EXPECT_FALSE(site.memory());
-  EXPECT_NE(site.missing.find("no memory hierarchy under " + root->path()), std::string::npos) << site.missing;
+  EXPECT_NE(site.missing.find("no memory hierarchy under " + root->path()), std::string::npos)
+      << site.missing;
 
   const CgroupSite nothing = CgroupSite::Discover(root->path() + "/absent", 0, "/");
   EXPECT_FALSE(nothing.any());
@@ -118,7 +122,8 @@ TEST(CgroupSiteTest, V2UsesTheRootSubtreeForRootAndTheDelegatedOneForAUser) {
   Touch(r + "/cgroup.controllers", "cpu memory pids\n");
   Touch(r + "/cgroup.subtree_control", "memory pids\n");
   // What the kernel would show in the subtree once the controllers are enabled.
-  for (const std::string dir : {r + "/codeact", r + "/user.slice/user-1000.slice/user@1000.service/codeact"}) {
+  for (const std::string dir :
+       {r + "/codeact", r + "/user.slice/user-1000.slice/user@1000.service/codeact"}) {
     Touch(dir + "/cgroup.controllers", "memory pids\n");
     Touch(dir + "/cgroup.subtree_control", "memory pids\n");
     Touch(dir + "/cgroup.kill");
@@ -132,13 +137,14 @@ TEST(CgroupSiteTest, V2UsesTheRootSubtreeForRootAndTheDelegatedOneForAUser) {
   EXPECT_TRUE(as_root.hierarchies[0].kill);
   EXPECT_TRUE(as_root.pids() && as_root.memory() && as_root.swap_accounted);
 
-  const CgroupSite user =
-      CgroupSite::Discover(r, 1000, "/user.slice/user-1000.slice/user@1000.service/app.slice/codeact.scope");
+  const CgroupSite user = CgroupSite::Discover(
+      r, 1000, "/user.slice/user-1000.slice/user@1000.service/app.slice/codeact.scope");
   ASSERT_EQ(user.hierarchies.size(), 1u) << user.missing;
   EXPECT_EQ(user.hierarchies[0].dir, r + "/user.slice/user-1000.slice/user@1000.service/codeact");
 
   // A session scope is not delegated: moving a process out of it needs the slice's cgroup.procs.
-  const CgroupSite session = CgroupSite::Discover(r, 1000, "/user.slice/user-1000.slice/session-3.scope");
+  const CgroupSite session =
+      CgroupSite::Discover(r, 1000, "/user.slice/user-1000.slice/session-3.scope");
   EXPECT_FALSE(session.any());
   EXPECT_NE(session.missing.find("user@1000.service"), std::string::npos) << session.missing;
 }
@@ -150,6 +156,18 @@ TEST(RunCgroupTest, CreateRefusesASiteWithoutHierarchies) {
   ASSERT_FALSE(group.ok());
   EXPECT_EQ(group.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(group.status().message(), "no cgroup hierarchy is mounted at /x");
+}
+
+// Joining is a step of the launch checklist: a child that cannot join does not start.
+TEST(RunCgroupTest, AChildThatCannotJoinItsGroupDoesNotStart) {
+  LaunchSpec spec;
+  spec.executable = "/bin/true";
+  spec.bridge = false;
+  spec.cgroup_procs = {"/nonexistent-codeact-cgroup/cgroup.procs"};
+  auto child = Child::Start(spec);
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().message(),
+            "write pid to /nonexistent-codeact-cgroup/cgroup.procs failed: No such file or directory");
 }
 
 TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {
@@ -167,7 +185,8 @@ TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {
       if (h.pids) EXPECT_EQ(Read(dir + "/pids.max"), "7\n");
       if (h.memory && !h.v2) {
         EXPECT_EQ(Read(dir + "/memory.limit_in_bytes"), std::to_string(96LL << 20) + "\n");
-        if (site->swap_accounted) EXPECT_EQ(Read(dir + "/memory.memsw.limit_in_bytes"), std::to_string(96LL << 20) + "\n");
+        if (site->swap_accounted)
+          EXPECT_EQ(Read(dir + "/memory.memsw.limit_in_bytes"), std::to_string(96LL << 20) + "\n");
       }
       if (h.memory && h.v2) EXPECT_EQ(Read(dir + "/memory.max"), std::to_string(96LL << 20) + "\n");
     }
@@ -187,7 +206,8 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
   spec.executable = "/usr/bin/python3.11";
   // Each process forks 12 times at most (4096 processes in all, should the group not hold).
   spec.args = {"-I", "-c",
-               "import os, time\nn = 0\nwhile n < 12:\n    try:\n        if os.fork() == 0:\n            os.setsid()\n"
+               "import os, time\nn = 0\nwhile n < 12:\n    try:\n        if os.fork() == 0:\n      "
+               "      os.setsid()\n"
                "        n += 1\n    except OSError:\n        time.sleep(0.05)\ntime.sleep(3600)\n"};
   spec.working_dir = "/";
   spec.bridge = false;
@@ -196,7 +216,8 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   // The storm fills the group up to pids.max.
   const auto end = Clock::now() + std::chrono::seconds(30);
-  while ((*group)->Pids().size() < 100 && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while ((*group)->Pids().size() < 100 && Clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const auto pids = (*group)->Pids();
   ASSERT_GE(pids.size(), 100u);
   EXPECT_LE(pids.size(), 400u);
@@ -205,7 +226,8 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
   const auto start = Clock::now();
   EXPECT_TRUE((*group)->KillAll());
   const auto took = Clock::now() - start;
-  EXPECT_LT(took, std::chrono::seconds(1)) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  EXPECT_LT(took, std::chrono::seconds(1))
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
   // None of them runs user code again: each has SIGKILL pending; their exits follow.
   for (pid_t p : (*group)->Pids()) EXPECT_TRUE(SigkillPending(p)) << p;
   EXPECT_TRUE((*group)->WaitUntilEmpty(std::chrono::seconds(30)));
@@ -257,7 +279,9 @@ TEST(RunCgroupTest, JoinMovesAProcessTheHostDidNotStartItself) {
   EXPECT_TRUE((*group)->Pids().empty());
   ASSERT_TRUE((*group)->Join((*child)->pid()).ok());
   EXPECT_EQ((*group)->Pids(), std::vector<pid_t>{(*child)->pid()});
-  EXPECT_NE(Read("/proc/" + std::to_string((*child)->pid()) + "/cgroup").find("/" + (*group)->name()), std::string::npos);
+  EXPECT_NE(
+      Read("/proc/" + std::to_string((*child)->pid()) + "/cgroup").find("/" + (*group)->name()),
+      std::string::npos);
   EXPECT_TRUE((*group)->KillAll());
   EXPECT_EQ((*child)->Wait().signal, SIGKILL);
 }

@@ -56,10 +56,11 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
   for (const Need& need : {Need{"memory_bytes", "memory", site.memory()}, Need{"max_processes", "pids", site.pids()}}) {
     const LimitSpec& spec = LimitNamed(need.limit);
     if (need.held || !IsExplicit(spec, limits)) continue;
-    return FailedPrecondition("the " + std::string(need.limit) + " limit of " + LimitText(spec, limits.*spec.member) +
-                              (site.any() ? " needs the " + std::string(need.controller) + " controller in the run's cgroup, which is missing here: "
-                                          : std::string(" needs a cgroup, and none can be made here: ")) +
-                              site.missing);
+    const std::string needs = site.any() ? " needs the " + std::string(need.controller) +
+                                               " controller in the run's cgroup, which is missing here: "
+                                         : " needs a cgroup, and none can be made here: ";
+    return FailedPrecondition("the " + std::string(need.limit) + " limit of " +
+                              LimitText(spec, limits.*spec.member) + needs + site.missing);
   }
   return Status::Ok();
 }
@@ -151,7 +152,9 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
-    if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) {
+      return NotRunResult(Outcome::kSetupError, s.message());
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
