@@ -78,7 +78,10 @@ std::string DegradedNote(const CgroupSite& site) {
     return std::string(site.any() ? "the run's cgroup lacks a controller" : "no cgroup for this run") + " (" +
            site.missing + "): " + note;
   }
-  if (!site.swap_accounted) return "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
+  if (!site.swap_accounted) {
+    return site.hierarchies.front().v2 ? "swap is not accounted here (no memory.swap.max): the run's memory may be swapped"
+                                       : "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
+  }
   return "";
 }
 
