@@ -51,6 +51,14 @@ struct UserError {
   std::string traceback;
 };
 
+// What a run used, measured by its cgroup (local backend); a field is empty where it was not
+// measured (no cgroup could be made, or another backend).
+struct ResourceUsage {
+  std::optional<std::int64_t> cpu_ms;             // CPU time of all the run's processes
+  std::optional<std::int64_t> peak_memory_bytes;  // peak of the run's memory, memfd/tmpfs/page cache included
+  std::optional<std::int64_t> workdir_bytes;      // files left in the working directory (not measured yet)
+};
+
 struct ExecutionResult {
   std::string stdout_text;
   std::string stderr_text;
@@ -69,6 +77,7 @@ struct ExecutionResult {
   std::string backend;                // "local", "hyperlight"
   std::string isolation;              // "process", "namespaces", "microvm"
   std::string message;                // why the sandbox ended the run, for non-user outcomes
+  ResourceUsage usage;
 
   bool success() const { return exit_code == 0 && outcome == Outcome::kOk; }
 };

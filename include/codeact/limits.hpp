@@ -1,6 +1,8 @@
 // ExecutionLimits: every limit a run is held to, with safe defaults and units in the names.
 // A backend that cannot enforce a configured limit refuses the run (setup_error); it never
-// ignores one silently. Zero is not "unlimited": use the documented maxima instead.
+// ignores one silently (where no cgroup can be made, an explicit memory or process limit is
+// refused and a default one degrades with a note in the result's message). Zero is not
+// "unlimited": use the documented maxima instead.
 // What enforces each limit, its bounds and its CLI flag are listed once, in the library's limit
 // table (src/limits/limit_table.cpp); a new limit is a field here and a row there.
 #pragma once
@@ -12,10 +14,10 @@ namespace codeact {
 struct ExecutionLimits {
   std::int64_t wall_timeout_ms = 30'000;           // host watchdog, tool calls included
   std::int64_t cpu_time_s = 30;                    // RLIMIT_CPU
-  std::int64_t memory_bytes = 1LL << 30;           // RLIMIT_AS
+  std::int64_t memory_bytes = 1LL << 30;           // the run's memory cgroup (swap off), and RLIMIT_AS
   std::int64_t max_file_size_bytes = 64LL << 20;   // RLIMIT_FSIZE
   std::int64_t max_open_files = 256;               // RLIMIT_NOFILE
-  std::int64_t max_processes = 32;                 // RLIMIT_NPROC, and the run's pids cgroup
+  std::int64_t max_processes = 32;                 // the run's pids cgroup, and RLIMIT_NPROC
   std::int64_t max_workdir_bytes = 256LL << 20;    // the working directory (a sized tmpfs)
   std::int64_t max_stdout_bytes = 1LL << 20;       // host pipe reader, byte-accurate
   std::int64_t max_stderr_bytes = 1LL << 20;

@@ -12,7 +12,16 @@ using Clock = std::chrono::steady_clock;
 
 // A child that ended without a terminal frame.
 void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const ChildDescription& child,
-                   ExecutionResult& r) {
+                   bool oom_killed, ExecutionResult& r) {
+  if (oom_killed) {
+    // The kernel's OOM killer sends SIGKILL; memory the address-space limit does not see (memfd,
+    // tmpfs, page cache, other processes of the run) ends this way.
+    r.exit_code = exit.exited ? (exit.exit_code == 0 ? 1 : exit.exit_code) : 128 + exit.signal;
+    r.outcome = Outcome::kMemoryLimit;
+    r.message = "memory limit of " + std::to_string(limits.memory_bytes) +
+                " bytes exceeded: the kernel's OOM killer ended a process of the run";
+    return;
+  }
   if (exit.exited) {
     r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
     r.outcome = Outcome::kError;
@@ -49,7 +58,7 @@ bool WaitForExit(Child& child, Clock::time_point deadline) {
 }
 
 ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
-                            const ExecutionLimits& limits, const ChildDescription& child) {
+                            const ExecutionLimits& limits, const ChildDescription& child, bool oom_killed) {
   ExecutionResult r;
   r.stdout_truncated = loop.stdout_buffer().truncated();
   r.stderr_truncated = loop.stderr_buffer().truncated();
@@ -88,7 +97,7 @@ ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitI
       r.message = "wall-clock limit of " + std::to_string(limits.wall_timeout_ms) + " ms exceeded";
       break;
     case LoopEnd::kChildClosed:
-      ClassifyDeath(exit, limits, child, r);
+      ClassifyDeath(exit, limits, child, oom_killed, r);
       break;
     case LoopEnd::kSetupError:
       r.exit_code = -1;

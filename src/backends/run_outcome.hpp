@@ -28,8 +28,9 @@ struct ChildDescription {
 
 // The result of a run that ended as `ended`: stdout/stderr taken from `loop` (read to the end
 // by the caller), outcome, exit code, message, error, output and tool calls. `exit` is the
-// child's when it was reaped.
+// child's when it was reaped. `oom_killed`: the run's cgroup counted an OOM kill, so a child that
+// died without a result hit the memory limit, whatever signal it died of.
 ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
-                            const ExecutionLimits& limits, const ChildDescription& child);
+                            const ExecutionLimits& limits, const ChildDescription& child, bool oom_killed = false);
 
 }  // namespace codeact::internal

@@ -17,5 +17,6 @@ int CmdDescribe(const std::vector<std::string>& args);
 int CmdBench(const std::vector<std::string>& args);
 int CmdMcp(const std::vector<std::string>& args);
 int CmdSelftest(const std::vector<std::string>& args);
+int CmdSetupCgroups(const std::vector<std::string>& args);
 
 }  // namespace codeact::cli

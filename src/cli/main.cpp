@@ -18,6 +18,7 @@ commands:
   validate FILE|-   check code against the validator policy; prints the report as JSON
   mcp               serve execute_code over MCP (JSON-RPC on stdio)
   selftest          try the threat model's attacks and print what the isolation level contained
+  setup-cgroups     (as root, once) give a user the cgroup subtree its runs go under
 
 run `codeact <command> --help` for a command's options.
 )";
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (command == "bench") return CmdBench(rest);
   if (command == "validate") return CmdValidate(rest);
   if (command == "selftest") return CmdSelftest(rest);
+  if (command == "setup-cgroups") return CmdSetupCgroups(rest);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return kExitOk;

@@ -68,6 +68,14 @@ StatusOr<std::vector<std::string>> StringList(const json::value& v, std::string_
   return out;
 }
 
+json::value Optional(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
+
+std::optional<std::int64_t> OptionalNumber(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  return v->to_number<std::int64_t>();
+}
+
 Outcome OutcomeFromName(std::string_view name) {
   for (int k = 0; k <= static_cast<int>(Outcome::kInternalError); ++k) {
     if (OutcomeName(static_cast<Outcome>(k)) == name) return static_cast<Outcome>(k);
@@ -113,6 +121,9 @@ std::string ToJson(const ExecutionResult& r) {
       {"backend", r.backend},
       {"isolation", r.isolation},
       {"message", Text(r.message)},
+      {"usage", json::object{{"cpu_ms", Optional(r.usage.cpu_ms)},
+                             {"peak_memory_bytes", Optional(r.usage.peak_memory_bytes)},
+                             {"workdir_bytes", Optional(r.usage.workdir_bytes)}}},
   };
   return internal::SerializeJson(o);
 }
@@ -228,6 +239,11 @@ StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
     r.backend = o.at("backend").as_string();
     r.isolation = o.at("isolation").as_string();
     if (const auto* m = o.if_contains("message"); m && m->is_string()) r.message = m->as_string();
+    if (const auto* u = o.if_contains("usage"); u && u->is_object()) {
+      r.usage.cpu_ms = OptionalNumber(u->as_object(), "cpu_ms");
+      r.usage.peak_memory_bytes = OptionalNumber(u->as_object(), "peak_memory_bytes");
+      r.usage.workdir_bytes = OptionalNumber(u->as_object(), "workdir_bytes");
+    }
     return r;
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("not an execution result: ") + e.what());

@@ -187,6 +187,7 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     plan.run_as_uid = spec.run_as_uid;
     plan.private_workdir_bytes = spec.private_workdir_bytes;
     plan.trees = spec.trees;
+    plan.cgroup_procs = spec.cgroup_procs;
     std::vector<std::string> environment;
     environment.reserve(spec.environment.size() + 1);
     for (const auto& [key, value] : spec.environment) {

@@ -72,6 +72,9 @@ struct LaunchSpec {
   // pipes (a fork server's control channel, which carries fds); the host's two bridge fds are
   // the other end, non-blocking.
   bool bridge_socket = false;
+  // cgroup.procs files the child joins before exec (the run's cgroup, run_cgroup.hpp); empty: it
+  // stays in the host's.
+  std::vector<std::string> cgroup_procs;
 };
 
 struct ExitInfo {
@@ -134,7 +137,8 @@ class Child {
   // to Wait (a watchdog thread may call it while another thread waits).
   // Call it *before* Wait at the end of a run: once the child has been reaped its group id may
   // be reused, so KillAll then only sweeps by token. Limits: a process that overwrote its own
-  // environment, or whose /proc entry the host cannot read, escapes the sweep.
+  // environment, or whose /proc entry the host cannot read, escapes the sweep: where the run
+  // has a cgroup, its kill (RunCgroup::KillAll) replaces this.
   void KillAll();
 
   // Only the first half of KillAll: SIGKILL to the process group, no sweep. One system call, for

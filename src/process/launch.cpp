@@ -60,6 +60,7 @@ enum class Step : std::int32_t {
   kSetresuid,
   kParentDeathSignal,
   kParentExited,
+  kJoinCgroup,
   kChdir,
   kMoveFd,
   kDup2,
@@ -87,6 +88,8 @@ struct ChildSetup {
   int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
   int fd_count = 0;
   const char* working_dir = nullptr;
+  const char* cgroup_procs[kMaxCgroupProcsFiles] = {};
+  int cgroup_count = 0;
   LimitSetting limits[ResourceLimits::kMax + 1] = {};  // RLIMIT_CORE and the plan's
   int limit_count = 0;
   int fallback_close_max = 0;  // upper bound for the close loop when close_range is missing
@@ -102,6 +105,18 @@ struct ChildSetup {
   // A 12-byte write to a pipe is atomic; if it fails there is no one else to tell.
   [[maybe_unused]] ssize_t ignored = ::write(report_fd, &record, sizeof record);
   ::_exit(127);
+}
+
+// `value` in decimal into `out` (at least 10 bytes); the length. Async-signal-safe.
+std::size_t FormatDecimal(unsigned value, char* out) {
+  char reversed[10];
+  std::size_t n = 0;
+  do {
+    reversed[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  for (std::size_t i = 0; i < n; ++i) out[i] = reversed[n - 1 - i];
+  return n;
 }
 
 int CloseRange(unsigned first, unsigned last) {
@@ -175,6 +190,22 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
   // 2. Own process group, so the host can kill everything the program starts in one call.
   // (Boost.Process 1.81 has no process-group initializer.)
   if (::setpgid(0, 0) != 0) FailSetup(report_fd, Step::kSetpgid, errno);
+
+  // 2a. Join the run's cgroup before the program can fork or allocate (and while the child still
+  // has the host's credentials, which own the cgroup files): from here on all its processes and
+  // memory count against the group, and the group's kill reaches them.
+  if (setup.cgroup_count > 0) {
+    char pid_text[16];
+    const std::size_t pid_len = FormatDecimal(static_cast<unsigned>(::getpid()), pid_text);
+    for (int i = 0; i < setup.cgroup_count; ++i) {
+      const int fd = ::open(setup.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+      if (fd < 0) FailSetup(report_fd, Step::kJoinCgroup, errno, i);
+      const bool written = ::write(fd, pid_text, pid_len) == static_cast<ssize_t>(pid_len);
+      const int err = errno;
+      ::close(fd);
+      if (!written) FailSetup(report_fd, Step::kJoinCgroup, err, i);
+    }
+  }
 
   // 2b. A root host: the run's own mounts in a private mount namespace (its working directory a
   // sized tmpfs, the mounts idmapped trees), then the run's own unprivileged uid for good.
@@ -316,6 +347,11 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
       break;
     case Step::kParentExited:
       return "the parent exited while the child was starting (PR_SET_PDEATHSIG would never fire)";
+    case Step::kJoinCgroup:
+      step = "write pid to " + (failure.detail >= 0 && failure.detail < setup.cgroup_count
+                                    ? std::string(setup.cgroup_procs[failure.detail])
+                                    : std::string("a cgroup.procs file"));
+      break;
     case Step::kChdir:
       step = "chdir(" + plan.working_dir + ")";
       break;
@@ -383,6 +419,12 @@ Status ValidatePlan(const LaunchPlan& plan) {
     for (const Rlimit& l : *plan.limits) {
       if (l.soft < 0 || l.hard < l.soft) return InvalidArgument("resource limits must not be negative");
     }
+  }
+  if (plan.cgroup_procs.size() > static_cast<std::size_t>(kMaxCgroupProcsFiles)) {
+    return Internal("LaunchProcess got more cgroup.procs files than hierarchies exist");
+  }
+  for (const std::string& file : plan.cgroup_procs) {
+    if (file.empty() || has_nul(file)) return InvalidArgument("unusable cgroup.procs path");
   }
   return Status::Ok();
 }
@@ -477,6 +519,7 @@ StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
   setup.fd_count = static_cast<int>(plan.child_fds.size());
   for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
   setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
+  for (const std::string& file : plan.cgroup_procs) setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
   if (plan.limits) {
     AddLimit(setup, RLIMIT_CORE, 0, 0);
     for (const Rlimit& l : *plan.limits) {

@@ -15,6 +15,7 @@
 namespace codeact::internal {
 
 inline constexpr int kMaxChildFds = 5;  // 0-2 stdio, 3-4 bridge
+inline constexpr int kMaxCgroupProcsFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
 
 struct LaunchPlan {
   std::string executable;         // exec'd as given (no PATH search)
@@ -34,13 +35,16 @@ struct LaunchPlan {
   std::int64_t run_as_uid = -1;
   std::int64_t private_workdir_bytes = 0;
   std::vector<std::pair<int, std::string>> trees;
+  // cgroup.procs files the child writes its pid to, to join the run's cgroup (run_cgroup.hpp).
+  std::vector<std::string> cgroup_procs;
 };
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an
-// empty signal mask; setpgid(0, 0); with run_as_uid: the private mount namespace, its tmpfs and
-// trees, then setgroups/setresgid/setresuid (a credential change clears the parent-death signal,
-// so it comes first); PR_SET_PDEATHSIG=SIGKILL (and the parent is still the
-// same); chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
+// empty signal mask; setpgid(0, 0); its pid written to every cgroup.procs file of the plan (the
+// run's cgroup, while it still has the host's credentials); with run_as_uid: the private mount
+// namespace, its tmpfs and trees, then setgroups/setresgid/setresuid (a credential change clears
+// the parent-death signal, so it comes first); PR_SET_PDEATHSIG=SIGKILL (and the parent is still
+// the same); chdir; the fd layout; every other fd closed; rlimits (RLIMIT_CORE=0 always with
 // limits); execve. Returns the pid once the program has been exec'd, or the failing step as
 // "<step> failed: <reason>" after the child has been reaped.
 //

@@ -8,8 +8,8 @@
 // Three processes, as a checklist in which every step succeeds or fails the start:
 //   launcher (host pid namespace): joins the run's cgroup; on a root host (--run-as) prepares the
 //     trees the sandbox shows and drops to the run's unprivileged uid (run_identity.hpp); enters
-//     a user namespace, then new mount/pid/net/ipc/uts/cgroup namespaces; waits for init and ends the way the command
-//     ended (exit code or signal, rusage included).
+//     a user namespace, then new mount/pid/net/ipc/uts/cgroup namespaces; waits for init and
+//     ends the way the command ended (exit code or signal, rusage included).
 //   init (pid 1 of the new pid namespace): builds the root filesystem (root_fs.hpp), names the
 //     host, starts the command and reaps every orphan; when the command ends it reports the
 //     status and exits, and the kernel kills whatever is left in the namespace.
@@ -98,7 +98,7 @@ int Main(int argc, char** argv) {
   if (!config.ok()) FailStep("arguments", EINVAL, config.status().message());
   const pid_t host = ::getppid();
 
-  if (!config->cgroup_procs.empty()) JoinCgroup(config->cgroup_procs);
+  JoinCgroup(config->cgroup_procs);
   if (config->run_as_uid >= 0) {
     PrepareTreesAsRoot(*config);
     DropToRunUid(static_cast<uid_t>(config->run_as_uid));

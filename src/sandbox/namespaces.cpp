@@ -23,7 +23,9 @@ void WriteProcFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-void JoinCgroup(const std::string& procs_file) { WriteProcFile(procs_file, std::to_string(::getpid())); }
+void JoinCgroup(const std::vector<std::string>& procs_files) {
+  for (const auto& file : procs_files) WriteProcFile(file, std::to_string(::getpid()));
+}
 
 void EnterUserNamespace() {
   const uid_t uid = ::geteuid();

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace codeact::internal {
 
-// Moves the launcher into its pids cgroup (before the user namespace, while the host's
-// credentials still own the cgroup files); its descendants stay in it.
-void JoinCgroup(const std::string& procs_file);
+// Moves the launcher into the run's cgroup, writing its pid to each cgroup.procs file (one per
+// v1 hierarchy), before the user namespace, while the host's credentials still own the cgroup
+// files; its descendants stay in it.
+void JoinCgroup(const std::vector<std::string>& procs_files);
 
 void EnterUserNamespace();
 // For the children of the caller: the pid namespace applies to the next fork.

@@ -42,7 +42,7 @@ std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
   std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes),
                                "--work-bytes", std::to_string(c.work_bytes)};
   if (c.run_as_uid >= 0) out.insert(out.end(), {"--run-as", std::to_string(c.run_as_uid)});
-  if (!c.cgroup_procs.empty()) out.insert(out.end(), {"--cgroup-procs", c.cgroup_procs});
+  for (const auto& p : c.cgroup_procs) out.insert(out.end(), {"--cgroup-procs", p});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
   for (const auto& b : c.binds) out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
   out.push_back("--");
@@ -72,7 +72,7 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
       } else if (a == "--system") {
         c.system_paths.push_back(*v);
       } else {
-        c.cgroup_procs = *v;
+        c.cgroup_procs.push_back(*v);
       }
     } else if (a == "--tmp-bytes" || a == "--work-bytes" || a == "--run-as") {
       auto v = value(a);

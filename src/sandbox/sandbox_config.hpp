@@ -38,8 +38,9 @@ struct SandboxConfig {
   // A root host: the unprivileged host uid (and gid) the launcher drops to after preparing the
   // mounts, and that the code's kSandboxUid maps to. -1: the caller's own ids (a non-root host).
   std::int64_t run_as_uid = -1;
-  // A pids cgroup's cgroup.procs: the launcher joins it first (empty: none could be created).
-  std::string cgroup_procs;
+  // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
+  // first (empty: none could be made).
+  std::vector<std::string> cgroup_procs;
   std::vector<std::string> command;     // absolute executable, then its arguments
   // Not encoded: detached trees the launcher prepared for the system paths (-1 where a path is
   // a symlink, missing, or shown by a plain bind).

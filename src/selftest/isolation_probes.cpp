@@ -22,6 +22,7 @@
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -112,12 +113,13 @@ struct Verdict {
 };
 
 // What the `process` level promises for a probe (the `namespaces` level contains every one but
-// kNowhereYet).
+// kNowhereYet, and kContainsWithMemoryCgroup only with that cgroup).
 enum class ProcessLevel {
   kContains,              // on its own
   kContainsWithGuard,     // with the runtime guard (its seccomp filter and audit hook)
   kContainsWithLandlock,  // with the runtime guard where the kernel has Landlock
   kContainsOnRootHost,    // on a root host: each run's own uid and private mount namespace
+  kContainsWithMemoryCgroup,  // at both levels, where the run's memory cgroup can be made
   kNowhereYet,            // no level promises it yet (README, known limitations)
 };
 
@@ -302,10 +304,10 @@ const std::vector<Probe>& Probes() {
          if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty()) return {false, "read the host's " + seen};
          return {true, OutcomeText(r)};
        }},
-      {"hold memory in memfds", ProcessLevel::kNowhereYet,
+      {"hold memory in memfds", ProcessLevel::kContainsWithMemoryCgroup,
        [](const Fixture&) {
          return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
-                "    if i % 16 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
+                "    if i % 4 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
                 "print('held 1 GiB')";
        },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
@@ -413,12 +415,32 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   ProbeReport report;
   report.name = probe.name;
   const RuntimeGuardStatus guard = GuardStatus(executor);
-  report.promised = probe.process_level != ProcessLevel::kNowhereYet &&
-                    (executor.isolation() == IsolationLevel::kNamespaces ||
-                     probe.process_level == ProcessLevel::kContains ||
-                     (::geteuid() == 0 && probe.process_level == ProcessLevel::kContainsOnRootHost) ||
-                    (guard.armed && probe.process_level == ProcessLevel::kContainsWithGuard) ||
-                     (guard.armed && guard.landlock_abi > 0 && probe.process_level == ProcessLevel::kContainsWithLandlock));
+  const std::shared_ptr<const CgroupSite> cgroups = CgroupSite::ForThisProcess();
+  report.promised = [&] {
+    switch (probe.process_level) {
+      case ProcessLevel::kNowhereYet:
+        return false;
+      case ProcessLevel::kContainsWithMemoryCgroup:
+        return cgroups->memory();
+      default:
+        break;
+    }
+    if (executor.isolation() == IsolationLevel::kNamespaces) return true;
+    // The run's pids cgroup bounds a fork loop at the process level too, where one can be made.
+    if (std::string(probe.name) == "fork repeatedly" && cgroups->pids()) return true;
+    switch (probe.process_level) {
+      case ProcessLevel::kContains:
+        return true;
+      case ProcessLevel::kContainsOnRootHost:
+        return ::geteuid() == 0;
+      case ProcessLevel::kContainsWithGuard:
+        return guard.armed;
+      case ProcessLevel::kContainsWithLandlock:
+        return guard.armed && guard.landlock_abi > 0;
+      default:
+        return false;
+    }
+  }();
   if (r.outcome == Outcome::kSetupError) {
     report.contained = false;
     report.observed = "did not run: " + r.message;

@@ -63,6 +63,8 @@ TEST(JsonTest, ExecutionResultRoundTripKeepsEveryField) {
   r.duration_ms = 12;
   r.backend = "local";
   r.isolation = "process";
+  r.usage.cpu_ms = 42;
+  r.usage.peak_memory_bytes = 12LL << 20;
 
   const std::string text = ToJson(r);
   const bj::value v = bj::parse(text);
@@ -71,6 +73,9 @@ TEST(JsonTest, ExecutionResultRoundTripKeepsEveryField) {
   EXPECT_EQ(v.at("stderr").as_string(), "bad \xEF\xBF\xBD byte");
   EXPECT_EQ(v.at("output").at("a").as_array().size(), 3u);
   EXPECT_EQ(v.at("files").as_array().at(0).at("data_base64").as_string(), "AAEC");
+  EXPECT_EQ(v.at("usage").at("cpu_ms").as_int64(), 42);
+  EXPECT_EQ(v.at("usage").at("peak_memory_bytes").as_int64(), 12LL << 20);
+  EXPECT_TRUE(v.at("usage").at("workdir_bytes").is_null());  // not measured: null, not 0
 
   auto back = ExecutionResultFromJson(text);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -84,6 +89,9 @@ TEST(JsonTest, ExecutionResultRoundTripKeepsEveryField) {
   EXPECT_EQ(back->files[0].data, std::string("\0\1\2", 3));
   EXPECT_EQ(back->omitted_files.at(0).reason, "symlink not followed");
   EXPECT_EQ(back->tool_calls, 7);
+  EXPECT_EQ(back->usage.cpu_ms, 42);
+  EXPECT_EQ(back->usage.peak_memory_bytes, 12LL << 20);
+  EXPECT_FALSE(back->usage.workdir_bytes.has_value());
 }
 
 TEST(JsonTest, SuccessNeedsExitZeroAndOk) {

@@ -22,6 +22,7 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
+#include "process/run_cgroup.hpp"
 #include "validation/bytecode.hpp"
 #include "backends/local/run_identity.hpp"
 #include "process/posix_util.hpp"
@@ -65,6 +66,46 @@ Status HandScratchTo(const std::string& scratch, uid_t uid) {
   return Status::Ok();
 }
 
+// Where no cgroup can be made (CgroupSite::missing), a limit only a cgroup enforces fully is
+// refused when the caller set it (IsExplicit) and degrades, with a note, when it is the default.
+Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits) {
+  struct Need {
+    const char* limit;
+    const char* controller;
+    bool held;
+  };
+  for (const Need& need : {Need{"memory_bytes", "memory", site.memory()}, Need{"max_processes", "pids", site.pids()}}) {
+    const LimitSpec& spec = LimitNamed(need.limit);
+    if (need.held || !IsExplicit(spec, limits)) continue;
+    const std::string needs = site.any() ? " needs the " + std::string(need.controller) +
+                                               " controller in the run's cgroup, which is missing here: "
+                                         : " needs a cgroup, and none can be made here: ";
+    return FailedPrecondition("the " + std::string(need.limit) + " limit of " +
+                              LimitText(spec, limits.*spec.member) + needs + site.missing);
+  }
+  return Status::Ok();
+}
+
+// The note every result carries where the default limits degraded; empty where nothing did.
+std::string DegradedNote(const CgroupSite& site) {
+  std::string note;
+  if (!site.memory()) note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
+  if (!site.pids()) {
+    note += note.empty() ? "the number of processes is bounded by RLIMIT_NPROC alone (not for root)"
+                         : ", processes by RLIMIT_NPROC alone (not for root)";
+  }
+  if (!site.any()) note += ", and leftovers are found by their run token only";
+  if (!note.empty()) {
+    return std::string(site.any() ? "the run's cgroup lacks a controller" : "no cgroup for this run") + " (" +
+           site.missing + "): " + note;
+  }
+  if (!site.swap_accounted) {
+    return site.hierarchies.front().v2 ? "swap is not accounted here (no memory.swap.max): the run's memory may be swapped"
+                                       : "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
+  }
+  return "";
+}
+
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
@@ -78,6 +119,8 @@ class LocalExecutor final : public Executor {
         options_(options),
         guard_(std::move(guard)),
         validator_(std::move(validator)),
+        cgroups_(CgroupSite::ForThisProcess()),
+        degraded_note_(DegradedNote(*cgroups_)),
         // Forked children share the zygote's namespaces, so only the process level forks.
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
     if (options.warm_pool_size > 0) {
@@ -117,11 +160,14 @@ class LocalExecutor final : public Executor {
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    if (!degraded_note_.empty() && result.outcome != Outcome::kSetupError) {
+      result.message += (result.message.empty() ? "" : "; ") + degraded_note_;
+    }
     return result;
   }
 
   void Warm(const RunSnapshot& snapshot) override {
-    if (!pool_ || !CheckLimits(snapshot.limits).ok()) return;
+    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !RefuseUnenforceable(*cgroups_, snapshot.limits).ok()) return;
     pool_->Warm(Key(snapshot), snapshot);
   }
 
@@ -147,6 +193,9 @@ class LocalExecutor final : public Executor {
       if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
       imports = std::move(*allowed);
     }
+    if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) {
+      return NotRunResult(Outcome::kSetupError, s.message());
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
@@ -164,12 +213,15 @@ class LocalExecutor final : public Executor {
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
                                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true});
     ExitInfo exit;
+    std::optional<CgroupUsage> usage;
+    bool oom_killed = false;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
-      // the pipes already. Kill the group now; the sweep, the reaping and the directory removal
-      // happen off the caller's path.
+      // the pipes already. Kill the process group now; the cgroup's kill (or the sweep), the
+      // reaping and the directory removal happen off the caller's path.
       child->KillGroup();
       loop.DrainAvailableOutput();
+      if (ready->cgroup) usage = ready->cgroup->Usage();
       reaper_.Finish(std::move(*ready));
     } else {
       // The bridge closed without a terminal frame: usually the child is dying. Give it until the
@@ -177,15 +229,39 @@ class LocalExecutor final : public Executor {
       bool timed_out = ended.end == LoopEnd::kTimeout;
       if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(*child, deadline);
       // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
-      child->KillAll();
-      loop.DrainOutput(kDrainGrace);
-      exit = child->Wait();
+      ready->KillAll();
+      if (ready->cgroup) {
+        // Every process of the run has SIGKILL pending and can write nothing more: what it wrote
+        // is in the pipes. Waiting for EOF would wait for the exits of all of them (seconds, after
+        // a fork storm).
+        loop.DrainAvailableOutput();
+      } else {
+        loop.DrainOutput(kDrainGrace);
+      }
+      if (timed_out && ready->cgroup) {
+        // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
+        // that forked a thousand copies of itself) is the reaper's to wait for.
+        exit = child->TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
+      } else {
+        exit = child->Wait();
+      }
       if (timed_out) ended.end = LoopEnd::kTimeout;
+      if (ready->cgroup) {
+        usage = ready->cgroup->Usage();
+        oom_killed = ready->cgroup->OomKills() > 0;
+      } else {
+        usage = CgroupUsage{static_cast<std::int64_t>(exit.cpu_seconds * 1000), std::nullopt};
+      }
+      reaper_.Finish(std::move(*ready));  // the exits of the rest and the removals, off the caller's path
     }
 
-    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
+    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"}, oom_killed);
     if (guard_ && guard_->landlock_abi < 1) {
       r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
+    }
+    if (usage) {
+      r.usage.cpu_ms = usage->cpu_ms;
+      r.usage.peak_memory_bytes = usage->peak_memory_bytes;
     }
 
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
@@ -216,6 +292,8 @@ class LocalExecutor final : public Executor {
     if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
       if (auto forked = Fork(*zygote, snapshot, uid)) return std::move(*forked);
     }
+    auto group = NewCgroup(snapshot);
+    if (!group.ok()) return group.status();
     auto workdir = TempDir::Create();
     if (!workdir.ok()) return workdir.status();
     if (!sandbox_) {
@@ -227,28 +305,33 @@ class LocalExecutor final : public Executor {
     if (uid && !sandbox_) {
       if (Status s = RunAsOwnUid(snapshot, uid->uid(), workdir->path(), spec, trees); !s.ok()) return s;
     }
-    std::optional<PidsCgroup> cgroup;
+    const std::vector<std::string> procs = *group ? (*group)->procs_files() : std::vector<std::string>{};
     if (sandbox_) {
-      if (sandbox_->pids_cgroup) {
-        auto created = PidsCgroup::Create(snapshot.limits.max_processes);
-        if (!created.ok()) return created.status();
-        cgroup = std::move(*created);
-      }
-      Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), cgroup ? cgroup->procs_file() : "",
-                                  uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
-      if (!s.ok()) return s;
+      // The launcher joins the group first, before it enters the user namespace.
+      const std::int64_t run_as = uid ? static_cast<std::int64_t>(uid->uid()) : -1;
+      if (Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), procs, run_as, spec); !s.ok()) return s;
+    } else {
+      spec.cgroup_procs = procs;  // joined between fork and exec, before the uid changes
     }
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
+    ReadyChild ready(std::move(uid), std::move(*group), std::move(*workdir), std::move(*child), warm);
     if (warm) {
       // A pooled child arms the OS layers of its guard before it reports ready (runner.py).
       if (guard_) {
-        const RuntimeGuardSpec armed = GuardSpecForRun(*guard_, snapshot, workdir->path(), sandbox_.has_value());
-        if (Status s = SendGuardFrame((*child)->bridge_to_child_fd(), armed); !s.ok()) return s;
+        const RuntimeGuardSpec armed = GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), sandbox_.has_value());
+        if (Status s = SendGuardFrame(ready.child->bridge_to_child_fd(), armed); !s.ok()) return s;
       }
-      if (Status s = WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
+      if (Status s = WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
     }
-    return ReadyChild{std::move(uid), std::move(cgroup), std::move(*workdir), std::move(*child), warm};
+    return ready;
+  }
+
+  // The run's cgroup, or null where none can be made here (RefuseUnenforceable has decided
+  // whether the run may go on without).
+  StatusOr<std::unique_ptr<RunCgroup>> NewCgroup(const RunSnapshot& snapshot) {
+    if (!cgroups_->any()) return std::unique_ptr<RunCgroup>();
+    return RunCgroup::Create(cgroups_, {snapshot.limits.max_processes, snapshot.limits.memory_bytes});
   }
 
   LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
@@ -299,7 +382,12 @@ class LocalExecutor final : public Executor {
 
   // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
   // On a root host it becomes `uid` with its working directory a private tmpfs, as a cold child.
+  // The host moves it into the run's cgroup as soon as the zygote names its pid: until the child
+  // has said ready and been sent its request it runs only the runner's own setup, so nothing of
+  // the run can start outside the group. `uid` is taken only when the fork succeeds.
   std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot, std::optional<UidLease>& uid) {
+    auto group = NewCgroup(snapshot);
+    if (!group.ok()) return std::nullopt;
     auto workdir = TempDir::Create();
     if (!workdir.ok() || !PrepareProcessScratch(workdir->path()).ok()) return std::nullopt;
     ForkIdentity identity;
@@ -310,14 +398,17 @@ class LocalExecutor final : public Executor {
     }
     auto child = zygote.Fork(ProcessWorkDir(workdir->path()), identity);
     if (!child.ok()) return std::nullopt;
+    if (*group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
+    ReadyChild ready(std::nullopt, std::move(*group), std::move(*workdir), std::move(*child), /*frame_read=*/true);
     // Forked children always arm ahead of their request (runner.py), like pooled ones.
-    if (guard_ && !SendGuardFrame((*child)->bridge_to_child_fd(),
-                                  GuardSpecForRun(*guard_, snapshot, workdir->path(), /*sandboxed=*/false))
+    if (guard_ && !SendGuardFrame(ready.child->bridge_to_child_fd(),
+                                  GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), /*sandboxed=*/false))
                        .ok()) {
       return std::nullopt;
     }
-    if (!WaitForReadyFrame((*child)->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
-    return ReadyChild{std::move(uid), std::nullopt, std::move(*workdir), std::move(*child), /*ready_frame_read=*/true};
+    if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
+    ready.uid = std::move(uid);
+    return ready;
   }
 
   // The process level on a root host: the child drops to `uid`; where this host allows a
@@ -377,6 +468,8 @@ class LocalExecutor final : public Executor {
   const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
   const std::optional<GuardPlan> guard_;      // set with ExecutorOptions::runtime_guard
   const std::shared_ptr<Validator> validator_;  // the policy's import patterns for the guard
+  const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
+  const std::string degraded_note_;                  // for every result, where cgroups fall short
   const bool fork_server_;
   std::string level_note_;
   Reaper reaper_;                    // destroyed after the pool: children are finished last

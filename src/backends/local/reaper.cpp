@@ -30,7 +30,7 @@ void Reaper::Loop() {
       ReadyChild c = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      c.child->KillAll();
+      c.KillAll();
       c.child->Wait();
     }  // the working directory goes only now, after the processes
     lock.lock();

@@ -13,7 +13,6 @@
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
-#include "process/pids_cgroup.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 
@@ -63,7 +62,6 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   if (plan.launcher.empty()) return Unavailable("the codeact-sandbox launcher is not installed");
   plan.system_paths = DefaultSystemPaths();
   plan.resource_dir = resource_dir;
-  plan.pids_cgroup = PidsCgroup::Available().ok();
   std::error_code ec;
   const fs::path real = fs::canonical(python, ec);
   if (ec) return NotFound("interpreter " + python + ": " + ec.message());
@@ -90,7 +88,7 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
 }
 
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::string& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec) {
+                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec) {
   SandboxConfig c;
   c.scratch_dir = scratch_dir;
   c.cgroup_procs = cgroup_procs;
@@ -136,7 +134,7 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
       if (!lease.ok()) return lease.status();
       uid = std::move(*lease);
     }
-    Status applied = ApplySandboxPlan(plan, snapshot, scratch->path(), "", uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
+    Status applied = ApplySandboxPlan(plan, snapshot, scratch->path(), {}, uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
     if (!applied.ok()) return applied;
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();

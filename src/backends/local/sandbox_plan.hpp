@@ -17,12 +17,9 @@ struct SandboxPlan {
   std::string launcher;                   // the codeact-sandbox program
   std::vector<std::string> system_paths;  // shown read-only at the same path
   std::string resource_dir;               // host directory holding runner.py
-  bool pids_cgroup = false;               // a pids cgroup per child bounds its processes
 };
 
-// Finds the launcher, checks that the interpreter's installation can be shown inside, and
-// whether pids cgroups can be created here (without one, the pid namespace alone holds the
-// processes, and RLIMIT_NPROC where it applies: not for root).
+// Finds the launcher and checks that the interpreter's installation can be shown inside.
 StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& resource_dir);
 
 // Starts `python -I -S -c pass` in the sandbox once (cached per plan): OK, or the step that
@@ -34,9 +31,10 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 
 // Turns `spec` (which runs `python python_args...` with `scratch_dir` as its directory) into the
 // same run inside the sandbox; arguments in the resource dir become their paths inside. The
-// working directory is a tmpfs inside. `cgroup_procs`: the child's pids cgroup, or empty.
-// `run_as_uid`: on a root host the child's own unprivileged uid, else -1 (the caller's).
+// working directory is a tmpfs inside. `cgroup_procs`: the run's cgroup (RunCgroup::procs_files),
+// which the launcher joins first, or empty. `run_as_uid`: on a root host the child's own
+// unprivileged uid, else -1 (the caller's).
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::string& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec);
+                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec);
 
 }  // namespace codeact::internal

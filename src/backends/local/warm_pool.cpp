@@ -12,6 +12,22 @@ bool Unusable(const ReadyChild& c) { return c.child->BridgeHungUpOrBusy() || c.c
 constexpr std::chrono::seconds kHealthCheckPeriod{1};
 }  // namespace
 
+ReadyChild::~ReadyChild() {
+  if (!child) return;  // moved from
+  KillAll();
+  child->Wait();
+}
+
+void ReadyChild::KillAll() {
+  // A child with a cgroup joined it before it could run anything (all-or-nothing), so the group
+  // holds everything it started.
+  if (cgroup) {
+    cgroup->KillAll();
+  } else {
+    child->KillAll();
+  }
+}
+
 WarmPool::WarmPool(int per_key, std::chrono::milliseconds idle_timeout, Starter start,
                    KeyDropped dropped)
     : per_key_(per_key),

@@ -23,16 +23,33 @@
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
-#include "process/pids_cgroup.hpp"
+#include "process/run_cgroup.hpp"
 #include "process/uid_lease.hpp"
 
 namespace codeact::internal {
 
-// Declared so the child dies before its working directory and its cgroup are removed.
+// A started child with what belongs to its run. Members are declared so the child dies before
+// its working directory and its cgroup are removed.
 struct ReadyChild {
+  ReadyChild(std::optional<UidLease> lease, std::unique_ptr<RunCgroup> group, TempDir dir,
+             std::unique_ptr<Child> started, bool frame_read)
+      : uid(std::move(lease)),
+        cgroup(std::move(group)),
+        workdir(std::move(dir)),
+        child(std::move(started)),
+        ready_frame_read(frame_read) {}
+  ReadyChild(ReadyChild&&) = default;
+  ReadyChild& operator=(ReadyChild&&) = default;
+  // Kills everything of the run (KillAll) and reaps the child.
+  ~ReadyChild();
+
+  // Every process of the run: through its cgroup where it has one (nothing escapes it), else the
+  // process group and the /proc sweep by run token.
+  void KillAll();
+
   // A root host: the child's own uid, released last, once the child's processes are gone.
   std::optional<UidLease> uid;
-  std::optional<PidsCgroup> cgroup;  // namespaces level, where pids cgroups can be created
+  std::unique_ptr<RunCgroup> cgroup;  // null where no cgroup can be made (CgroupSite)
   TempDir workdir;
   std::unique_ptr<Child> child;
   bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started

@@ -1,0 +1,66 @@
+// codeact setup-cgroups [--user NAME]
+// Run once as root so that a non-root user's runs get a cgroup each (cgroup v1): makes
+// <hierarchy>/codeact-<uid> in the pids, memory, cpu and cpuacct hierarchies and gives it to
+// the user (src/process/run_cgroup.hpp). Optional: without it that user's runs go without a
+// cgroup (default limits degrade with a note, explicit memory and process limits are refused).
+#include <pwd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "process/run_cgroup.hpp"
+
+namespace codeact::cli {
+namespace {
+
+constexpr const char* kSetupCgroupsUsage =
+    "usage: codeact setup-cgroups [--user NAME]\n"
+    "Run once as root: makes the cgroup subtree the user's runs go under (cgroup v1:\n"
+    "<hierarchy>/codeact-<uid> in pids, memory, cpu and cpuacct, owned by the user) and prints "
+    "it.\n"
+    "Without --user, the subtree of root itself (<hierarchy>/codeact). On cgroup v2 there is "
+    "nothing to\n"
+    "set up: a user's runs use the subtree systemd delegates to it (user@UID.service).\n"
+    "Exit 0 when the subtree is ready, 1 when it cannot be made, 2 for a bad invocation.\n";
+
+}  // namespace
+
+int CmdSetupCgroups(const std::vector<std::string>& argv) {
+  if (WantsHelp(argv)) {
+    std::cout << kSetupCgroupsUsage;
+    return kExitOk;
+  }
+  FlagSpec spec;
+  spec.with_value = {"--user"};
+  auto args = Args::Parse(argv, spec);
+  if (!args.ok() || !args->positionals().empty()) {
+    std::cerr << "codeact setup-cgroups: "
+              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
+              << kSetupCgroupsUsage;
+    return kExitUsage;
+  }
+  uid_t uid = 0;
+  gid_t gid = 0;
+  if (auto name = args->Get("--user")) {
+    const passwd* user = ::getpwnam(name->c_str());
+    if (user == nullptr) {
+      std::cerr << "codeact setup-cgroups: no user named \"" << *name << "\"\n";
+      return kExitUsage;
+    }
+    uid = user->pw_uid;
+    gid = user->pw_gid;
+  }
+  const char* env = std::getenv("CODEACT_CGROUP_ROOT");
+  auto made =
+      internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup", uid, gid);
+  if (!made.ok()) {
+    std::cerr << "codeact setup-cgroups: " << made.status().message() << "\n";
+    return kExitFailed;
+  }
+  for (const auto& dir : *made) std::cout << dir << "\n";
+  return kExitOk;
+}
+
+}  // namespace codeact::cli
