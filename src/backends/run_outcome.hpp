@@ -14,13 +14,23 @@
 
 namespace codeact::internal {
 
+// The most open files a child can be given: the host's own hard RLIMIT_NOFILE. A limit above it
+// would need privileges (CAP_SYS_RESOURCE) to set and fail every start, so backends lower
+// max_open_files to it, and the result's message says so (OpenFilesNote).
+std::int64_t OpenFilesCeiling();
+// Empty unless `limits.max_open_files` is above OpenFilesCeiling().
+std::string OpenFilesNote(const ExecutionLimits& limits);
+
+// The `message` of a cancelled result: "cancelled: <reason>".
+std::string CancelledMessage(const std::string& reason);
+
 // Every limit positive, and enough room for an interpreter to start at all (below that the
 // failure would look like the user's fault).
 Status CheckLimits(const ExecutionLimits& limits);
 
 // Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
-// has exited or the deadline passes; true when it exited.
-bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline);
+// has exited, the deadline passes or `cancel` is cancelled; true when it exited.
+bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline, const CancellationToken& cancel = {});
 
 struct ChildDescription {
   std::string name;  // "the interpreter", "the hyperlight worker"

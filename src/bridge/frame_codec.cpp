@@ -19,8 +19,12 @@ Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::objec
     start = nl + 1;
     if (pending_.empty()) continue;
     boost::json::error_code ec;
-    boost::json::value v = boost::json::parse(pending_, ec);
+    boost::json::value v = ParseJson(pending_, ec);
     pending_.clear();
+    if (ec == boost::json::error::too_deep) {
+      failed_ = true;
+      return InvalidArgument("a bridge frame (tool arguments, say) is too deeply nested: " + JsonErrorText(ec));
+    }
     if (ec || !v.is_object()) {
       failed_ = true;
       return InvalidArgument("malformed bridge frame" + (ec ? ": " + ec.message() : ": not a JSON object"));

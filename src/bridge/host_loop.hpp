@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
 #include "codeact/tool.hpp"
@@ -30,6 +31,7 @@ enum class LoopEnd {
   kChildClosed,    // the bridge closed without a terminal frame (the child died or exited)
   kTimeout,        // the wall clock
   kSetupError,     // the sandbox launcher's "setup_error" frame, before the runner's "ready"
+  kCancelled,      // the request's token was cancelled; `message` holds its reason
 };
 
 struct LoopResult {
@@ -52,7 +54,10 @@ class HostLoop {
 
   // Runs until the run ends; never throws. `child_ready`: the child's "ready" frame was read
   // already (a pooled child); until it is, a "setup_error" frame ends the run as kSetupError.
-  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false);
+  // `cancel` ends the loop as kCancelled as soon as it is cancelled. However the loop ends, the
+  // tool calls still running are cancelled (ToolCallContext::cancel) before Run returns.
+  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false,
+                 const CancellationToken& cancel = {});
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);

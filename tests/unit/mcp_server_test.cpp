@@ -116,12 +116,12 @@ class McpServerTest : public ::testing::Test {
     o.instructions = "use execute_code well";
     o.server_version = "9.9.9";
     o.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-    o.execute = [this, function](const std::string& arguments) {
+    o.execute = [this, function](const std::string& arguments, const CancellationToken& cancel) {
       {
         std::lock_guard lock(args_mu_);
         seen_arguments_.push_back(arguments);
       }
-      return function.InvokeResult(arguments);
+      return function.InvokeResult(arguments, {.cancel = cancel});
     };
     o.log_to_stderr = false;
     return o;
@@ -555,7 +555,9 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
 
 TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
   McpServerOptions o = Options();
-  o.execute = [](const std::string&) -> ExecutionResult { throw std::runtime_error("boom"); };
+  o.execute = [](const std::string&, const CancellationToken&) -> ExecutionResult {
+    throw std::runtime_error("boom");
+  };
   McpServer server(std::move(o));
   const json::object r = Ask(server, CallLine(1, json::object{{"code", "1"}}));
   EXPECT_EQ(ErrorCode(r), -32603);

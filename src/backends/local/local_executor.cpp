@@ -1,5 +1,6 @@
 #include "backends/local/local_executor.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -30,7 +31,8 @@ constexpr std::chrono::milliseconds kDrainGrace{500};
 constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 
 ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
-  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, l.max_open_files, l.max_processes};
+  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, std::min(l.max_open_files, OpenFilesCeiling()),
+          l.max_processes};
 }
 
 // Everything that shapes a started child, so equal keys may share warm children: the
@@ -89,6 +91,9 @@ class LocalExecutor final : public Executor {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
     if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
+    if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
+      result.message = result.message.empty() ? note : result.message + "; " + note;
+    }
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -116,6 +121,9 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
+    if (request.cancel.cancelled()) {
+      return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts);
@@ -124,7 +132,7 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
-    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read);
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read, request.cancel);
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
       // The runner flushed stdout and stderr before its terminal frame, so all the output is in
@@ -137,12 +145,21 @@ class LocalExecutor final : public Executor {
       // The bridge closed without a terminal frame: usually the child is dying. Give it until the
       // deadline, so that one which merely closed its bridge and went on ends as a timeout.
       bool timed_out = ended.end == LoopEnd::kTimeout;
-      if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(*child, deadline);
-      // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
+      bool cancelled = false;
+      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(*child, deadline, request.cancel)) {
+        cancelled = request.cancel.cancelled();
+        timed_out = !cancelled;
+      }
+      // Timeout, cancellation, crash or protocol error: everything, now, and the exit status
+      // classifies it.
       child->KillAll();
       loop.DrainOutput(kDrainGrace);
       exit = child->Wait();
       if (timed_out) ended.end = LoopEnd::kTimeout;
+      if (cancelled) {
+        ended.end = LoopEnd::kCancelled;
+        ended.message = request.cancel.reason();
+      }
     }
 
     ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"});
