@@ -222,9 +222,14 @@ class LineSource {
  public:
   enum class Next { kLine, kEnd, kStop };
   virtual ~LineSource() = default;
+  // After kStop: how many stop requests had arrived (two or more: cancel at once).
+  int stop_requests() const { return stop_requests_; }
   // One line of at most the cap, without its newline; `oversized` when it was longer (then
   // `line` is empty: the rest was read and dropped). A last line without a newline counts.
   virtual Next Read(std::string& line, bool& oversized) = 0;
+
+ protected:
+  int stop_requests_ = 0;
 };
 
 // Reads one line of at most `cap` bytes without ever holding more than `cap` bytes of it: the
@@ -273,12 +278,15 @@ class StreamSource final : public LineSource {
   const std::size_t cap_;
 };
 
-// Consumes whatever is readable on a non-blocking or polled descriptor.
-void DrainFd(int fd) {
+// Consumes whatever is readable on a non-blocking or polled descriptor; returns how many bytes
+// (each stop request is one byte).
+int DrainFd(int fd) {
   char buf[256];
+  int total = 0;
   pollfd p{fd, POLLIN, 0};
-  while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && ::read(fd, buf, sizeof buf) > 0) {
-  }
+  ssize_t n = 0;
+  while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && (n = ::read(fd, buf, sizeof buf)) > 0) total += static_cast<int>(n);
+  return total;
 }
 
 class FdSource final : public LineSource {
@@ -320,7 +328,7 @@ class FdSource final : public LineSource {
       }
       // A stop request wins over input that arrived at the same time.
       if (stop_fd_ >= 0 && (fds[0].revents & POLLIN)) {
-        DrainFd(stop_fd_);
+        stop_requests_ = std::max(DrainFd(stop_fd_), 1);
         return Next::kStop;
       }
       if (fds[1].revents == 0) continue;
@@ -756,7 +764,7 @@ struct McpServer::Impl {
         }
         Handle(parsed, pool, flights, emit);
       }
-      stopped = DrainCalls(pool, flights, stop_fd, stopped);
+      stopped = DrainCalls(pool, flights, stop_fd, stopped ? source.stop_requests() : 0);
     }  // the pool runs what is still queued and joins here, before `emit` goes out of scope
     return stopped;
   }
@@ -800,13 +808,18 @@ struct McpServer::Impl {
     if (batch) batch->Release();
   }
 
-  // After the read loop: waits for the calls in flight. Once a stop was requested (before, or
-  // now through `stop_fd`) they get `shutdown_grace`, then are cancelled; a second stop request
-  // cancels them at once. Returns whether a stop was requested.
-  bool DrainCalls(CallPool& pool, Flights& flights, int stop_fd, bool stopped) {
+  // After the read loop: waits for the calls in flight. Once a stop was requested (before:
+  // `stop_requests`, or now through `stop_fd`) they get `shutdown_grace`, then are cancelled; a
+  // second stop request cancels them at once. Returns whether a stop was requested.
+  bool DrainCalls(CallPool& pool, Flights& flights, int stop_fd, int stop_requests) {
+    bool stopped = stop_requests > 0;
     if (stop_fd < 0) return stopped;  // the pool's destructor waits for every call
     std::optional<Clock::time_point> cancel_at;
-    if (stopped) cancel_at = Clock::now() + options.shutdown_grace;
+    if (stop_requests == 1) cancel_at = Clock::now() + options.shutdown_grace;
+    if (stop_requests > 1) {
+      cancel_at = Clock::now();
+      logger->info("second stop request: cancelling the calls in flight now");
+    }
     while (!pool.Idle()) {
       auto wait = kDrainPoll;
       if (cancel_at) {
@@ -815,9 +828,9 @@ struct McpServer::Impl {
       }
       pollfd p{stop_fd, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(wait.count())) > 0 && (p.revents & POLLIN)) {
-        DrainFd(stop_fd);
+        const int requests = DrainFd(stop_fd);
         stopped = true;
-        if (!cancel_at) {
+        if (!cancel_at && requests == 1) {
           cancel_at = Clock::now() + options.shutdown_grace;
           logger->info("stop requested: calls in flight have {} ms to finish", options.shutdown_grace.count());
         } else {
