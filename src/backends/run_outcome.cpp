@@ -1,8 +1,5 @@
 #include "backends/run_outcome.hpp"
 
-#include <sys/resource.h>
-
-#include <climits>
 #include <csignal>
 #include <cstring>
 #include <thread>
@@ -40,14 +37,8 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const Ch
 
 }  // namespace
 
-std::int64_t OpenFilesCeiling() {
-  rlimit host{};
-  if (::getrlimit(RLIMIT_NOFILE, &host) != 0 || host.rlim_max == RLIM_INFINITY) return INT64_MAX;
-  return static_cast<std::int64_t>(host.rlim_max);
-}
-
 std::string OpenFilesNote(const ExecutionLimits& limits) {
-  const std::int64_t ceiling = OpenFilesCeiling();
+  const std::int64_t ceiling = HostOpenFilesCeiling();
   if (limits.max_open_files <= ceiling) return "";
   return "max_open_files " + std::to_string(limits.max_open_files) + " is above the host's hard limit of " +
          std::to_string(ceiling) + " open files; the child got " + std::to_string(ceiling);

@@ -14,11 +14,8 @@
 
 namespace codeact::internal {
 
-// The most open files a child can be given: the host's own hard RLIMIT_NOFILE. A limit above it
-// would need privileges (CAP_SYS_RESOURCE) to set and fail every start, so backends lower
-// max_open_files to it, and the result's message says so (OpenFilesNote).
-std::int64_t OpenFilesCeiling();
-// Empty unless `limits.max_open_files` is above OpenFilesCeiling().
+// Children get at most the host's hard RLIMIT_NOFILE (HostOpenFilesCeiling, child.hpp) rather
+// than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above it.
 std::string OpenFilesNote(const ExecutionLimits& limits);
 
 // The `message` of a cancelled result: "cancelled: <reason>".

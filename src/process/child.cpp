@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -173,6 +175,12 @@ struct Child::Impl {
 
 Child::Child(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+std::int64_t HostOpenFilesCeiling() {
+  rlimit host{};
+  if (::getrlimit(RLIMIT_NOFILE, &host) != 0 || host.rlim_max == RLIM_INFINITY) return INT64_MAX;
+  return static_cast<std::int64_t>(host.rlim_max);
+}
+
 StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
   try {
     if (Status valid = ValidateSpec(spec); !valid.ok()) return valid;
@@ -184,6 +192,9 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     plan.args = spec.args;
     plan.working_dir = spec.working_dir;
     plan.limits = spec.limits;
+    // More open files than the host's hard limit takes a privilege to grant (CAP_SYS_RESOURCE);
+    // without it every start would fail. The executors say so in the result (OpenFilesNote).
+    plan.limits->max_open_files = std::min(plan.limits->max_open_files, HostOpenFilesCeiling());
     std::vector<std::string> environment;
     environment.reserve(spec.environment.size() + 1);
     for (const auto& [key, value] : spec.environment) {

@@ -32,6 +32,10 @@ struct ResourceLimits {
   std::int64_t max_processes = 32;                // RLIMIT_NPROC (root is exempt: see README)
 };
 
+// The host's hard RLIMIT_NOFILE: the most open files a child can be given without privileges.
+// Child::Start lowers a larger LaunchSpec limit to it.
+std::int64_t HostOpenFilesCeiling();
+
 struct LaunchSpec {
   std::string executable;                          // absolute path, exec'd directly
   std::vector<std::string> args;                   // argv[1..]

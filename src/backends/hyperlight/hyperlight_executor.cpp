@@ -42,7 +42,7 @@ constexpr const char* kOutputMountPath = "/output";
 // The rlimits of a worker; workers are reused only under equal limits.
 ResourceLimits WorkerLimits(const ExecutionLimits& l) {
   return {kWorkerCpuSeconds, l.memory_bytes, l.max_file_size_bytes,
-          std::min(l.max_open_files, OpenFilesCeiling()), l.max_processes};
+          std::min(l.max_open_files, HostOpenFilesCeiling()), l.max_processes};
 }
 
 std::string StartKey(const ResourceLimits& r) {

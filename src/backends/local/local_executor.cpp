@@ -31,7 +31,7 @@ constexpr std::chrono::milliseconds kDrainGrace{500};
 constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 
 ResourceLimits ToResourceLimits(const ExecutionLimits& l) {
-  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, std::min(l.max_open_files, OpenFilesCeiling()),
+  return {l.cpu_time_s, l.memory_bytes, l.max_file_size_bytes, std::min(l.max_open_files, HostOpenFilesCeiling()),
           l.max_processes};
 }
 
