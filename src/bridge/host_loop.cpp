@@ -258,6 +258,15 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
         return;
       }
       const std::string name = StringField(f, "name");
+      if (const json::value* deep = f.if_contains("kwargs_too_deep"); deep != nullptr && deep->is_bool()) {
+        // The decoder could not parse the arguments (frame_codec.cpp): answer, do not run.
+        ++result.tool_calls;
+        outbox += EncodeFrame(ErrorReply(id, "ToolArgumentsTooDeep",
+                                         "the arguments of " + (name.empty() ? std::string("the tool") : name) +
+                                             " are nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                             " levels"));
+        return;
+      }
       if (result.tool_calls >= limits_.max_tool_calls) {
         outbox += EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
                                          "the run may make at most " + std::to_string(limits_.max_tool_calls) +

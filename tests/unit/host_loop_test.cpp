@@ -192,14 +192,41 @@ TEST(HostLoopTest, TheToolWorkersAreBounded) {
   EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().threads <= ToolWorkers::kMaxIdle; }));
 }
 
-TEST(HostLoopTest, DeeplyNestedToolArgumentsAreNamedAsSuch) {
+// Arguments too deep to parse get a catchable error for their call; the run goes on. A frame
+// too deep that is not a tool call ends the run, and says why.
+TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
   std::string deep = "1";
   for (int i = 0; i < 200; ++i) deep = "[" + deep + "]";
-  const LoopResult r = RunOver(R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n",
-                               /*child_ready=*/true);
-  EXPECT_EQ(r.end, LoopEnd::kProtocolError);
-  EXPECT_NE(r.message.find("too deeply nested: nested deeper than 128 levels"), std::string::npos) << r.message;
-  EXPECT_EQ(r.message.find("not valid JSON"), std::string::npos) << r.message;
+  Pipe from_child;
+  Pipe to_child;
+  const std::string call = R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()), static_cast<ssize_t>(call.size()));
+  // The "child": reads the answer, then ends its run.
+  std::string sent;
+  std::thread child([&] {
+    char buf[4096];
+    while (sent.find("ToolArgumentsTooDeep") == std::string::npos) {
+      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+      if (n <= 0) return;
+      sent.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string complete = R"({"type":"complete","output_present":false})" "\n";
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()), static_cast<ssize_t>(complete.size()));
+  });
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const LoopResult r = loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+  child.join();
+  EXPECT_EQ(r.end, LoopEnd::kComplete) << r.message;
+  EXPECT_EQ(r.tool_calls, 1);
+  EXPECT_NE(sent.find(R"("id":1,"ok":false,"error_type":"ToolArgumentsTooDeep","message":"the arguments of t are nested deeper than 128 levels")"),
+            std::string::npos)
+      << sent;
+
+  const LoopResult other = RunOver(R"({"type":"note","x":)" + deep + "}\n", /*child_ready=*/true);
+  EXPECT_EQ(other.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(other.message, "a bridge frame is too deeply nested: nested deeper than 128 levels");
 }
 
 }  // namespace
