@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <exception>
@@ -192,9 +191,6 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     plan.args = spec.args;
     plan.working_dir = spec.working_dir;
     plan.limits = spec.limits;
-    // More open files than the host's hard limit takes a privilege to grant (CAP_SYS_RESOURCE);
-    // without it every start would fail. The executors say so in the result (OpenFilesNote).
-    plan.limits->max_open_files = std::min(plan.limits->max_open_files, HostOpenFilesCeiling());
     std::vector<std::string> environment;
     environment.reserve(spec.environment.size() + 1);
     for (const auto& [key, value] : spec.environment) {

@@ -32,8 +32,9 @@ struct ResourceLimits {
   std::int64_t max_processes = 32;                // RLIMIT_NPROC (root is exempt: see README)
 };
 
-// The host's hard RLIMIT_NOFILE: the most open files a child can be given without privileges.
-// Child::Start lowers a larger LaunchSpec limit to it.
+// The host's hard RLIMIT_NOFILE: the most open files a child can be given without privileges
+// (CAP_SYS_RESOURCE). Child::Start applies a limit as given, or fails; the executors lower
+// max_open_files to this first and say so in the result (run_outcome.hpp, OpenFilesNote).
 std::int64_t HostOpenFilesCeiling();
 
 struct LaunchSpec {

@@ -100,6 +100,8 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     LaunchSpec spec;
     spec.executable = python;
     spec.args = {"-I", "-S", "-c", "pass"};
+    // As for the runs (local_executor.cpp): no more open files than the host may grant.
+    spec.limits.max_open_files = std::min(spec.limits.max_open_files, HostOpenFilesCeiling());
     RunSnapshot snapshot;
     if (Status s = ApplySandboxPlan(plan, snapshot, scratch->path(), "", spec); !s.ok()) return s;
     auto child = Child::Start(spec);
