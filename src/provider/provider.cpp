@@ -131,7 +131,9 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
   };
   // A call withdrawn before it got here (queued behind others, say) costs nothing more.
   if (options.cancel.cancelled()) {
-    return finish(NotRunResult(Outcome::kCancelled, "cancelled: " + options.cancel.reason()));
+    const std::string reason = options.cancel.reason();
+    return finish(NotRunResult(Outcome::kCancelled,
+                               "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
   }
 
   if (RequiresApproval(snapshot)) {
