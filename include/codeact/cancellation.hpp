@@ -50,7 +50,8 @@ class CancellationToken {
 
  private:
   friend class CancellationSource;
-  explicit CancellationToken(std::shared_ptr<internal::CancellationState> state) : state_(std::move(state)) {}
+  explicit CancellationToken(std::shared_ptr<internal::CancellationState> state)
+      : state_(std::move(state)) {}
   std::shared_ptr<internal::CancellationState> state_;
 };
 

@@ -16,7 +16,8 @@ int g_shutdown_write_fd = -1;
 void OnShutdownSignal(int) {
   const int saved = errno;
   const char byte = 1;
-  [[maybe_unused]] ssize_t n = ::write(g_shutdown_write_fd, &byte, 1);  // full pipe: already pending
+  [[maybe_unused]] ssize_t n =
+      ::write(g_shutdown_write_fd, &byte, 1);  // full pipe: already pending
   errno = saved;
 }
 

@@ -27,9 +27,12 @@ struct CancellationCallbackImpl {
 CancellationRegistration::CancellationRegistration() = default;
 CancellationRegistration::~CancellationRegistration() = default;
 CancellationRegistration::CancellationRegistration(CancellationRegistration&&) noexcept = default;
-CancellationRegistration& CancellationRegistration::operator=(CancellationRegistration&&) noexcept = default;
+CancellationRegistration& CancellationRegistration::operator=(CancellationRegistration&&) noexcept =
+    default;
 
-bool CancellationToken::cancelled() const { return state_ != nullptr && state_->source.stop_requested(); }
+bool CancellationToken::cancelled() const {
+  return state_ != nullptr && state_->source.stop_requested();
+}
 
 std::string CancellationToken::reason() const {
   if (state_ == nullptr) return {};
@@ -40,12 +43,13 @@ std::string CancellationToken::reason() const {
 CancellationRegistration CancellationToken::OnCancel(std::function<void()> callback) const {
   CancellationRegistration registration;
   if (state_ == nullptr || !callback) return registration;  // never cancelled: nothing to run
-  registration.impl_ =
-      std::make_unique<internal::CancellationCallbackImpl>(state_->source.get_token(), std::move(callback));
+  registration.impl_ = std::make_unique<internal::CancellationCallbackImpl>(
+      state_->source.get_token(), std::move(callback));
   return registration;
 }
 
-CancellationSource::CancellationSource() : state_(std::make_shared<internal::CancellationState>()) {}
+CancellationSource::CancellationSource()
+    : state_(std::make_shared<internal::CancellationState>()) {}
 
 CancellationToken CancellationSource::token() const { return CancellationToken(state_); }
 

@@ -18,6 +18,7 @@ inline constexpr std::int64_t kMaxConfigFileBytes = 1LL << 20;  // tools files, 
 // `what` names the input in messages ("code file", "tools file"). INVALID_ARGUMENT for a file
 // that is not regular or is over the cap, NOT_FOUND / PERMISSION_DENIED when it cannot be opened.
 // "-" reads standard input, whatever it is, up to the same cap.
-StatusOr<std::string> ReadBoundedFile(const std::string& path, std::int64_t max_bytes, std::string_view what);
+StatusOr<std::string> ReadBoundedFile(const std::string& path, std::int64_t max_bytes,
+                                      std::string_view what);
 
 }  // namespace codeact::internal

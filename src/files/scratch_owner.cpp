@@ -86,11 +86,13 @@ std::optional<Tag> ParseTag(std::string_view name) {
   const std::size_t begin = name.rfind('-', dash - 1);
   if (begin == std::string_view::npos) return std::nullopt;
   const std::string_view token = name.substr(begin + 1, dash - begin - 1);  // o<key>.<pid>.<start>
-  if (token.size() < 1 + kKeyLength + 4 || token[0] != 'o' || token[1 + kKeyLength] != '.') return std::nullopt;
+  if (token.size() < 1 + kKeyLength + 4 || token[0] != 'o' || token[1 + kKeyLength] != '.')
+    return std::nullopt;
   const std::string_view rest = token.substr(2 + kKeyLength);
   const std::size_t dot = rest.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
-  Tag tag{std::string(token.substr(1, kKeyLength)), std::string(rest.substr(0, dot)), std::string(rest.substr(dot + 1))};
+  Tag tag{std::string(token.substr(1, kKeyLength)), std::string(rest.substr(0, dot)),
+          std::string(rest.substr(dot + 1))};
   if (!AllDigits(tag.pid) || !AllDigits(tag.start)) return std::nullopt;
   return tag;
 }
@@ -135,7 +137,8 @@ ScratchSweep RemoveDeadScratch(const std::string& base) {
     const std::optional<Tag> tag = ParseTag(e->d_name);
     if (!tag || tag->key != OwnKey()) continue;
     struct stat st {};
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != me) {
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != me) {
       continue;
     }
     const std::optional<std::uint64_t> start = StartTime(tag->pid);

@@ -1,7 +1,6 @@
 #include "json/raw_json.hpp"
 
 #include <boost/json.hpp>
-
 #include <string>
 
 namespace codeact::internal {

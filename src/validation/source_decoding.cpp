@@ -20,8 +20,9 @@ std::string NormalName(const std::string& name) {
     buf += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (buf == "utf-8" || buf.starts_with("utf-8-")) return "utf-8";
-  if (buf == "latin-1" || buf == "iso-8859-1" || buf == "iso-latin-1" || buf.starts_with("latin-1-") ||
-      buf.starts_with("iso-8859-1-") || buf.starts_with("iso-latin-1-")) {
+  if (buf == "latin-1" || buf == "iso-8859-1" || buf == "iso-latin-1" ||
+      buf.starts_with("latin-1-") || buf.starts_with("iso-8859-1-") ||
+      buf.starts_with("iso-latin-1-")) {
     return "iso-8859-1";
   }
   return name;
@@ -42,8 +43,8 @@ std::optional<std::string> CookieOfLine(std::string_view line) {
       ++t;
     } while (t < line.size() && (line[t] == ' ' || line[t] == '\t'));
     const std::size_t begin = t;
-    while (t < line.size() && (std::isalnum(static_cast<unsigned char>(line[t])) || line[t] == '-' ||
-                               line[t] == '_' || line[t] == '.')) {
+    while (t < line.size() && (std::isalnum(static_cast<unsigned char>(line[t])) ||
+                               line[t] == '-' || line[t] == '_' || line[t] == '.')) {
       ++t;
     }
     if (t > begin) return NormalName(std::string(line.substr(begin, t - begin)));
@@ -78,18 +79,21 @@ DecodedSource DecodeSourceFile(std::string_view bytes) {
   const std::optional<std::string> cookie = CodingCookie(body);
   if (!cookie || *cookie == "utf-8") {
     if (auto bad = FirstInvalidUtf8(bytes)) {
-      out.problem = SourceEncodingViolation(
-          bytes, *bad, cookie ? "is not valid UTF-8 (the declared encoding)" : "is not valid UTF-8, and no encoding is declared",
-          kHint);
+      out.problem =
+          SourceEncodingViolation(bytes, *bad,
+                                  cookie ? "is not valid UTF-8 (the declared encoding)"
+                                         : "is not valid UTF-8, and no encoding is declared",
+                                  kHint);
       return out;
     }
     out.text = std::string(body);
     return out;
   }
   if (bom) {
-    out.problem = Violation{1, 0, "source-encoding",
-                            "encoding problem: the file starts with a UTF-8 byte-order mark but declares " + *cookie,
-                            "drop the byte-order mark or the coding declaration"};
+    out.problem = Violation{
+        1, 0, "source-encoding",
+        "encoding problem: the file starts with a UTF-8 byte-order mark but declares " + *cookie,
+        "drop the byte-order mark or the coding declaration"};
     return out;
   }
   auto decoded = DecodeWithPythonCodec(body, *cookie);
@@ -99,10 +103,12 @@ DecodedSource DecodeSourceFile(std::string_view bytes) {
   }
   const CodecFailure& failure = std::get<CodecFailure>(decoded);
   if (failure.unknown_codec) {
-    out.problem = Violation{1, 0, "source-encoding", "unknown encoding: " + *cookie + " (the file's coding declaration)", kHint};
+    out.problem =
+        Violation{1, 0, "source-encoding",
+                  "unknown encoding: " + *cookie + " (the file's coding declaration)", kHint};
   } else {
-    out.problem = SourceEncodingViolation(body, failure.offset,
-                                          "cannot be decoded as " + *cookie + ": " + failure.reason, kHint);
+    out.problem = SourceEncodingViolation(
+        body, failure.offset, "cannot be decoded as " + *cookie + ": " + failure.reason, kHint);
   }
   return out;
 }

@@ -37,6 +37,7 @@ struct CodecFailure {
   std::size_t offset = 0;
   std::string reason;
 };
-std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes, const std::string& codec);
+std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes,
+                                                              const std::string& codec);
 
 }  // namespace codeact::internal

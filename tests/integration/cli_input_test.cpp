@@ -44,10 +44,13 @@ TEST_F(CliInputTest, InputsThatAreNotRegularFilesAreRefusedQuickly) {
       {{"validate", "/dev/zero"}, "code file /dev/zero is a character device, not a regular file"},
       {{"validate", dir}, "code file " + dir + " is a directory, not a regular file"},
       {{"run", dir}, "code file " + dir + " is a directory, not a regular file"},
-      {{"run", "--tools", "/dev/zero", "-"}, "tools file /dev/zero is a character device, not a regular file"},
+      {{"run", "--tools", "/dev/zero", "-"},
+       "tools file /dev/zero is a character device, not a regular file"},
       {{"run", "--tools", dir, "-"}, "tools file " + dir + " is a directory, not a regular file"},
-      {{"run", "--policy", "/dev/zero", "-"}, "policy file /dev/zero is a character device, not a regular file"},
-      {{"validate", "--policy", fifo, "-"}, "policy file " + fifo + " is a FIFO, not a regular file"},
+      {{"run", "--policy", "/dev/zero", "-"},
+       "policy file /dev/zero is a character device, not a regular file"},
+      {{"validate", "--policy", fifo, "-"},
+       "policy file " + fifo + " is a FIFO, not a regular file"},
       {{"run", fifo}, "code file " + fifo + " is a FIFO, not a regular file"},
       {{"validate", fifo}, "code file " + fifo + " is a FIFO, not a regular file"},
   };
@@ -65,15 +68,17 @@ TEST_F(CliInputTest, InputsOverTheirCapsAreRefusedNotCut) {
   const std::string big_code(8 * 1024 * 1024 + 1, '#');
   const Cli from_stdin = RunCli({"run", "-"}, big_code);
   EXPECT_EQ(from_stdin.exit_code, 2);
-  EXPECT_NE(from_stdin.err.find("code file (standard input) is larger than the limit of 8388608 bytes"),
-            std::string::npos)
+  EXPECT_NE(
+      from_stdin.err.find("code file (standard input) is larger than the limit of 8388608 bytes"),
+      std::string::npos)
       << from_stdin.err;
   const std::string tools = dir_ / "tools.json";
   std::ofstream(tools) << std::string(1024 * 1024 + 1, ' ');
   const Cli tools_run = RunCli({"run", "--tools", tools, "-"}, "print(1)");
   EXPECT_EQ(tools_run.exit_code, 2);
-  EXPECT_NE(tools_run.err.find("tools file " + tools + " is larger than the limit of 1048576 bytes"),
-            std::string::npos)
+  EXPECT_NE(
+      tools_run.err.find("tools file " + tools + " is larger than the limit of 1048576 bytes"),
+      std::string::npos)
       << tools_run.err;
 }
 
@@ -84,7 +89,8 @@ TEST_F(CliInputTest, BytesThatAreNotTextAreAViolationAndCodingCookiesAreHonoured
   EXPECT_EQ(v.at("outcome"), "validation_failed");
   EXPECT_EQ(v.at("violations").at(0).at("rule"), "source-encoding");
   EXPECT_EQ(v.at("violations").at(0).at("line"), 2);
-  EXPECT_NE(v.at("violations").at(0).at("message").as_string().find("byte 0xFF at offset 18"), std::string::npos)
+  EXPECT_NE(v.at("violations").at(0).at("message").as_string().find("byte 0xFF at offset 18"),
+            std::string::npos)
       << bad.out;
   const Cli validate = RunCli({"validate", "-"}, "x = '\x80'\n");
   EXPECT_EQ(validate.exit_code, 1);
@@ -109,7 +115,8 @@ TEST_F(CliInputTest, MountsMustBeAbsoluteDistinctAndHaveAKnownMode) {
       {host + ":out:rw", "", "must be absolute"},
       {host + ":/a/../b", "", "contains \"..\""},
       {host + ":/out:rx", "", "--mount mode \"rx\" in \"" + host + ":/out:rx\" is not ro or rw"},
-      {host + ":/out", (dir_ / "other").string() + ":/out/", "uses the mount path /out of --mount \"" + host + ":/out\" again"},
+      {host + ":/out", (dir_ / "other").string() + ":/out/",
+       "uses the mount path /out of --mount \"" + host + ":/out\" again"},
       {host + ":/data", host + ":/./data:ro", "uses the mount path /data"},
   };
   for (const auto& c : cases) {
@@ -122,20 +129,21 @@ TEST_F(CliInputTest, MountsMustBeAbsoluteDistinctAndHaveAKnownMode) {
   }
   // The same rules, all accepted: a host path with a colon in it, an explicit mode.
   fs::create_directories(dir_ / "a:b");
-  const Cli ok = RunCli({"run", "--isolation", "process", "--mount", (dir_ / "a:b").string() + ":/in:ro", "--mount",
-                         host + ":/out", "-"},
+  const Cli ok = RunCli({"run", "--isolation", "process", "--mount",
+                         (dir_ / "a:b").string() + ":/in:ro", "--mount", host + ":/out", "-"},
                         "print(1)");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
 // A host that may open only 64 files (soft = hard): the child's default max_open_files of 256 is
 // lowered to what the host can grant, and the result says so, instead of every start failing
-// with "setrlimit(RLIMIT_NOFILE, 256) failed". Root could raise the limit anyway (CAP_SYS_RESOURCE),
-// so the test drops that capability where setpriv exists.
+// with "setrlimit(RLIMIT_NOFILE, 256) failed". Root could raise the limit anyway
+// (CAP_SYS_RESOURCE), so the test drops that capability where setpriv exists.
 TEST_F(CliInputTest, UnderUlimit64RunsSucceedWithTheLimitLowered) {
   std::vector<std::string> prefix;
   if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "root without setpriv: the limit cannot bind";
+    if (::access("/usr/bin/setpriv", X_OK) != 0)
+      GTEST_SKIP() << "root without setpriv: the limit cannot bind";
     prefix = {"/usr/bin/setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource"};
   }
   for (int i = 0; i < 5; ++i) {
@@ -145,8 +153,9 @@ TEST_F(CliInputTest, UnderUlimit64RunsSucceedWithTheLimitLowered) {
     ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
     const bj::value v = bj::parse(c.out);
     EXPECT_EQ(v.at("stdout"), "1\n");
-    EXPECT_EQ(v.at("message"),
-              "max_open_files 256 is above the host's hard limit of 64 open files; the child got 64");
+    EXPECT_EQ(
+        v.at("message"),
+        "max_open_files 256 is above the host's hard limit of 64 open files; the child got 64");
   }
 }
 

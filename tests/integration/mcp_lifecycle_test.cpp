@@ -38,7 +38,8 @@ class McpProcess {
     if (!in.ok() || !out.ok() || !err.ok()) return;
     internal::LaunchPlan plan;
     plan.executable = CODEACT_BINARY;
-    plan.args = {"mcp", "--no-validate"};  // the code below uses os freely; the validator is not under test
+    plan.args = {
+        "mcp", "--no-validate"};  // the code below uses os freely; the validator is not under test
     plan.args.insert(plan.args.end(), args.begin(), args.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
@@ -86,7 +87,8 @@ class McpProcess {
         if (ec || !v.is_object()) return std::nullopt;
         return v.as_object();
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return std::nullopt;
       pollfd p{from_.get(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -137,20 +139,24 @@ const char* const kInitialize =
     R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
 
 std::string Call(int id, const std::string& code) {
-  return bj::serialize(bj::object{{"jsonrpc", "2.0"},
-                                  {"id", id},
-                                  {"method", "tools/call"},
-                                  {"params", bj::object{{"name", "execute_code"}, {"arguments", bj::object{{"code", code}}}}}});
+  return bj::serialize(bj::object{
+      {"jsonrpc", "2.0"},
+      {"id", id},
+      {"method", "tools/call"},
+      {"params", bj::object{{"name", "execute_code"}, {"arguments", bj::object{{"code", code}}}}}});
 }
 
 // Code that writes its pid to `<mount>/started` (the mount is at /out inside the sandbox, at its
 // host path at the process level), then sleeps.
 std::string StartThenSleep(const std::string& host_dir, int seconds) {
   return "import os, time\n"
-         "d = '/out' if os.path.isdir('/out') else " + bj::serialize(bj::value(host_dir)) + "\n"
+         "d = '/out' if os.path.isdir('/out') else " +
+         bj::serialize(bj::value(host_dir)) +
+         "\n"
          "open(d + '/started.tmp', 'w').write(str(os.getpid()))\n"
          "os.rename(d + '/started.tmp', d + '/started')\n"
-         "time.sleep(" + std::to_string(seconds) + ")\n";
+         "time.sleep(" +
+         std::to_string(seconds) + ")\n";
 }
 
 std::set<std::string> ScratchEntries(const fs::path& dir) {
@@ -176,7 +182,8 @@ class McpLifecycleTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   bool WaitStarted() {
-    return testing::Eventually([&] { return fs::exists(out_ / "started"); }, std::chrono::seconds(60));
+    return testing::Eventually([&] { return fs::exists(out_ / "started"); },
+                               std::chrono::seconds(60));
   }
   pid_t StartedPid() {
     std::ifstream in(out_ / "started");
@@ -189,11 +196,14 @@ class McpLifecycleTest : public ::testing::Test {
 };
 
 TEST_F(McpLifecycleTest, SigtermCancelsARunAfterTheGraceAnswersItAndLeavesNothing) {
-  McpProcess server({"--isolation", "process", "--shutdown-grace", "1", "--mount", out_.string() + ":/out"}, tmp_);
+  McpProcess server(
+      {"--isolation", "process", "--shutdown-grace", "1", "--mount", out_.string() + ":/out"},
+      tmp_);
   ASSERT_TRUE(server.started());
   server.Send(kInitialize);
   ASSERT_TRUE(server.Next().has_value()) << server.Stderr();
-  EXPECT_FALSE(ScratchEntries(tmp_).empty()) << "the warm pool keeps its children's directories here";
+  EXPECT_FALSE(ScratchEntries(tmp_).empty())
+      << "the warm pool keeps its children's directories here";
   server.Send(Call(1, StartThenSleep(out_.string(), 120)));
   ASSERT_TRUE(WaitStarted()) << server.Stderr();
   const pid_t child = StartedPid();
@@ -216,7 +226,8 @@ TEST_F(McpLifecycleTest, SigtermCancelsARunAfterTheGraceAnswersItAndLeavesNothin
 }
 
 TEST_F(McpLifecycleTest, SigintLetsACallThatEndsWithinTheGraceFinish) {
-  McpProcess server({"--isolation", "process", "--mount", out_.string() + ":/out"}, tmp_);  // grace 10 s
+  McpProcess server({"--isolation", "process", "--mount", out_.string() + ":/out"},
+                    tmp_);  // grace 10 s
   ASSERT_TRUE(server.started());
   server.Send(kInitialize);
   ASSERT_TRUE(server.Next().has_value()) << server.Stderr();
@@ -250,13 +261,15 @@ TEST_F(McpLifecycleTest, WhatASigkilledServerLeftIsRemovedByTheNextStart) {
     run_dir = run_dir || name.rfind("codeact-run-", 0) == 0;
     runner_dir = runner_dir || name.rfind("codeact-runner-", 0) == 0;
   }
-  ASSERT_TRUE(run_dir && runner_dir) << "the SIGKILL left nothing to clean; the test proves nothing";
+  ASSERT_TRUE(run_dir && runner_dir)
+      << "the SIGKILL left nothing to clean; the test proves nothing";
 
   McpProcess next({"--quiet"}, tmp_);
   ASSERT_TRUE(next.started());
   next.Send(kInitialize);
   ASSERT_TRUE(next.Next().has_value()) << next.Stderr();
-  for (const auto& name : left) EXPECT_FALSE(fs::exists(tmp_ / name)) << name << " survived the next start";
+  for (const auto& name : left)
+    EXPECT_FALSE(fs::exists(tmp_ / name)) << name << " survived the next start";
   next.CloseStdin();
   EXPECT_EQ(next.Wait(std::chrono::seconds(60)), 0);
   EXPECT_EQ(ScratchEntries(tmp_), std::set<std::string>{});

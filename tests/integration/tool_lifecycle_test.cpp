@@ -46,12 +46,16 @@ RunSnapshot WithTools(std::vector<HostTool> tools, std::int64_t wall_timeout_ms 
 }
 
 TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
-  const fs::path pids = fs::temp_directory_path() / ("codeact-hung-tool-" + std::to_string(::getpid()));
+  const fs::path pids =
+      fs::temp_directory_path() / ("codeact-hung-tool-" + std::to_string(::getpid()));
   fs::create_directories(pids);
   // Each call records its pid (the sleep's, after exec) and then hangs far past the run's clock.
-  const HostTool hang = Command("hang", {"/bin/sh", "-c", "echo $$ > \"$(mktemp " + pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
+  const HostTool hang = Command(
+      "hang",
+      {"/bin/sh", "-c", "echo $$ > \"$(mktemp " + pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
   const HostTool quick = Command("quick", {"/bin/sh", "-c", "echo 1"});
-  const std::string gather3 = "import asyncio\nawait asyncio.gather(*(call_tool('%s') for _ in range(3)))\n";
+  const std::string gather3 =
+      "import asyncio\nawait asyncio.gather(*(call_tool('%s') for _ in range(3)))\n";
   auto code = [&](const char* tool) {
     std::string c = gather3;
     c.replace(c.find("%s"), 2, tool);
@@ -61,7 +65,8 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
   // Three calls at once leave three idle workers: the baseline the hung calls must return to.
   const ExecutionResult warm = LocalExecutor()->Execute({code("quick")}, WithTools({quick}));
   ASSERT_EQ(warm.outcome, Outcome::kOk) << warm.message << warm.stderr_text;
-  ASSERT_TRUE(testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }));
+  ASSERT_TRUE(
+      testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }));
   const int baseline = CountThreads();
 
   for (int round = 0; round < 3; ++round) {
@@ -79,11 +84,14 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
     // Gone within a second of the reply: killed and reaped, not left to its 30 s.
     std::set<pid_t> alive = sleepers;
     while (!alive.empty() && Clock::now() - replied < std::chrono::seconds(1)) {
-      for (auto it = alive.begin(); it != alive.end();) it = testing::ProcessAlive(*it) ? std::next(it) : alive.erase(it);
+      for (auto it = alive.begin(); it != alive.end();)
+        it = testing::ProcessAlive(*it) ? std::next(it) : alive.erase(it);
     }
-    EXPECT_TRUE(alive.empty()) << "round " << round << ": " << alive.size() << " tool processes outlived the run by 1 s";
-    EXPECT_TRUE(testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }))
-        << "tool handler threads still busy after their run";
+    EXPECT_TRUE(alive.empty()) << "round " << round << ": " << alive.size()
+                               << " tool processes outlived the run by 1 s";
+    EXPECT_TRUE(testing::Eventually([] {
+      return internal::ToolWorkers::Instance().Counts().busy == 0;
+    })) << "tool handler threads still busy after their run";
     // Hung handlers kept past their run would each hold a thread: three more every round.
     EXPECT_TRUE(testing::Eventually([&] { return CountThreads() <= baseline; }))
         << "round " << round << ": " << CountThreads() << " threads, " << baseline << " before";
@@ -92,28 +100,34 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
 }
 
 TEST(ToolLifecycleTest, AnOversizedToolResultIsNamedWithItsRealSize) {
-  const HostTool big = Command("big", {"python3", "-c", "import sys; sys.stdout.write('x' * (50 << 20))"});
-  const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await call_tool('big')\nexcept ToolError as e:\n    print(e.error_type, '|', e.message)\n"},
-      WithTools({big}));
+  const HostTool big =
+      Command("big", {"python3", "-c", "import sys; sys.stdout.write('x' * (50 << 20))"});
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"try:\n    await call_tool('big')\nexcept ToolError as e:\n    "
+                                "print(e.error_type, '|', e.message)\n"},
+                               WithTools({big}));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
-            "ToolResultTooLarge | the tool's result of 52428800 bytes exceeds the frame limit of 1048576 bytes\n");
+            "ToolResultTooLarge | the tool's result of 52428800 bytes exceeds the frame limit of "
+            "1048576 bytes\n");
 }
 
 TEST(ToolLifecycleTest, ToolArgumentsNestedTooDeeplyAreACatchableError) {
   std::atomic<int> calls{0};
-  HostTool echo{"echo", "echoes", R"({"type":"object"})", false, [&calls](const std::string& kwargs) {
+  HostTool echo{"echo", "echoes", R"({"type":"object"})", false,
+                [&calls](const std::string& kwargs) {
                   ++calls;
                   return ToolResult::Success(std::to_string(kwargs.size()));
                 }};
   const ExecutionResult r = LocalExecutor()->Execute(
       {"def nest(n):\n    x = 1\n    for _ in range(n):\n        x = [x]\n    return x\n"
        "print(await call_tool('echo', x=nest(40)))\n"
-       "try:\n    await call_tool('echo', x=nest(200))\nexcept ToolError as e:\n    print(e.error_type, '|', e.message)\n"},
+       "try:\n    await call_tool('echo', x=nest(200))\nexcept ToolError as e:\n    "
+       "print(e.error_type, '|', e.message)\n"},
       WithTools({echo}));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
-  EXPECT_EQ(r.stdout_text, "87\nToolArgumentsTooDeep | the arguments of echo are nested deeper than 128 levels\n");
+  EXPECT_EQ(r.stdout_text,
+            "87\nToolArgumentsTooDeep | the arguments of echo are nested deeper than 128 levels\n");
   EXPECT_EQ(calls.load(), 1);
 }
 

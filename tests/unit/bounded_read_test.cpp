@@ -15,7 +15,8 @@ namespace {
 class BoundedReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("codeact-bounded-read-" + std::to_string(::getpid()));
+    dir_ = std::filesystem::temp_directory_path() /
+           ("codeact-bounded-read-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -38,13 +39,15 @@ TEST_F(BoundedReadTest, AFileOverTheCapIsRefusedNotCut) {
   auto text = ReadBoundedFile(Write("big", std::string(101, 'x')), 100, "tools file");
   ASSERT_FALSE(text.ok());
   EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(text.status().message(), "tools file " + dir_ + "/big is larger than the limit of 100 bytes");
+  EXPECT_EQ(text.status().message(),
+            "tools file " + dir_ + "/big is larger than the limit of 100 bytes");
 }
 
 TEST_F(BoundedReadTest, DevicesDirectoriesAndFifosAreRefusedAtOnce) {
   const auto start = std::chrono::steady_clock::now();
   auto zero = ReadBoundedFile("/dev/zero", 1 << 20, "code file");
-  EXPECT_EQ(zero.status().message(), "code file /dev/zero is a character device, not a regular file");
+  EXPECT_EQ(zero.status().message(),
+            "code file /dev/zero is a character device, not a regular file");
   auto dir = ReadBoundedFile(dir_, 1 << 20, "code file");
   EXPECT_EQ(dir.status().message(), "code file " + dir_ + " is a directory, not a regular file");
   const std::string fifo = dir_ + "/fifo";

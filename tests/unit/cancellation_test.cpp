@@ -17,7 +17,9 @@ TEST(CancellationTest, ADefaultTokenIsNeverCancelled) {
   EXPECT_FALSE(token.cancelled());
   EXPECT_EQ(token.reason(), "");
   int calls = 0;
-  { auto registration = token.OnCancel([&] { ++calls; }); }
+  {
+    auto registration = token.OnCancel([&] { ++calls; });
+  }
   EXPECT_EQ(calls, 0);
 }
 
@@ -46,7 +48,9 @@ TEST(CancellationTest, ACallbackOnACancelledTokenRunsAtOnce) {
 TEST(CancellationTest, AnUnregisteredCallbackIsNotCalled) {
   CancellationSource source;
   int calls = 0;
-  { auto registration = source.token().OnCancel([&] { ++calls; }); }
+  {
+    auto registration = source.token().OnCancel([&] { ++calls; });
+  }
   source.Cancel("late");
   EXPECT_EQ(calls, 0);
 }
@@ -59,7 +63,8 @@ TEST(CancellationTest, ConcurrentCancelsAgreeOnOneReason) {
     auto registration = source.token().OnCancel([&] { ++callbacks; });
     std::vector<std::thread> threads;
     for (int i = 0; i < 4; ++i) {
-      threads.emplace_back([&, i] { winners += source.Cancel("reason " + std::to_string(i)) ? 1 : 0; });
+      threads.emplace_back(
+          [&, i] { winners += source.Cancel("reason " + std::to_string(i)) ? 1 : 0; });
     }
     for (auto& t : threads) t.join();
     EXPECT_EQ(winners.load(), 1);

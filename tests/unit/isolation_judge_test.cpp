@@ -28,7 +28,8 @@ class RootJudgeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() / ("codeact-root-judge-" + std::to_string(::getpid()));
-    for (const char* d : {"bin", "usr", "etc", "root/.pyenv/versions/3.11.9", "srv"}) fs::create_directories(root_ / d);
+    for (const char* d : {"bin", "usr", "etc", "root/.pyenv/versions/3.11.9", "srv"})
+      fs::create_directories(root_ / d);
     std::ofstream(root_ / "root/.bashrc") << "secret";
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -37,24 +38,28 @@ class RootJudgeTest : public ::testing::Test {
 
 TEST_F(RootJudgeTest, TheWayToAPyenvInterpreterIsTheSandboxsOwn) {
   const std::string exe = "/root/.pyenv/versions/3.11.9/bin/python3.11";
-  const ProbeVerdict v = JudgeRootListing(Report(exe, {{"bin"}, {"root", ".pyenv"}, {"usr", "lib"}}), true, root_);
+  const ProbeVerdict v =
+      JudgeRootListing(Report(exe, {{"bin"}, {"root", ".pyenv"}, {"usr", "lib"}}), true, root_);
   EXPECT_TRUE(v.contained) << v.observed;
   EXPECT_EQ(v.observed, "sees ['bin', 'root', 'usr']");
 }
 
 TEST_F(RootJudgeTest, MoreOfTheHostsDirectoryThanTheWayIsTheHosts) {
   const std::string exe = "/root/.pyenv/versions/3.11.9/bin/python3.11";
-  const ProbeVerdict v = JudgeRootListing(Report(exe, {{"bin"}, {"root", ".bashrc", ".pyenv"}}), true, root_);
+  const ProbeVerdict v =
+      JudgeRootListing(Report(exe, {{"bin"}, {"root", ".bashrc", ".pyenv"}}), true, root_);
   EXPECT_FALSE(v.contained);
   EXPECT_EQ(v.observed, "sees the host's /root");
 }
 
 TEST_F(RootJudgeTest, AHostEntryOffTheWayIsTheHosts) {
-  const ProbeVerdict v = JudgeRootListing(Report("/usr/bin/python3.11", {{"bin"}, {"srv"}}), true, root_);
+  const ProbeVerdict v =
+      JudgeRootListing(Report("/usr/bin/python3.11", {{"bin"}, {"srv"}}), true, root_);
   EXPECT_FALSE(v.contained);
   EXPECT_EQ(v.observed, "sees the host's /srv");
   // /root seen whole, by an interpreter that does not live there: the host's.
-  const ProbeVerdict root = JudgeRootListing(Report("/usr/bin/python3.11", {{"root", ".pyenv"}}), true, root_);
+  const ProbeVerdict root =
+      JudgeRootListing(Report("/usr/bin/python3.11", {{"root", ".pyenv"}}), true, root_);
   EXPECT_FALSE(root.contained);
 }
 

@@ -50,11 +50,13 @@ TEST_F(ScratchOwnerTest, ALiveOwnersDirectoriesStayAndADeadOnesGo) {
   ASSERT_FALSE(tag.empty()) << "this process cannot name itself (no /proc?)";
   auto mine = TempDir::Create("codeact-run-");
   ASSERT_TRUE(mine.ok()) << mine.status().ToString();
-  EXPECT_EQ(fs::path(mine->path()).filename().string().rfind("codeact-run-" + tag, 0), 0u) << mine->path();
+  EXPECT_EQ(fs::path(mine->path()).filename().string().rfind("codeact-run-" + tag, 0), 0u)
+      << mine->path();
 
   // The same pid with another start time: a process that has died and whose pid was reused.
   const std::string key = tag.substr(1, tag.find('.') - 1);
-  const std::string dead = MakeDir("codeact-run-o" + key + "." + std::to_string(::getpid()) + ".1-AbC123");
+  const std::string dead =
+      MakeDir("codeact-run-o" + key + "." + std::to_string(::getpid()) + ".1-AbC123");
   const std::string dead_runner = MakeDir("codeact-runner-o" + key + ".999999999.5-xYz789");
 
   const ScratchSweep sweep = RemoveDeadScratch(base_);

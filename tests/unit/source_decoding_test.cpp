@@ -11,7 +11,8 @@ namespace {
 
 TEST(SourceDecodingTest, TheCookieIsFoundWhereCPythonLooks) {
   EXPECT_EQ(CodingCookie("# -*- coding: latin-1 -*-\nx = 1\n").value_or("-"), "iso-8859-1");
-  EXPECT_EQ(CodingCookie("#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n").value_or("-"), "cp1252");
+  EXPECT_EQ(CodingCookie("#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n").value_or("-"),
+            "cp1252");
   EXPECT_EQ(CodingCookie("\n  # coding=UTF_8\n").value_or("-"), "utf-8");
   EXPECT_EQ(CodingCookie("# coding: utf-8-sig\n").value_or("-"), "utf-8");
   // Not a comment alone on its line, or not within the first two lines, or after code: no cookie.
@@ -27,9 +28,11 @@ TEST(SourceDecodingTest, UndeclaredBytesMustBeUtf8AndTheBadByteIsNamed) {
   EXPECT_EQ(bad.problem->rule, "source-encoding");
   EXPECT_EQ(bad.problem->line, 2);
   EXPECT_EQ(bad.problem->col, 5);
-  EXPECT_EQ(bad.problem->message,
-            "byte 0xFF at offset 11 (line 2, column 5) is not valid UTF-8, and no encoding is declared");
-  const DecodedSource good = DecodeSourceFile("\xEF\xBB\xBFprint('\xC3\xA9')\n");  // a BOM, then UTF-8
+  EXPECT_EQ(
+      bad.problem->message,
+      "byte 0xFF at offset 11 (line 2, column 5) is not valid UTF-8, and no encoding is declared");
+  const DecodedSource good =
+      DecodeSourceFile("\xEF\xBB\xBFprint('\xC3\xA9')\n");  // a BOM, then UTF-8
   EXPECT_FALSE(good.problem.has_value());
   EXPECT_EQ(good.text, "print('\xC3\xA9')\n");
 }
@@ -43,7 +46,8 @@ TEST(SourceDecodingTest, ADeclaredCodecDecodesTheFile) {
   const DecodedSource ascii = DecodeSourceFile("# coding: ascii\nprint('\xE9')\n");
   ASSERT_TRUE(ascii.problem.has_value());
   EXPECT_EQ(ascii.problem->line, 2);
-  EXPECT_NE(ascii.problem->message.find("byte 0xE9 at offset 23 (line 2, column 7) cannot be decoded as ascii"),
+  EXPECT_NE(ascii.problem->message.find(
+                "byte 0xE9 at offset 23 (line 2, column 7) cannot be decoded as ascii"),
             std::string::npos)
       << ascii.problem->message;
 
@@ -59,11 +63,13 @@ TEST(SourceDecodingTest, ADeclaredCodecDecodesTheFile) {
 TEST(SourceDecodingTest, TheValidatorNamesTheOffsetOfBytesThatAreNotText) {
   auto validator = Validator::Embedded();
   ASSERT_TRUE(validator.ok());
-  const ValidationReport report = (*validator)->Validate("print(1)\nx = '\x80'\n", ValidationPolicy{});
+  const ValidationReport report =
+      (*validator)->Validate("print(1)\nx = '\x80'\n", ValidationPolicy{});
   ASSERT_FALSE(report.ok);
   ASSERT_EQ(report.violations.size(), 1u);
   EXPECT_EQ(report.violations[0].rule, "source-encoding");
-  EXPECT_NE(report.violations[0].message.find("offset 14"), std::string::npos) << report.violations[0].message;
+  EXPECT_NE(report.violations[0].message.find("offset 14"), std::string::npos)
+      << report.violations[0].message;
   EXPECT_FALSE(Utf8Violation("plain ascii and \xC3\xA9").has_value());
 }
 
