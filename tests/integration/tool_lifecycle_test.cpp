@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 namespace codeact {
 namespace {
 
+namespace bj = boost::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::LocalExecutor;
@@ -54,23 +56,31 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
       "hang",
       {"/bin/sh", "-c", "echo $$ > \"$(mktemp " + pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
   const HostTool quick = Command("quick", {"/bin/sh", "-c", "echo 1"});
-  const std::string gather3 =
-      "import asyncio\nawait asyncio.gather(*(call_tool('%s') for _ in range(3)))\n";
   auto code = [&](const char* tool) {
-    std::string c = gather3;
-    c.replace(c.find("%s"), 2, tool);
-    return c;
+    return "import asyncio\ncalls = asyncio.gather(*(call_tool('" + std::string(tool) +
+           "') for _ in range(3)))\n";
   };
+  // The hung calls must all have started before the wall clock ends the run, however slow the
+  // machine: the code waits for their pid files (it runs at the process level, unvalidated).
+  const std::string hang_code = code("hang") +
+                                "import os\n"
+                                "while len(os.listdir(" +
+                                bj::serialize(bj::value(pids.string())) +
+                                ")) < 3:\n"
+                                "    await asyncio.sleep(0.01)\n"
+                                "await calls\n";
 
   // Three calls at once leave three idle workers: the baseline the hung calls must return to.
-  const ExecutionResult warm = LocalExecutor()->Execute({code("quick")}, WithTools({quick}));
+  const ExecutionResult warm =
+      LocalExecutor()->Execute({code("quick") + "await calls\n"}, WithTools({quick}));
   ASSERT_EQ(warm.outcome, Outcome::kOk) << warm.message << warm.stderr_text;
   ASSERT_TRUE(
       testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }));
   const int baseline = CountThreads();
 
-  for (int round = 0; round < 3; ++round) {
-    const ExecutionResult r = LocalExecutor()->Execute({code("hang")}, WithTools({hang}, 1500));
+  // Two rounds: hung handlers kept past the first run would need three new threads in the second.
+  for (int round = 0; round < 2; ++round) {
+    const ExecutionResult r = LocalExecutor()->Execute({hang_code}, WithTools({hang}, 5000));
     const auto replied = Clock::now();
     ASSERT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
     std::set<pid_t> sleepers;
