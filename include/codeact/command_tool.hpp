@@ -30,7 +30,14 @@ struct CommandToolSpec {
 
 // Parses a tools file's text; relative commands resolve against `base_dir`.
 StatusOr<std::vector<CommandToolSpec>> ParseToolsFile(std::string_view json, const std::string& base_dir);
+// Reads a tools file: a regular file of at most 1 MiB (anything else, a directory or a device
+// included, is INVALID_ARGUMENT), then ParseToolsFile against the file's directory.
 StatusOr<std::vector<HostTool>> LoadToolsFile(const std::string& path);
+
+// The command runs in its own process group. When the run that called the tool ends (its
+// ToolCallContext is cancelled) the group is killed at once, so a hung command never outlives
+// its run. Output past the run's frame cap is drained but not kept, and the call fails with
+// ToolResultTooLarge naming the real size.
 
 HostTool MakeCommandTool(CommandToolSpec spec);
 

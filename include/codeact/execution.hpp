@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codeact/cancellation.hpp"
 #include "codeact/validator.hpp"
 
 namespace codeact {
@@ -24,6 +25,8 @@ enum class Outcome {
   kKilled,             // died by a signal nobody asked for
   kSetupError,         // the sandbox could not be set up as configured
   kUnavailable,        // the backend cannot run here
+  kCancelled,          // ended at the caller's request (ExecutionRequest::cancel), e.g. a server
+                       // shutting down; its processes were killed like a timeout's
   kInternalError,
 };
 
@@ -31,6 +34,10 @@ std::string_view OutcomeName(Outcome outcome);
 
 struct ExecutionRequest {
   std::string code;
+  // Cancelling it ends the run at once: the child's processes are killed, its tool calls are
+  // cancelled, and the result is `cancelled` with the reason in `message`. A run cancelled
+  // before it started never starts.
+  CancellationToken cancel;
 };
 
 struct CapturedFile {

@@ -35,6 +35,7 @@ using ApprovalCallback = std::function<bool(const ApprovalRequest&)>;
 struct InvokeOptions {
   std::optional<bool> approved;  // an explicit decision wins over the callback
   ApprovalCallback approve;      // asked when no explicit decision is given
+  CancellationToken cancel;      // ends the run as `cancelled` (ExecutionRequest::cancel)
 };
 
 struct ProviderOptions {

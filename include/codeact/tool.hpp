@@ -2,12 +2,15 @@
 // `await call_tool("name", **kwargs)`. Arguments and results are JSON text, never objects.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "codeact/cancellation.hpp"
 
 namespace codeact {
 
@@ -28,12 +31,29 @@ struct ToolResult {
 // exception into a ToolFailed error for the caller.
 using ToolHandler = std::function<ToolResult(const std::string& kwargs_json)>;
 
+// What a call knows besides its arguments.
+struct ToolCallContext {
+  // Cancelled when the run that made the call ends, whatever ended it (its result, the wall
+  // clock, a crash, a cancellation): nobody will read the answer any more. A handler that waits
+  // on something (a process, a socket, a lock) should stop then; see ToolWorkers below.
+  CancellationToken cancel;
+  // The run's frame cap: a result whose frame is larger is refused (ToolResultTooLarge), so a
+  // handler may stop producing one early and say how large it was.
+  std::int64_t max_result_bytes = 0;
+};
+using CancellableToolHandler =
+    std::function<ToolResult(const std::string& kwargs_json, const ToolCallContext& context)>;
+
 struct HostTool {
   std::string name;               // a Python identifier
   std::string description;
   std::string parameters_schema = R"({"type":"object","properties":{}})";  // JSON Schema
   bool requires_approval = false;
   ToolHandler handler;
+  // Used instead of `handler` when set. Handlers run on a process-wide pool of at most 64
+  // threads; a handler that ignores cancellation keeps its thread until it returns, and while
+  // all 64 are taken further calls wait.
+  CancellableToolHandler cancellable_handler;
 };
 
 // Tools keyed by exact name; Add replaces. Thread-safe. Snapshot() is an immutable copy.

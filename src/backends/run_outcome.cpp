@@ -46,10 +46,21 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const Ch
 
 }  // namespace
 
-bool WaitForExit(Child& child, Clock::time_point deadline) {
+std::string OpenFilesNote(const ExecutionLimits& limits) {
+  const std::int64_t ceiling = HostOpenFilesCeiling();
+  if (limits.max_open_files <= ceiling) return "";
+  return "max_open_files " + std::to_string(limits.max_open_files) + " is above the host's hard limit of " +
+         std::to_string(ceiling) + " open files; the child got " + std::to_string(ceiling);
+}
+
+std::string CancelledMessage(const std::string& reason) {
+  return "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason);
+}
+
+bool WaitForExit(Child& child, Clock::time_point deadline, const CancellationToken& cancel) {
   auto pause = std::chrono::microseconds(200);
   while (!child.TryWait()) {
-    if (Clock::now() >= deadline) return false;
+    if (Clock::now() >= deadline || cancel.cancelled()) return false;
     std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
         pause, std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now())));
     pause = std::min(pause * 2, std::chrono::microseconds(20'000));
@@ -103,6 +114,11 @@ ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitI
       r.exit_code = -1;
       r.outcome = Outcome::kSetupError;
       r.message = ended.message;
+      break;
+    case LoopEnd::kCancelled:
+      r.exit_code = exit.exited ? exit.exit_code : 128 + exit.signal;
+      r.outcome = Outcome::kCancelled;
+      r.message = CancelledMessage(ended.message);
       break;
   }
   return r;

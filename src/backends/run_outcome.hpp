@@ -15,9 +15,16 @@
 
 namespace codeact::internal {
 
+// Children get at most the host's hard RLIMIT_NOFILE (HostOpenFilesCeiling, child.hpp) rather
+// than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above it.
+std::string OpenFilesNote(const ExecutionLimits& limits);
+
+// The `message` of a cancelled result: "cancelled: <reason>".
+std::string CancelledMessage(const std::string& reason);
+
 // Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
-// has exited or the deadline passes; true when it exited.
-bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline);
+// has exited, the deadline passes or `cancel` is cancelled; true when it exited.
+bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline, const CancellationToken& cancel = {});
 
 struct ChildDescription {
   std::string name;  // "the interpreter", "the hyperlight worker"

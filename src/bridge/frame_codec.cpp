@@ -1,7 +1,35 @@
 #include "bridge/frame_codec.hpp"
+
+#include <charconv>
+#include <optional>
+
+#include "json/raw_json.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal {
+namespace {
+
+// A tool call whose arguments nest too deeply to parse still deserves an answer the code can
+// catch, not the end of its run: its type, id and name are at the top of the frame, shallow.
+// Returns {"type":"tool_call","id":N,"name":...,"kwargs_too_deep":true}, or nothing when the
+// frame does not look like a tool call with an integer id.
+std::optional<boost::json::object> TooDeepToolCall(std::string_view frame) {
+  const auto type = RawMember(frame, "type");
+  const auto id = RawMember(frame, "id");
+  if (!type || *type != "\"tool_call\"" || !id) return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(id->data(), id->data() + id->size(), n);
+  if (ec != std::errc() || end != id->data() + id->size()) return std::nullopt;
+  boost::json::object call{{"type", "tool_call"}, {"id", n}, {"kwargs_too_deep", true}};
+  if (const auto name = RawMember(frame, "name")) {
+    boost::json::error_code name_ec;
+    const boost::json::value v = ParseJson(*name, name_ec);
+    if (!name_ec && v.is_string()) call["name"] = v.as_string();
+  }
+  return call;
+}
+
+}  // namespace
 
 Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::object>& frames) {
   if (failed_) return FailedPrecondition("bridge decoder already failed");
@@ -19,8 +47,18 @@ Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::objec
     start = nl + 1;
     if (pending_.empty()) continue;
     boost::json::error_code ec;
-    boost::json::value v = boost::json::parse(pending_, ec);
+    boost::json::value v = ParseJson(pending_, ec);
+    std::optional<boost::json::object> too_deep_call;
+    if (ec == boost::json::error::too_deep) too_deep_call = TooDeepToolCall(pending_);
     pending_.clear();
+    if (ec == boost::json::error::too_deep) {
+      if (too_deep_call) {
+        frames.push_back(std::move(*too_deep_call));
+        continue;
+      }
+      failed_ = true;
+      return InvalidArgument("a bridge frame is too deeply nested: " + JsonErrorText(ec));
+    }
     if (ec || !v.is_object()) {
       failed_ = true;
       return InvalidArgument("malformed bridge frame" + (ec ? ": " + ec.message() : ": not a JSON object"));

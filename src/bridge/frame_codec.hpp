@@ -18,7 +18,9 @@ class FrameDecoder {
   explicit FrameDecoder(std::int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
 
   // Appends bytes and moves every complete frame into `frames`. A frame over the cap or one
-  // that is not a JSON object is an error; the decoder is then finished.
+  // that is not a JSON object is an error; the decoder is then finished. A tool_call frame
+  // nested deeper than kMaxJsonDepth comes out as {"type":"tool_call","id","name",
+  // "kwargs_too_deep":true}, so that the call can be refused rather than the run ended.
   Status Feed(std::string_view bytes, std::vector<boost::json::object>& frames);
   // Bytes of a frame whose newline has not arrived yet.
   bool has_pending() const { return !pending_.empty(); }

@@ -54,8 +54,12 @@ class Completions {
     std::lock_guard lock(mu_);
     if (closed_) return;
     ready_.push_back(std::move(frame));
-    const char byte = 1;
-    [[maybe_unused]] ssize_t n = write(wake_write_, &byte, 1);  // full pipe: a wake-up is pending
+    WakeLocked();
+  }
+  // Wakes the loop without a frame (the run was cancelled).
+  void Wake() {
+    std::lock_guard lock(mu_);
+    if (!closed_) WakeLocked();
   }
   std::vector<std::string> Take() {
     char buf[256];
@@ -70,6 +74,11 @@ class Completions {
   }
 
  private:
+  void WakeLocked() {
+    const char byte = 1;
+    [[maybe_unused]] ssize_t n = write(wake_write_, &byte, 1);  // full pipe: a wake-up is pending
+  }
+
   std::mutex mu_;
   std::vector<std::string> ready_;
   bool closed_ = false;
@@ -84,7 +93,10 @@ json::object ErrorReply(std::int64_t id, std::string_view type, std::string_view
 std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_frame_bytes) {
   if (!r.ok) return EncodeFrame(ErrorReply(id, r.error_type.empty() ? "ToolFailed" : r.error_type, r.message));
   json::error_code ec;
-  json::value value = json::parse(r.result_json, ec);
+  json::value value = ParseJson(r.result_json, ec);
+  if (ec == json::error::too_deep) {
+    return EncodeFrame(ErrorReply(id, "ToolFailed", "the tool's result is too deeply nested: " + JsonErrorText(ec)));
+  }
   if (ec) return EncodeFrame(ErrorReply(id, "ToolFailed", "the tool returned invalid JSON"));
   std::string frame = EncodeFrame({{"type", "tool_result"}, {"id", id}, {"ok", true}, {"result", std::move(value)}});
   if (static_cast<std::int64_t>(frame.size()) > max_frame_bytes) {
@@ -96,17 +108,23 @@ std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_f
   return frame;
 }
 
-void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs, std::int64_t max_frame_bytes,
+void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs, const ToolCallContext& context,
                 const std::shared_ptr<Completions>& box) {
+  // The run ended while the call waited for a worker: nobody reads the answer.
+  if (context.cancel.cancelled()) return;
   ToolResult r;
   try {
-    r = tool.handler ? tool.handler(kwargs) : ToolResult::Failure("ToolFailed", "tool has no handler");
+    if (tool.cancellable_handler) {
+      r = tool.cancellable_handler(kwargs, context);
+    } else {
+      r = tool.handler ? tool.handler(kwargs) : ToolResult::Failure("ToolFailed", "tool has no handler");
+    }
   } catch (const std::exception& e) {
     r = ToolResult::Failure("ToolFailed", e.what());
   } catch (...) {
     r = ToolResult::Failure("ToolFailed", "the tool raised a non-standard exception");
   }
-  box->Post(ResultFrame(id, r, max_frame_bytes));
+  box->Post(ResultFrame(id, r, context.max_result_bytes));
 }
 
 std::string StringField(const json::object& o, std::string_view key) {
@@ -179,7 +197,7 @@ HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, con
       stderr_(limits.max_stderr_bytes) {}
 
 LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready,
-                         const RunExtras& extras) {
+                         const RunExtras& extras, const CancellationToken& cancel) {
   LoopResult result;
   auto box = std::make_shared<Completions>();
   if (!box->ok()) {
@@ -187,6 +205,15 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     result.message = "cannot create the tool wake-up pipe";
     return result;
   }
+  // Tool calls learn through this that their answer is no longer wanted; cancelled on every
+  // way out of Run (the guard's destructor), so no handler outlives its run by design.
+  CancellationSource run_over;
+  struct EndCalls {
+    CancellationSource& source;
+    ~EndCalls() { source.Cancel("the run ended"); }
+  } end_calls{run_over};
+  const ToolCallContext call_context{run_over.token(), limits_.max_frame_bytes};
+  const CancellationRegistration wake_on_cancel = cancel.OnCancel([box] { box->Wake(); });
   std::map<std::string, const HostTool*> by_name;
   json::array names;
   for (const auto& t : tools_) {
@@ -281,6 +308,15 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
         return;
       }
       const std::string name = StringField(f, "name");
+      if (const json::value* deep = f.if_contains("kwargs_too_deep"); deep != nullptr && deep->is_bool()) {
+        // The decoder could not parse the arguments (frame_codec.cpp): answer, do not run.
+        ++result.tool_calls;
+        outbox += EncodeFrame(ErrorReply(id, "ToolArgumentsTooDeep",
+                                         "the arguments of " + (name.empty() ? std::string("the tool") : name) +
+                                             " are nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                             " levels"));
+        return;
+      }
       if (result.tool_calls >= limits_.max_tool_calls) {
         outbox += EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
                                          "the run may make at most " + std::to_string(limits_.max_tool_calls) +
@@ -294,8 +330,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
         return;
       }
       std::string kwargs = kwargs_v ? SerializeJson(*kwargs_v) : "{}";
-      waiting.push_back([tool = *it->second, id, kwargs = std::move(kwargs), max = limits_.max_frame_bytes, box] {
-        RunHandler(tool, id, kwargs, max, box);
+      waiting.push_back([tool = *it->second, id, kwargs = std::move(kwargs), call_context, box] {
+        RunHandler(tool, id, kwargs, call_context, box);
       });
       start_waiting();
     } else if (type == "complete") {
@@ -329,6 +365,10 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     if (terminal && (!bridge_open || now >= closes_by)) break;  // the result stands
     if (now >= deadline) {
       end_with(LoopEnd::kTimeout, "");
+      break;
+    }
+    if (cancel.cancelled()) {
+      end_with(LoopEnd::kCancelled, cancel.reason());
       break;
     }
     if (!bridge_open) {
@@ -401,6 +441,10 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
           // (threads, and commands forked from a busy host): the wall clock bounds the batch too.
           if (Clock::now() >= deadline) {
             end_with(LoopEnd::kTimeout, "");
+            break;
+          }
+          if (cancel.cancelled()) {
+            end_with(LoopEnd::kCancelled, cancel.reason());
             break;
           }
           handle_frame(f);

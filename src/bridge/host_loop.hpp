@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
 #include "bridge/runtime_guard_spec.hpp"
@@ -32,6 +33,7 @@ enum class LoopEnd {
   kTimeout,        // the wall clock
   kSetupError,     // the sandbox launcher's "setup_error" frame before the runner's "ready", or the
                    // runner's "guard_error" (its runtime guard could not be armed; nothing ran)
+  kCancelled,      // the request's token was cancelled; `message` holds its reason
 };
 
 struct LoopResult {
@@ -68,8 +70,10 @@ class HostLoop {
 
   // Runs until the run ends; never throws. `child_ready`: the child's "ready" frame was read
   // already (a pooled child); until it is, a "setup_error" frame ends the run as kSetupError.
+  // `cancel` ends the loop as kCancelled as soon as it is cancelled. However the loop ends, the
+  // tool calls still running are cancelled (ToolCallContext::cancel) before Run returns.
   LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false,
-                 const RunExtras& extras = {});
+                 const RunExtras& extras = {}, const CancellationToken& cancel = {});
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);

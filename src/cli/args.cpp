@@ -1,9 +1,6 @@
 #include "cli/args.hpp"
 
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include "files/bounded_read.hpp"
 
 namespace codeact::cli {
 
@@ -61,15 +58,8 @@ bool WantsHelp(const std::vector<std::string>& argv) {
   return false;
 }
 
-StatusOr<std::string> ReadInput(const std::string& path) {
-  if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes, std::string_view what) {
+  return internal::ReadBoundedFile(path, max_bytes, what);
 }
 
 }  // namespace codeact::cli

@@ -2,10 +2,12 @@
 // repeatable flags, boolean switches and positionals. Errors are values (exit code 2).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codeact/status.hpp"
@@ -35,7 +37,8 @@ class Args {
 // True when the arguments ask for help ("--help" or "-h" anywhere before "--").
 bool WantsHelp(const std::vector<std::string>& argv);
 
-// Reads a whole file, or standard input for "-".
-StatusOr<std::string> ReadInput(const std::string& path);
+// Reads a whole regular file, or standard input for "-", of at most `max_bytes`
+// (files/bounded_read.hpp); `what` names it in messages ("code file").
+StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes, std::string_view what);
 
 }  // namespace codeact::cli

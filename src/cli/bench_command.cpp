@@ -311,7 +311,9 @@ int CmdBench(const std::vector<std::string>& argv) {
     internal::McpServerOptions server_options;
     server_options.log_to_stderr = false;
     server_options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-    server_options.execute = [function](const std::string& arguments) { return function.InvokeResult(arguments); };
+    server_options.execute = [function](const std::string& arguments, const CancellationToken& cancel) {
+      return function.InvokeResult(arguments, {.cancel = cancel});
+    };
     internal::McpServer server(std::move(server_options));
     server.HandleLine(
         R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"

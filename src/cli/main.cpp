@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/process_setup.hpp"
+#include "files/scratch_owner.hpp"
 
 namespace {
 
@@ -36,6 +38,12 @@ int main(int argc, char** argv) {
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
+  RaiseOpenFileLimit();
+  // What a codeact process that died (SIGKILL, a crash) left in the scratch directory goes now;
+  // a live one's directories are left alone (files/scratch_owner.hpp).
+  if (command != "--help" && command != "-h" && command != "help") {
+    (void)codeact::internal::RemoveDeadScratch(codeact::internal::ScratchBaseDir());
+  }
   if (command == "run") return CmdRun(rest);
   if (command == "mcp") return CmdMcp(rest);
   if (command == "describe") return CmdDescribe(rest);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
 #include "server/mcp_server.hpp"
 
@@ -21,9 +22,15 @@ Approval: when a run needs approval (a tool with "requires_approval": true), it 
 (isError true) and nothing runs. MCP has no per-call approval channel here, so the decision is
 made when the server starts.
 
+Shutdown: on SIGTERM or SIGINT the server reads no more requests, lets the calls in flight
+finish for up to --shutdown-grace seconds, then cancels them (their results say outcome
+"cancelled") and answers them, removes its scratch directories and exits 0. A second signal
+cancels at once. End of input waits for the calls in flight without a limit.
+
 server options:
   --max-line-bytes N     longest request line accepted (default 4194304); longer -> error -32600
   --max-concurrent N     tools/call runs at once (default 4); more calls wait their turn
+  --shutdown-grace S     seconds calls in flight may take after SIGTERM/SIGINT (default 10; 0 cancels at once)
   --quiet                no log lines on stderr
 
 provider options:
@@ -34,6 +41,11 @@ bool PositiveInt(const std::string& text, long long& out) {
   return ec == std::errc() && ptr == text.data() + text.size() && out > 0;
 }
 
+bool NonNegativeSeconds(const std::string& text, double& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out >= 0 && out <= 86'400;
+}
+
 }  // namespace
 
 int CmdMcp(const std::vector<std::string>& argv) {
@@ -41,8 +53,11 @@ int CmdMcp(const std::vector<std::string>& argv) {
     std::cout << kMcpHelp << ProviderFlagsHelp();
     return kExitOk;
   }
+  // First, so that a signal during the start-up (which can take a while: the pool warms) is
+  // not lost: the server sees it as soon as it serves.
+  const int stop_fd = InstallShutdownSignals();
   FlagSpec spec;
-  spec.with_value = {"--max-line-bytes", "--max-concurrent"};
+  spec.with_value = {"--max-line-bytes", "--max-concurrent", "--shutdown-grace"};
   spec.switches = {"--quiet"};
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
   if (!args.ok() || !args->positionals().empty()) {
@@ -71,6 +86,15 @@ int CmdMcp(const std::vector<std::string>& argv) {
     }
     options.max_concurrent_calls = static_cast<int>(number);
   }
+  if (auto text = args->Get("--shutdown-grace")) {
+    double seconds = 0;
+    if (!NonNegativeSeconds(*text, seconds)) {
+      std::cerr << "codeact mcp: --shutdown-grace needs a number of seconds from 0 to 86400, got \"" << *text
+                << "\"\n";
+      return kExitUsage;
+    }
+    options.shutdown_grace = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  }
   options.log_to_stderr = !args->Has("--quiet");
 
   auto provider = BuildProvider(*args);
@@ -85,10 +109,12 @@ int CmdMcp(const std::vector<std::string>& argv) {
 
   options.instructions = (*provider)->Instructions();
   options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-  options.execute = [function, invoke](const std::string& arguments_json) {
-    return function.InvokeResult(arguments_json, invoke);
+  options.execute = [function, invoke](const std::string& arguments_json, const CancellationToken& cancel) {
+    InvokeOptions call = invoke;
+    call.cancel = cancel;
+    return function.InvokeResult(arguments_json, call);
   };
-  return internal::ServeStdio(std::move(options));
+  return internal::ServeStdio(std::move(options), stop_fd);
 }
 
 }  // namespace codeact::cli

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <map>
 
 #include "codeact/command_tool.hpp"
 #include "codeact/hyperlight_provider.hpp"
 #include "codeact/json.hpp"
 #include "limits/limit_table.hpp"
+#include "files/bounded_read.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -21,20 +23,35 @@ StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string
   return static_cast<std::int64_t>(value * scale);
 }
 
-// HOST:MOUNT[:ro|:rw]
+// HOST:MOUNT[:MODE], MODE ro or rw (default rw). MOUNT is an absolute path in the sandbox without
+// ".."; HOST may itself hold ':' (the split is at the last colon before MOUNT).
 StatusOr<FileMount> ParseMount(const std::string& text) {
+  const std::string usage = "--mount needs HOST:MOUNT[:ro|:rw] with an absolute MOUNT, got \"" + text + "\"";
   FileMount m;
   std::string rest = text;
-  if (rest.size() > 3 && (rest.ends_with(":ro") || rest.ends_with(":rw"))) {
-    m.mode = rest.ends_with(":ro") ? MountMode::kReadOnly : MountMode::kReadWrite;
-    rest.resize(rest.size() - 3);
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument(usage);
+  // A last part that is not a path is the mode, whatever it says.
+  if (const std::string tail = rest.substr(colon + 1); !tail.empty() && tail.front() != '/' &&
+                                                       rest.find(':') != colon) {
+    if (tail != "ro" && tail != "rw") {
+      return InvalidArgument("--mount mode \"" + tail + "\" in \"" + text + "\" is not ro or rw");
+    }
+    m.mode = tail == "ro" ? MountMode::kReadOnly : MountMode::kReadWrite;
+    rest.resize(colon);
+    colon = rest.rfind(':');
   }
-  const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
-    return InvalidArgument("--mount needs HOST:MOUNT[:ro|:rw], got \"" + text + "\"");
-  }
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return InvalidArgument(usage);
   m.host_path = rest.substr(0, colon);
   m.mount_path = rest.substr(colon + 1);
+  // NormaliseMountPath would make "out" into "/out"; on the command line that is more likely a
+  // mistake (HOST and MOUNT swapped, a missing slash) than a wish, so it is refused.
+  if (m.mount_path.front() != '/') {
+    return InvalidArgument("--mount path \"" + m.mount_path + "\" in \"" + text + "\" must be absolute, e.g. /" +
+                           m.mount_path);
+  }
+  auto normal = NormaliseMountPath(m.mount_path);
+  if (!normal.ok()) return InvalidArgument("--mount \"" + text + "\": " + normal.status().message());
   return m;
 }
 
@@ -152,7 +169,7 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     options.environment[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   if (auto file = args.Get("--policy")) {
-    auto text = ReadInput(*file);
+    auto text = ReadInput(*file, internal::kMaxConfigFileBytes, "policy file");
     if (!text.ok()) return text.status();
     auto policy = PolicyFromJson(*text);
     if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
@@ -189,9 +206,16 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
   options.executor.isolation = *isolation;
 
   std::vector<FileMount> mounts;
+  std::map<std::string, std::string> mount_flags;  // normalised mount path -> the flag naming it
   for (const auto& text : args.GetAll("--mount")) {
     auto mount = ParseMount(text);
     if (!mount.ok()) return mount.status();
+    // The registry keys mounts by path, so a second one would silently replace the first.
+    const std::string key = NormaliseMountPath(mount->mount_path).value();
+    if (auto [it, fresh] = mount_flags.emplace(key, text); !fresh) {
+      return InvalidArgument("--mount \"" + text + "\" uses the mount path " + key + " of --mount \"" +
+                             it->second + "\" again");
+    }
     mounts.push_back(std::move(*mount));
   }
   std::vector<HostTool> tools;

@@ -4,6 +4,8 @@
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
+#include "files/bounded_read.hpp"
+#include "validation/source_decoding.hpp"
 
 namespace codeact::cli {
 
@@ -25,7 +27,7 @@ int CmdRun(const std::vector<std::string>& argv) {
               << kRunHelp << ProviderFlagsHelp();
     return kExitUsage;
   }
-  auto code = ReadInput(args->positionals()[0]);
+  auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");
   if (!code.ok()) {
     std::cerr << "codeact run: " << code.status().message() << "\n";
     return kExitUsage;
@@ -38,7 +40,17 @@ int CmdRun(const std::vector<std::string>& argv) {
   }
   InvokeOptions options;
   if (args->Has("--approve")) options.approved = true;
-  const ExecutionResult result = (*provider)->Execute(*code, options);
+  // A file is bytes: decoded as CPython would (PEP 263); the provider then takes it as text.
+  internal::DecodedSource source = internal::DecodeSourceFile(*code);
+  ExecutionResult result;
+  if (source.problem) {
+    result = NotRunResult(Outcome::kValidationFailed, "the code file cannot be decoded; nothing ran");
+    result.violations.push_back(std::move(*source.problem));
+    result.backend = std::string(BackendName((*provider)->executor().backend()));
+    result.isolation = std::string(IsolationName((*provider)->executor().isolation()));
+  } else {
+    result = (*provider)->Execute(source.text, options);
+  }
   std::cout << ToJson(result) << "\n";
   return result.success() ? kExitOk : kExitFailed;
 }

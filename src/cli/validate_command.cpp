@@ -5,6 +5,8 @@
 #include "cli/commands.hpp"
 #include "codeact/json.hpp"
 #include "codeact/validator.hpp"
+#include "files/bounded_read.hpp"
+#include "validation/source_decoding.hpp"
 
 namespace codeact::cli {
 
@@ -31,7 +33,7 @@ int CmdValidate(const std::vector<std::string>& argv) {
   }
   ValidationPolicy policy;
   if (auto file = args->Get("--policy")) {
-    auto text = ReadInput(*file);
+    auto text = ReadInput(*file, internal::kMaxConfigFileBytes, "policy file");
     if (!text.ok()) {
       std::cerr << "codeact validate: " << text.status().message() << "\n";
       return kExitUsage;
@@ -46,7 +48,7 @@ int CmdValidate(const std::vector<std::string>& argv) {
   for (const auto& m : args->GetAll("--allow-import")) policy.extra_allowed_imports.push_back(m);
   for (const auto& m : args->GetAll("--block-import")) policy.extra_blocked_imports.push_back(m);
 
-  auto code = ReadInput(args->positionals()[0]);
+  auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");
   if (!code.ok()) {
     std::cerr << "codeact validate: " << code.status().message() << "\n";
     return kExitUsage;
@@ -56,7 +58,15 @@ int CmdValidate(const std::vector<std::string>& argv) {
     std::cerr << "codeact validate: " << validator.status().message() << "\n";
     return kExitUsage;
   }
-  const ValidationReport report = (*validator)->Validate(*code, policy);
+  // A file is bytes: decoded as CPython would (PEP 263) before the validator sees it as text.
+  internal::DecodedSource source = internal::DecodeSourceFile(*code);
+  ValidationReport report;
+  if (source.problem) {
+    report.ok = false;
+    report.violations.push_back(std::move(*source.problem));
+  } else {
+    report = (*validator)->Validate(source.text, policy);
+  }
   std::cout << ToJson(report) << "\n";
   return report.ok ? kExitOk : kExitFailed;
 }

@@ -17,6 +17,7 @@ std::string_view OutcomeName(Outcome outcome) {
     case Outcome::kKilled: return "killed";
     case Outcome::kSetupError: return "setup_error";
     case Outcome::kUnavailable: return "unavailable";
+    case Outcome::kCancelled: return "cancelled";
     case Outcome::kInternalError: return "internal_error";
   }
   return "internal_error";

@@ -1,6 +1,7 @@
 #include "common/utf8.hpp"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace codeact::internal {
 namespace {
@@ -51,6 +52,42 @@ std::string SanitizeUtf8(std::string_view bytes) {
     }
   }
   return out;
+}
+
+std::optional<std::size_t> FirstInvalidUtf8(std::string_view bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const std::size_t n = ValidSequenceLength(bytes, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+Violation SourceEncodingViolation(std::string_view source, std::size_t offset, const std::string& what,
+                                  std::string hint) {
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset && i < source.size(); ++i) {
+    if (source[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", offset < source.size() ? static_cast<unsigned char>(source[offset]) : 0u);
+  const int col = static_cast<int>(offset - line_start);
+  return {line, col, "source-encoding",
+          std::string("byte ") + byte + " at offset " + std::to_string(offset) + " (line " + std::to_string(line) +
+              ", column " + std::to_string(col) + ") " + what,
+          std::move(hint)};
+}
+
+std::optional<Violation> Utf8Violation(std::string_view code, std::string hint) {
+  const std::optional<std::size_t> bad = FirstInvalidUtf8(code);
+  if (!bad) return std::nullopt;
+  if (hint.empty()) hint = "send the code as UTF-8 text";
+  return SourceEncodingViolation(code, *bad, "is not valid UTF-8", std::move(hint));
 }
 
 }  // namespace codeact::internal

@@ -115,7 +115,8 @@ Capture CaptureChanges(const MountSnapshot& before, const std::vector<FileMount>
 std::string MediaTypeForPath(const std::string& path);
 
 // A fresh private (0700) directory under $TMPDIR (when absolute) or /tmp, removed recursively
-// (never following symlinks) on destruction.
+// (never following symlinks) on destruction. Its name carries this process's owner tag
+// (scratch_owner.hpp), so that a later start can remove it should the process die first.
 class TempDir {
  public:
   static StatusOr<TempDir> Create(const std::string& prefix = "codeact-run-");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "files/mount_capture.hpp"
+#include "files/scratch_owner.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -158,12 +159,9 @@ StatusOr<TempDir> TempDir::Create(const std::string& prefix) {
     return InvalidArgument("temporary directory prefix \"" + prefix +
                            "\" must not contain '/' or NUL");
   }
-  std::string base = "/tmp";
-  if (const char* env = std::getenv("TMPDIR"); env != nullptr && env[0] == '/') base = env;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  if (base == "/") base.clear();
-
-  std::string pattern = base + "/" + prefix + "XXXXXX";
+  const std::string base = ScratchBaseDir();
+  // The owner's tag lets a later start remove this directory should this process die first.
+  std::string pattern = base + "/" + prefix + ScratchOwnerTag() + "XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (::mkdtemp(buffer.data()) == nullptr) {

@@ -42,7 +42,8 @@ StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json) {
 
 StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json) {
   json::error_code ec;
-  const json::value v = json::parse(arguments_json, ec);
+  const json::value v = ParseJson(arguments_json, ec);
+  if (ec == json::error::too_deep) return InvalidArgument("arguments are too deeply nested: " + JsonErrorText(ec));
   if (ec) return InvalidArgument("arguments are not valid JSON: " + ec.message());
   if (!v.is_object()) return InvalidArgument("arguments must be a JSON object with a \"code\" string");
   const json::value* code = v.as_object().if_contains("code");

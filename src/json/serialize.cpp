@@ -5,6 +5,22 @@
 namespace codeact::internal {
 namespace json = boost::json;
 
+json::value ParseJson(std::string_view text, json::error_code& ec) {
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  try {
+    return json::parse(text, ec, {}, options);
+  } catch (const std::exception&) {  // allocation failure
+    ec = json::make_error_code(json::error::syntax);
+    return nullptr;
+  }
+}
+
+std::string JsonErrorText(const json::error_code& ec) {
+  if (ec == json::error::too_deep) return "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  return ec.message();
+}
+
 void AppendJson(std::string& out, const json::value& v) {
   switch (v.kind()) {
     case json::kind::null: out += "null"; return;

@@ -4,9 +4,21 @@
 
 #include <boost/json.hpp>
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace codeact::internal {
+
+// How deep the host lets JSON from untrusted sources nest (requests, tool arguments and results,
+// bridge frames). Boost's default of 32 would reject odd but valid arguments; a bound keeps the
+// recursion of serialising and destroying values shallow.
+inline constexpr std::size_t kMaxJsonDepth = 128;
+
+// json::parse with kMaxJsonDepth; never throws (a failure is `ec`).
+boost::json::value ParseJson(std::string_view text, boost::json::error_code& ec);
+// What went wrong, for a message: "nested deeper than 128 levels" for too_deep, else Boost's text.
+std::string JsonErrorText(const boost::json::error_code& ec);
 
 std::string SerializeJson(const boost::json::value& value);
 std::string SerializeJson(const boost::json::object& object);

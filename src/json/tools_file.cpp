@@ -2,11 +2,10 @@
 #include <boost/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "codeact/command_tool.hpp"
 #include "common/utf8.hpp"
+#include "files/bounded_read.hpp"
 #include "process/child.hpp"
 #include "json/serialize.hpp"
 
@@ -77,13 +76,13 @@ StatusOr<std::vector<CommandToolSpec>> ParseToolsFile(std::string_view text, con
 }
 
 StatusOr<std::vector<HostTool>> LoadToolsFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read tools file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Its commands resolve against its directory, which standard input does not have.
+  if (path == "-") return InvalidArgument("a tools file must be a file, not standard input");
+  auto text = internal::ReadBoundedFile(path, internal::kMaxConfigFileBytes, "tools file");
+  if (!text.ok()) return text.status();
   std::error_code fs_ec;
   const std::string base = std::filesystem::absolute(path, fs_ec).parent_path().string();
-  auto specs = ParseToolsFile(text.str(), base);
+  auto specs = ParseToolsFile(*text, base);
   if (!specs.ok()) return Status(specs.status().code(), path + ": " + specs.status().message());
   std::vector<HostTool> tools;
   for (auto& spec : *specs) tools.push_back(MakeCommandTool(std::move(spec)));
@@ -96,10 +95,13 @@ HostTool MakeCommandTool(CommandToolSpec spec) {
   tool.description = spec.description;
   tool.parameters_schema = spec.parameters_schema;
   tool.requires_approval = spec.requires_approval;
-  tool.handler = [spec = std::move(spec)](const std::string& kwargs_json) -> ToolResult {
-    auto run = internal::RunCommand(spec.command, kwargs_json, std::chrono::milliseconds(spec.timeout_ms),
-                                    spec.max_output_bytes, spec.working_dir);
+  auto call = [spec = std::move(spec)](const std::string& kwargs_json, const ToolCallContext& context) -> ToolResult {
+    // The result travels in one frame: more than the frame cap is drained and counted, not kept.
+    const std::int64_t cap = context.max_result_bytes > 0 ? context.max_result_bytes : spec.max_output_bytes;
+    auto run = internal::RunCommand(spec.command, kwargs_json, std::chrono::milliseconds(spec.timeout_ms), cap,
+                                    spec.working_dir, context.cancel);
     if (!run.ok()) return ToolResult::Failure("ToolFailed", run.status().message());
+    if (run->cancelled) return ToolResult::Failure("ToolCancelled", "the run that called the tool ended");
     if (run->timed_out) {
       return ToolResult::Failure("ToolTimeout", "the tool took longer than " + std::to_string(spec.timeout_ms) + " ms");
     }
@@ -112,13 +114,24 @@ HostTool MakeCommandTool(CommandToolSpec spec) {
       }
       return ToolResult::Failure("ToolFailed", message);
     }
+    if (run->stdout_truncated) {
+      return ToolResult::Failure("ToolResultTooLarge", "the tool's result of " + std::to_string(run->stdout_bytes) +
+                                                           " bytes exceeds the frame limit of " +
+                                                           std::to_string(cap) + " bytes");
+    }
     json::error_code ec;
-    json::value parsed = json::parse(run->stdout_text, ec);
+    json::value parsed = internal::ParseJson(run->stdout_text, ec);
     if (!ec) return ToolResult::Success(internal::SerializeJson(parsed));
+    if (ec == json::error::too_deep) {
+      return ToolResult::Failure("ToolFailed", "the tool's output is too deeply nested: " + internal::JsonErrorText(ec));
+    }
     std::string text = internal::SanitizeUtf8(run->stdout_text);
     if (!text.empty() && text.back() == '\n') text.pop_back();
     return ToolResult::Success(internal::SerializeJson(json::value(json::string(text))));
   };
+  // The plain handler serves callers that call it directly, outside a run.
+  tool.handler = [call](const std::string& kwargs_json) { return call(kwargs_json, ToolCallContext{}); };
+  tool.cancellable_handler = std::move(call);
   return tool;
 }
 

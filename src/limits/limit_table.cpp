@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace codeact::internal {
@@ -90,7 +91,10 @@ ResourceLimits RlimitsFor(const ExecutionLimits& limits) {
   r.Set(RLIMIT_CORE, 0, 0);
   for (const LimitSpec& spec : kTable) {
     if (spec.enforcer != LimitEnforcer::kRlimit || spec.rlimit == RLIMIT_AS) continue;
-    const std::int64_t v = limits.*spec.member;
+    std::int64_t v = limits.*spec.member;
+    // More open files than the host's hard limit cannot be granted: the child gets the hard limit
+    // and the result says so (run_outcome.hpp, OpenFilesNote) rather than every start failing.
+    if (spec.rlimit == RLIMIT_NOFILE) v = std::min(v, HostOpenFilesCeiling());
     r.Set(spec.rlimit, v, spec.rlimit == RLIMIT_CPU ? v + 1 : v);
   }
   r.Set(RLIMIT_AS, limits.memory_bytes, limits.memory_bytes);

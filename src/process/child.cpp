@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -172,6 +173,12 @@ struct Child::Impl {
 };
 
 Child::Child(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::int64_t HostOpenFilesCeiling() {
+  rlimit host{};
+  if (::getrlimit(RLIMIT_NOFILE, &host) != 0 || host.rlim_max == RLIM_INFINITY) return INT64_MAX;
+  return static_cast<std::int64_t>(host.rlim_max);
+}
 
 StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
   try {

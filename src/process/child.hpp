@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codeact/cancellation.hpp"
 #include "codeact/status.hpp"
 
 namespace codeact::internal {
@@ -51,6 +52,11 @@ class ResourceLimits {
 
 // "RLIMIT_NOFILE" for messages.
 const char* RlimitName(int resource);
+
+// The host's hard RLIMIT_NOFILE: the most open files a child can be given without privileges
+// (CAP_SYS_RESOURCE). Child::Start applies a limit as given, or fails; the executors lower
+// max_open_files to this first and say so in the result (run_outcome.hpp, OpenFilesNote).
+std::int64_t HostOpenFilesCeiling();
 
 struct LaunchSpec {
   std::string executable;                          // absolute path, exec'd directly
@@ -204,7 +210,10 @@ struct CommandResult {
   std::string stderr_text;
   bool stdout_truncated = false;  // more than max_output_bytes arrived; the rest was discarded
   bool stderr_truncated = false;
+  std::int64_t stdout_bytes = 0;  // all that arrived, kept or not
+  std::int64_t stderr_bytes = 0;
   bool timed_out = false;  // the timeout killed the command's process group
+  bool cancelled = false;  // `cancel` killed it (or it never started)
 };
 
 // Runs a short helper command (no shell) with `stdin_data` on stdin, the host's environment
@@ -215,10 +224,12 @@ struct CommandResult {
 // more second is spent draining pipes that an escaped process still holds), and timed_out is set. A
 // command that exits but leaves a process holding its stdout/stderr open counts as running until
 // the timeout. `working_dir` empty: the host's working directory (a missing one fails the start
-// with a chdir message). Thread-safe.
+// with a chdir message). `cancel` kills the group at once and returns without waiting for
+// output (cancelled set); a command cancelled before it starts is never started. Thread-safe.
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    const std::string& stdin_data, std::chrono::milliseconds timeout,
                                    std::int64_t max_output_bytes = 1LL << 20,
-                                   const std::string& working_dir = {});
+                                   const std::string& working_dir = {},
+                                   const CancellationToken& cancel = {});
 
 }  // namespace codeact::internal

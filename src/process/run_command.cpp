@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -81,13 +82,27 @@ bool HasExited(pid_t pid) {
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    const std::string& stdin_data, std::chrono::milliseconds timeout,
-                                   std::int64_t max_output_bytes, const std::string& working_dir) {
+                                   std::int64_t max_output_bytes, const std::string& working_dir,
+                                   const CancellationToken& cancel) {
   try {
     if (argv.empty()) return InvalidArgument("RunCommand needs at least the command name");
     if (timeout.count() < 0) return InvalidArgument("the timeout must not be negative");
     if (max_output_bytes < 0) return InvalidArgument("max_output_bytes must not be negative");
     auto executable = ResolveExecutable(argv[0]);
     if (!executable.ok()) return executable.status();
+    if (cancel.cancelled()) {
+      CommandResult never;
+      never.cancelled = true;
+      return never;
+    }
+    // Cancellation wakes the poll below through this; registered before the launch and
+    // unregistered (the registration's destructor) before the fd closes.
+    UniqueFd cancel_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!cancel_fd) return ErrnoStatus("eventfd", errno);
+    const CancellationRegistration wake_on_cancel = cancel.OnCancel([fd = cancel_fd.get()] {
+      const std::uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
+    });
 
     auto in = MakePipe();
     if (!in.ok()) return in.status();
@@ -124,10 +139,17 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
     if (stdin_data.empty()) in->write.reset();
     bool exited = false;
     bool timed_out = false;
+    bool cancelled = false;
     Clock::time_point stop_draining = Clock::time_point::max();
 
     while (out->read || err->read || !exited) {
       const Clock::time_point now = Clock::now();
+      if (cancel.cancelled()) {
+        // Nobody wants the output any more: kill, and stop at once (the reap below is quick).
+        ::kill(-pid, SIGKILL);  // still unreaped: the group id is ours
+        cancelled = true;
+        break;
+      }
       if (!timed_out && now >= deadline) {
         ::kill(-pid, SIGKILL);  // the leader is not reaped yet, so the group id is still ours
         timed_out = true;
@@ -141,9 +163,10 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       int wait_ms = static_cast<int>(std::clamp<long long>(remaining, 0, INT_MAX));
       if (!pidfd && !exited) wait_ms = std::min(wait_ms, kExitPollMs);
 
-      pollfd fds[4];
+      pollfd fds[5];
       nfds_t count = 0;
       int in_slot = -1, out_slot = -1, err_slot = -1, pid_slot = -1;
+      fds[count++] = {cancel_fd.get(), POLLIN, 0};  // read only by the check at the loop's top
       if (in->write) {
         in_slot = static_cast<int>(count);
         fds[count++] = {in->write.get(), POLLOUT, 0};
@@ -193,8 +216,11 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
     err->read.reset();
     result.exit = reap.Reap();
     result.timed_out = timed_out;
+    result.cancelled = cancelled;
     result.stdout_truncated = stdout_buffer.truncated();
     result.stderr_truncated = stderr_buffer.truncated();
+    result.stdout_bytes = stdout_buffer.total_bytes();
+    result.stderr_bytes = stderr_buffer.total_bytes();
     result.stdout_text = stdout_buffer.Take();
     result.stderr_text = stderr_buffer.Take();
     return result;

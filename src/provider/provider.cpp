@@ -5,6 +5,7 @@
 
 #include "backends/result_budget.hpp"
 #include "codeact/json.hpp"
+#include "common/utf8.hpp"
 #include "json/definitions.hpp"
 #include "provider/fingerprint.hpp"
 
@@ -131,6 +132,12 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return r;
   };
+  // A call withdrawn before it got here (queued behind others, say) costs nothing more.
+  if (options.cancel.cancelled()) {
+    const std::string reason = options.cancel.reason();
+    return finish(NotRunResult(Outcome::kCancelled,
+                               "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
+  }
 
   if (RequiresApproval(snapshot)) {
     ApprovalRequest request;
@@ -163,6 +170,13 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
   if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
     return finish(ArgumentError("argument \"code\" is empty"));
   }
+  // The code is text: bytes that are not UTF-8 could reach neither the validator nor the child.
+  // (A file's PEP 263 coding cookie is the reader's business: `codeact run` decodes files.)
+  if (auto bad = internal::Utf8Violation(code)) {
+    ExecutionResult r = NotRunResult(Outcome::kValidationFailed, bad->message);
+    r.violations.push_back(std::move(*bad));
+    return finish(std::move(r));
+  }
   if (options_.validate) {
     ValidationReport report = validator_->Validate(code, snapshot.policy);
     if (!report.ok) {
@@ -172,7 +186,8 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
       return finish(std::move(r));
     }
   }
-  return finish(executor_->Execute(ExecutionRequest{code}, snapshot));
+  // Validation can take a while: a run cancelled meanwhile does not start.
+  return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, snapshot));
 }
 
 StatusOr<std::shared_ptr<LocalCodeActProvider>> LocalCodeActProvider::Create(ProviderOptions options) {

@@ -8,11 +8,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -123,6 +125,31 @@ enum class ProcessLevel {
   kNowhereYet,            // no level promises it yet (README, known limitations)
 };
 
+// "list /": what the code sees at /, one level below it, and where its interpreter lives. Lines of
+// NUL-separated fields: "exe\0<real path>", then per entry of / "dir\0<name>\0<entries...>" or
+// "other\0<name>".
+constexpr const char* kListRootCode =
+    "import os, sys\n"
+    "print('exe', os.path.realpath(sys.executable), sep='\\0')\n"
+    "for name in sorted(os.listdir('/')):\n"
+    "    try:\n"
+    "        inner = sorted(os.listdir('/' + name))\n"
+    "    except OSError:\n"
+    "        print('other', name, sep='\\0')\n"
+    "    else:\n"
+    "        print('dir', name, *inner, sep='\\0')\n";
+
+std::vector<std::string> SplitNul(const std::string& line) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = line.find('\0', start);
+    fields.push_back(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return fields;
+    start = end + 1;
+  }
+}
+
 struct Probe {
   const char* name;
   ProcessLevel process_level;
@@ -157,23 +184,14 @@ const std::vector<Probe>& Probes() {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "import os\nprint(sorted(os.listdir('/')))"; }, nullptr,
+      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return kListRootCode; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
-         // Host entries that the sandbox never shows.
-         static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
-                                                        "opt", "proc", "sbin", "tmp", "usr", "work",  "data"};
-         std::error_code ec;
-         for (const auto& e : fs::directory_iterator("/", ec)) {
-           const std::string name = e.path().filename().string();
-           if (!skeleton.count(name) && Contains(r.stdout_text, "'" + name + "'")) {
-             return {false, "sees the host's /" + name};
-           }
-         }
          // The runtime guard's Landlock refuses to list / at all.
          if (r.outcome == Outcome::kError && r.error && r.error->type == "PermissionError") {
            return {true, OutcomeText(r)};
          }
-         return {r.outcome == Outcome::kOk, "sees " + Short(r.stdout_text)};
+         const ProbeVerdict v = JudgeRootListing(r.stdout_text, r.outcome == Outcome::kOk, "/");
+         return {v.contained, v.observed};
        }},
       {"read a host environment secret", ProcessLevel::kContains,
        [](const Fixture&) { return "import os, json\nprint(json.dumps(dict(os.environ)))"; }, nullptr,
@@ -453,6 +471,45 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
 }
 
 }  // namespace
+
+ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok, const std::string& host_root) {
+  // Entries of a host's / that the sandbox shows of its own (its skeleton and the system paths).
+  static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
+                                                 "opt", "proc", "sbin", "tmp", "usr", "work",  "data"};
+  std::string interpreter;
+  std::vector<std::string> top;
+  std::map<std::string, std::set<std::string>> inside;  // readable directories of / and their entries
+  std::istringstream lines(child_stdout);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> f = SplitNul(line);
+    if (f.size() >= 2 && f[0] == "exe") interpreter = f[1];
+    if (f.size() >= 2 && (f[0] == "dir" || f[0] == "other")) top.push_back(f[1]);
+    if (f.size() >= 2 && f[0] == "dir") inside[f[1]] = std::set<std::string>(f.begin() + 2, f.end());
+  }
+  // An interpreter outside the system paths is shown with its whole installation, read-only at
+  // the same path (SandboxPlan): the directories on the way there exist inside, holding only the
+  // next step of that path. They are the sandbox's own, not the host's.
+  std::vector<std::string> way;  // "/root/.pyenv/versions/3.11.9/bin/python" -> root, .pyenv, versions, 3.11.9
+  for (const auto& part : fs::path(interpreter).parent_path().parent_path()) {
+    if (part != "/" && !part.empty()) way.push_back(part.string());
+  }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(host_root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (skeleton.count(name) || std::find(top.begin(), top.end(), name) == top.end()) continue;
+    if (!way.empty() && name == way.front()) {
+      auto seen = inside.find(name);
+      // The installation itself (a prefix right under /), or a directory holding only the next step.
+      const bool only_the_way = way.size() == 1 || seen == inside.end() ||
+                                (seen->second.size() <= 1 && (seen->second.empty() || *seen->second.begin() == way[1]));
+      if (only_the_way) continue;
+    }
+    return {false, "sees the host's /" + name};
+  }
+  std::string listed = "[";
+  for (const auto& name : top) listed += (listed.size() > 1 ? ", '" : "'") + name + "'";
+  return {ran_ok, "sees " + Short(listed + "]")};
+}
 
 std::vector<std::string> IsolationProbeNames() {
   std::vector<std::string> names;

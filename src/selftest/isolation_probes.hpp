@@ -19,6 +19,16 @@ struct ProbeReport {
   std::string observed;  // what happened, in a few words
 };
 
+// The "list /" probe's judgement, given the code's report (kListRootCode's output) and the host
+// root to compare with: contained unless the code saw an entry of the host's / that is not the
+// sandbox's own. The directories leading to an interpreter installed outside the system paths
+// (pyenv under /root, say) are the sandbox's own when they hold nothing but that way.
+struct ProbeVerdict {
+  bool contained = false;
+  std::string observed;
+};
+ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok, const std::string& host_root);
+
 // The probe names, in table order.
 std::vector<std::string> IsolationProbeNames();
 

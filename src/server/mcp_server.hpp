@@ -6,22 +6,34 @@
 // - Lifecycle: `initialize` negotiates the protocol version (2025-06-18, 2025-03-26, 2024-11-05;
 //   an unknown request gets the latest), `notifications/initialized`, `ping`. Requests sent
 //   before `initialize` are served rather than refused: the spec only says clients SHOULD NOT.
+// - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
+//   reply copies the id's text from the request instead of re-encoding a parsed number.
 // - `tools/list` -> [execute_code]; `tools/call` -> text content (stdout, stderr, output, error,
 //   files) plus `structuredContent` holding the ExecutionResult JSON (DESIGN 4.2) and
 //   `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments are
 //   a tool result (the provider's argument error, isError true), so the model can read and fix it.
+// - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:
+//   after that version was negotiated a batch is answered with one array of the responses (none
+//   for notifications, `initialize` refused inside), written once every call in it has ended.
+//   Under any other version, or before `initialize`, a batch is -32600.
 // - Errors: -32700 malformed JSON (id null), -32600 not an object / no "jsonrpc":"2.0" / bad id /
-//   a batch array / a line over `max_line_bytes`, -32601 unknown method, -32602 bad params.
-//   Notifications never get a response; responses from the client are ignored (the server
-//   sends no requests). Blank lines are skipped.
+//   a batch where batches do not exist / a line over `max_line_bytes`, -32601 unknown method,
+//   -32602 bad params. Notifications never get a response; responses from the client are
+//   ignored (the server sends no requests). Blank lines are skipped.
 // - `tools/call` runs on a pool of `max_concurrent_calls` threads; more calls queue (up to
 //   `max_queued_calls`, then the reader waits). Responses are written whole, one line each,
-//   under one lock. `notifications/cancelled` is ignored: a run always ends by its own limits.
+//   under one lock. `notifications/cancelled` (with the request's id) cancels that call: its run
+//   is killed and, as the spec says, the server does not answer it.
 // - On end of input the server waits for the calls in flight, then returns.
+// - Shutdown (Serve on a file descriptor with `stop_fd`, which ServeStdio's caller makes readable
+//   on SIGTERM/SIGINT): no new message is read; calls in flight (and queued) get
+//   `shutdown_grace` to finish, then are cancelled (their runs end with outcome `cancelled`) and
+//   answered; a second stop request cancels at once. Serve then returns.
 //
 // Internal (codeact::internal); the library's public API does not include it.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <iosfwd>
@@ -30,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 
 namespace codeact::internal {
@@ -41,14 +54,17 @@ struct McpServerOptions {
   // The MCP definition of execute_code ({"name","description","inputSchema"}), asked per
   // tools/list so the description follows the provider's current snapshot.
   std::function<std::string()> tool_definition;
-  // Runs execute_code with the call's `arguments` serialised as JSON ("{}" when absent).
-  // Called from pool threads, concurrently; it must not throw (if it does, the call gets -32603).
-  std::function<ExecutionResult(const std::string& arguments_json)> execute;
+  // Runs execute_code with the call's `arguments` serialised as JSON ("{}" when absent); `cancel`
+  // is the call's token (shutdown, notifications/cancelled). Called from pool threads,
+  // concurrently; it must not throw (if it does, the call gets -32603).
+  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel)> execute;
 
   std::size_t max_line_bytes = 4u << 20;  // a longer request line is answered -32600 and skipped
   int max_concurrent_calls = 4;           // tools/call runs at once
   std::size_t max_queued_calls = 64;      // waiting calls before the reader stops reading
   bool log_to_stderr = true;              // one line per call and per protocol error
+  // After a stop request, how long calls in flight may still take before they are cancelled.
+  std::chrono::milliseconds shutdown_grace{10'000};
 };
 
 // Writes one response line (without its newline). Must write the whole line or nothing.
@@ -71,6 +87,11 @@ class McpServer {
   // flight has been answered. Lines over max_line_bytes are discarded while being read.
   void Serve(std::istream& in, const McpLineWriter& write);
 
+  // The same on a file descriptor, which also watches `stop_fd` (-1: none): once it is readable
+  // the server shuts down as described above. The bytes on `stop_fd` are consumed. Returns true
+  // when it ended by a stop request, false at end of input.
+  bool Serve(int in_fd, const McpLineWriter& write, int stop_fd);
+
   const McpServerOptions& options() const { return options_; }
 
  private:
@@ -81,7 +102,8 @@ class McpServer {
 
 // Serves on the process's stdin/stdout. stdout carries JSON-RPC only: fd 1 is moved to a
 // private descriptor and fd 1 then points at stderr, so a stray write by a library cannot
-// corrupt the protocol. Returns the exit code (0 after end of input).
-int ServeStdio(McpServerOptions options);
+// corrupt the protocol. `stop_fd` as for Serve. Returns the exit code (0 after end of input
+// and after a shutdown).
+int ServeStdio(McpServerOptions options, int stop_fd = -1);
 
 }  // namespace codeact::internal

@@ -14,8 +14,10 @@
 #include <thread>
 
 #include "codeact/validator.hpp"
-#include "validation/bytecode.hpp"
 #include "common/data_dir.hpp"
+#include "common/utf8.hpp"
+#include "validation/bytecode.hpp"
+#include "validation/source_decoding.hpp"
 
 namespace py = pybind11;
 
@@ -149,6 +151,13 @@ class EmbeddedValidator final : public Validator {
                     "code is " + std::to_string(code.size()) + " bytes; the limit is " +
                         std::to_string(policy.max_code_bytes) + " bytes",
                     "split the work into several smaller execute_code calls");
+    }
+    // Python could not even make a str of it; say where, rather than fail inside.
+    if (auto bad = internal::Utf8Violation(code)) {
+      ValidationReport report;
+      report.ok = false;
+      report.violations.push_back(std::move(*bad));
+      return report;
     }
     try {
       ThreadGil gil;
@@ -336,6 +345,30 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
     }
   } catch (const std::exception& e) {
     return Internal(std::string("CompileToPyc: ") + e.what());
+  }
+}
+
+std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes, const std::string& codec) {
+  auto validator = Validator::Embedded();  // starts the interpreter when nothing has yet
+  if (!validator.ok() || !Py_IsInitialized()) {
+    return CodecFailure{true, 0, "the embedded interpreter is not available"};
+  }
+  try {
+    ThreadGil gil;
+    try {
+      py::object text = py::bytes(bytes.data(), bytes.size()).attr("decode")(codec);
+      if (!py::isinstance<py::str>(text)) return CodecFailure{true, 0, "not a text encoding"};
+      return text.cast<std::string>();  // UTF-8; a lone surrogate fails here
+    } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_LookupError)) return CodecFailure{true, 0, py::str(e.value()).cast<std::string>()};
+      if (e.matches(PyExc_UnicodeDecodeError)) {
+        const auto start = e.value().attr("start").cast<std::size_t>();
+        return CodecFailure{false, start, py::str(e.value().attr("reason")).cast<std::string>()};
+      }
+      return CodecFailure{false, 0, e.what()};
+    }
+  } catch (const std::exception& e) {  // e.g. a decoded lone surrogate that is not UTF-8
+    return CodecFailure{false, 0, std::string("the decoded text is not valid Unicode: ") + e.what()};
   }
 }
 

@@ -113,6 +113,35 @@ TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
   EXPECT_EQ(internal::IsolationProbeNames().size(), 22u);
 }
 
+// An interpreter outside the system paths (pyenv under /root, a venv with copied binaries) is
+// shown with its installation, so the directories on its way appear at /. They are the sandbox's
+// own, not the host's: "list /" must stay contained. /var/tmp stands in for /root (the sandbox
+// refuses an installation under /tmp, and a test does not write to /root).
+TEST(IsolationProbeListTest, AnInterpreterOutsideTheSystemPathsIsNoFalseAlarm) {
+  const fs::path venv = fs::path("/var/tmp") / ("codeact-probe-venv-" + std::to_string(::getpid()));
+  fs::remove_all(venv);
+  auto made = internal::RunCommand({"/usr/bin/python3.11", "-m", "venv", "--copies", "--without-pip", venv.string()},
+                                   "", std::chrono::seconds(120));
+  if (!made.ok() || !made->exit.exited || made->exit.exit_code != 0) {
+    fs::remove_all(venv);
+    GTEST_SKIP() << "cannot make a venv with copied binaries in /var/tmp: "
+                 << (made.ok() ? made->stderr_text : made.status().ToString());
+  }
+  ExecutorOptions options;
+  options.isolation = IsolationLevel::kNamespaces;
+  options.warm_pool_size = 0;
+  options.python_path = (venv / "bin" / "python3.11").string();
+  auto executor = CreateExecutor(options);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  const ExecutionResult seen = (*executor)->Execute({"import os\nprint(os.listdir('/var'))"}, Snapshot());
+  auto report = internal::RunIsolationProbe(**executor, "list /");
+  fs::remove_all(venv);
+  EXPECT_EQ(seen.stdout_text, "['tmp']\n") << "the interpreter's way is not at /var, so this proves nothing: "
+                                           << seen.stdout_text << seen.message;
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->contained) << report->observed;
+}
+
 // --- The limit fixtures end the same way at both levels.
 
 TEST(NamespacesTest, LimitFixturesGiveTheSameOutcomeAtBothLevels) {
@@ -239,7 +268,7 @@ TEST(IdentityTest, ARootHostRunsEachChildAsAnUnprivilegedUidOfItsOwn) {
   if (geteuid() != 0) GTEST_SKIP() << "a non-root host runs its children as itself";
   const RunUidRange range;
   for (IsolationLevel level : {IsolationLevel::kNamespaces, IsolationLevel::kProcess}) {
-    auto executor = LocalExecutor(level);
+    auto executor = testing::UnguardedLocalExecutor(level);  // the guard keeps /proc from the code
     std::vector<std::thread> threads;
     std::vector<std::string> seen(4);
     for (std::size_t i = 0; i < seen.size(); ++i) {

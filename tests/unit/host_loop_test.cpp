@@ -6,9 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
+
+#include "bridge/tool_workers.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -190,6 +193,131 @@ TEST(HostLoopTest, WaitForReadyFrameReportsASetupError) {
   const Status s = WaitForReadyFrame(from_child.read_fd, 5s);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(), "sandbox setup: pivot_root failed: Invalid argument");
+}
+
+// Waits until `done` holds, up to a generous deadline.
+template <typename Pred>
+bool Eventually(Pred done, std::chrono::seconds deadline = 10s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+TEST(HostLoopTest, ACancelledRequestEndsTheLoopAtOnceWithItsReason) {
+  Pipe from_child;  // the "child" stays silent: only the cancellation can end the loop early
+  Pipe to_child;
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  CancellationSource cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(50ms);
+    cancel.Cancel("the server is shutting down");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const LoopResult result = loop.Run("pass", start + 60s, /*child_ready=*/true, {}, cancel.token());
+  canceller.join();
+  EXPECT_EQ(result.end, LoopEnd::kCancelled);
+  EXPECT_EQ(result.message, "the server is shutting down");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+// However a run ends, its tool calls learn it through their context and stop; the worker that
+// ran the call is free again.
+TEST(HostLoopTest, ToolCallsAreCancelledWhenTheRunEnds) {
+  Pipe from_child;
+  Pipe to_child;
+  const std::string call = R"({"type":"tool_call","id":1,"name":"hang","kwargs":{}})" "\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()), static_cast<ssize_t>(call.size()));
+
+  auto started = std::make_shared<std::promise<void>>();
+  auto stopped = std::make_shared<std::promise<std::string>>();
+  HostTool tool;
+  tool.name = "hang";
+  tool.cancellable_handler = [started, stopped](const std::string&, const ToolCallContext& context) {
+    std::promise<void> wake;
+    auto registration = context.cancel.OnCancel([&wake] { wake.set_value(); });
+    started->set_value();
+    wake.get_future().wait();  // a handler blocked on something, until its run ends
+    stopped->set_value(context.cancel.reason());
+    return ToolResult::Success("null");
+  };
+  const std::vector<HostTool> tools{tool};
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  std::future<void> handler_started = started->get_future();
+  std::future<std::string> handler_stopped = stopped->get_future();
+  const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 300ms, /*child_ready=*/true);
+  EXPECT_EQ(result.end, LoopEnd::kTimeout);
+  ASSERT_EQ(handler_started.wait_for(10s), std::future_status::ready) << "the handler never ran";
+  ASSERT_EQ(handler_stopped.wait_for(10s), std::future_status::ready) << "the handler outlived its run";
+  EXPECT_EQ(handler_stopped.get(), "the run ended");
+  EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().busy == 0; }));
+}
+
+// At most kMaxThreads handlers run at once, process-wide; more wait their turn, and once the
+// work is done no more than kMaxIdle workers stay.
+TEST(HostLoopTest, TheToolWorkersAreBounded) {
+  const ToolWorkerCounts before = ToolWorkers::Instance().Counts();
+  EXPECT_LE(before.threads, ToolWorkers::kMaxThreads);
+  std::atomic<int> ran{0};
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  const int jobs = ToolWorkers::kMaxThreads + 10;
+  for (int i = 0; i < jobs; ++i) {
+    ToolWorkers::Instance().Run([&ran, released] {
+      released.wait();
+      ++ran;
+    });
+  }
+  const ToolWorkerCounts busy = ToolWorkers::Instance().Counts();
+  EXPECT_EQ(busy.threads, ToolWorkers::kMaxThreads);
+  EXPECT_GE(busy.queued, 10);
+  release.set_value();
+  EXPECT_TRUE(Eventually([&] { return ran.load() == jobs; }));
+  EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().busy == 0; }));
+  // Idle workers beyond kMaxIdle leave; the rest wait for work.
+  EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().threads <= ToolWorkers::kMaxIdle; }));
+}
+
+// Arguments too deep to parse get a catchable error for their call; the run goes on. A frame
+// too deep that is not a tool call ends the run, and says why.
+TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
+  std::string deep = "1";
+  for (int i = 0; i < 200; ++i) deep = "[" + deep + "]";
+  Pipe from_child;
+  Pipe to_child;
+  const std::string call = R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()), static_cast<ssize_t>(call.size()));
+  // The "child": reads the answer, then ends its run.
+  std::string sent;
+  std::thread child([&] {
+    char buf[4096];
+    while (sent.find("ToolArgumentsTooDeep") == std::string::npos) {
+      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+      if (n <= 0) return;
+      sent.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string complete = R"({"type":"complete","output_present":false})" "\n";
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()), static_cast<ssize_t>(complete.size()));
+  });
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const LoopResult r = loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+  child.join();
+  EXPECT_EQ(r.end, LoopEnd::kComplete) << r.message;
+  EXPECT_EQ(r.tool_calls, 1);
+  EXPECT_NE(sent.find(R"("id":1,"ok":false,"error_type":"ToolArgumentsTooDeep","message":"the arguments of t are nested deeper than 128 levels")"),
+            std::string::npos)
+      << sent;
+
+  const LoopResult other = RunOver(R"({"type":"note","x":)" + deep + "}\n", /*child_ready=*/true);
+  EXPECT_EQ(other.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(other.message, "a bridge frame is too deeply nested: nested deeper than 128 levels");
 }
 
 }  // namespace

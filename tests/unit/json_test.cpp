@@ -6,6 +6,8 @@
 
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
+#include "json/raw_json.hpp"
+#include "json/serialize.hpp"
 
 namespace codeact {
 namespace {
@@ -125,6 +127,49 @@ TEST(JsonTest, PolicyParsesEveryKeyAndRejectsTypos) {
   auto again = PolicyFromJson(ToJson(*p));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again->allowed_imports, *p->allowed_imports);
+}
+
+// Boost.JSON makes an integer past 64 bits a double; the raw text keeps its digits.
+TEST(RawJsonTest, RawMemberIsTheValueAsWritten) {
+  const std::string line =
+      R"({"jsonrpc":"2.0", "params":{"id":5,"requestId": 18446744073709551616},)"
+      R"( "id" : 123456789012345678901234567890 ,"method":"x"})";
+  auto id = internal::RawMember(line, "id");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(*id, "123456789012345678901234567890");  // the top-level one, not params.id
+  auto params = internal::RawMember(line, "params");
+  ASSERT_TRUE(params.has_value());
+  EXPECT_EQ(internal::RawMember(*params, "requestId").value_or(""), "18446744073709551616");
+  EXPECT_EQ(internal::RawMember(R"({"id":"a\"}b","x":1})", "id").value_or(""), R"("a\"}b")");
+  EXPECT_EQ(internal::RawMember(R"({"\u0069d":-0.5e3})", "id").value_or(""), "-0.5e3");  // an escaped key
+  EXPECT_EQ(internal::RawMember(R"({"id":1,"id":2})", "id").value_or(""), "2");  // the parser keeps the last
+  EXPECT_EQ(bj::parse(R"({"id":1,"id":2})").at("id"), 2);
+  EXPECT_FALSE(internal::RawMember(R"({"idx":1,"nested":{"id":2}})", "id").has_value());
+  EXPECT_FALSE(internal::RawMember("[1,2]", "id").has_value());
+}
+
+TEST(RawJsonTest, RawArrayElementsSplitsABatch) {
+  const auto elements = internal::RawArrayElements(R"( [ {"a":[1,"]"]} , 2,"x,y" ,null,[[]] ] )");
+  ASSERT_EQ(elements.size(), 5u);
+  EXPECT_EQ(elements[0], R"({"a":[1,"]"]})");
+  EXPECT_EQ(elements[1], "2");
+  EXPECT_EQ(elements[2], R"("x,y")");
+  EXPECT_EQ(elements[3], "null");
+  EXPECT_EQ(elements[4], "[[]]");
+  EXPECT_TRUE(internal::RawArrayElements("[]").empty());
+  EXPECT_TRUE(internal::RawArrayElements(R"({"a":1})").empty());
+}
+
+TEST(ParseJsonTest, NestingIsBoundedAndNamed) {
+  std::string deep = "0";
+  for (int i = 0; i < 100; ++i) deep = "[" + deep + "]";
+  bj::error_code ec;
+  internal::ParseJson(deep, ec);
+  EXPECT_FALSE(ec) << "100 levels are within the bound";
+  deep = "[" + std::string(200, '[') + std::string(200, ']') + "]";
+  internal::ParseJson(deep, ec);
+  ASSERT_TRUE(ec);
+  EXPECT_EQ(internal::JsonErrorText(ec), "nested deeper than 128 levels");
 }
 
 }  // namespace

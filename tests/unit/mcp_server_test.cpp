@@ -6,8 +6,12 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <unistd.h>
+
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <thread>
 #include <random>
 #include <set>
 #include <sstream>
@@ -43,6 +47,8 @@ class FakeValidator final : public Validator {
 
 // Answers by the shape of the code:
 //   "barrier:<n>"  waits until `barrier_size` runs have been in flight at once, prints <n>
+//   "block"        waits until the run is cancelled (at most 30 s), then ends as `cancelled`
+//   "sleep:<ms>"   takes that long, then prints "slept"
 //   "raise"        a user exception
 //   anything else  prints "hello", writes "warn" to stderr, returns 42, one tool call
 class FakeExecutor final : public Executor {
@@ -52,6 +58,31 @@ class FakeExecutor final : public Executor {
     r.backend = "local";
     r.isolation = "process";
     const std::string& code = request.code;
+    {
+      std::lock_guard lock(mu);
+      ++started;
+    }
+    cv.notify_all();
+    if (code == "block") {
+      auto wake = request.cancel.OnCancel([this] {
+        std::lock_guard inner(mu);
+        cv.notify_all();
+      });
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, std::chrono::seconds(30), [&] { return request.cancel.cancelled(); });
+      cancel_reasons.push_back(request.cancel.reason());
+      r.outcome = request.cancel.cancelled() ? Outcome::kCancelled : Outcome::kTimeout;
+      r.exit_code = 137;
+      r.message = "cancelled: " + request.cancel.reason();
+      return r;
+    }
+    if (code.rfind("sleep:", 0) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(code.substr(6))));
+      r.stdout_text = "slept\n";
+      r.exit_code = 0;
+      r.outcome = Outcome::kOk;
+      return r;
+    }
     if (code.rfind("barrier:", 0) == 0) {
       std::unique_lock lock(mu);
       ++in_flight;
@@ -96,6 +127,8 @@ class FakeExecutor final : public Executor {
   int barrier_size = 4;
   bool released = false;
   bool reached_barrier = true;
+  int started = 0;                          // runs that began
+  std::vector<std::string> cancel_reasons;  // of the "block" runs, as they ended
 };
 
 class FakeProvider final : public CodeActProvider {
@@ -119,12 +152,12 @@ class McpServerTest : public ::testing::Test {
     o.instructions = "use execute_code well";
     o.server_version = "9.9.9";
     o.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-    o.execute = [this, function](const std::string& arguments) {
+    o.execute = [this, function](const std::string& arguments, const CancellationToken& cancel) {
       {
         std::lock_guard lock(args_mu_);
         seen_arguments_.push_back(arguments);
       }
-      return function.InvokeResult(arguments);
+      return function.InvokeResult(arguments, {.cancel = cancel});
     };
     o.log_to_stderr = false;
     return o;
@@ -558,11 +591,242 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
 
 TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
   McpServerOptions o = Options();
-  o.execute = [](const std::string&) -> ExecutionResult { throw std::runtime_error("boom"); };
+  o.execute = [](const std::string&, const CancellationToken&) -> ExecutionResult {
+    throw std::runtime_error("boom");
+  };
   McpServer server(std::move(o));
   const json::object r = Ask(server, CallLine(1, json::object{{"code", "1"}}));
   EXPECT_EQ(ErrorCode(r), -32603);
   EXPECT_EQ(r.at("id"), 1);
+}
+
+// ---- ids, batches, nesting ----
+
+TEST_F(McpServerTest, IdsComeBackByteForByte) {
+  McpServer server(Options());
+  for (const std::string id : {"18446744073709551616", "123456789012345678901234567890", "-9223372036854775809",
+                               "1.5", "-0", R"("caf\u00e9")", "7"}) {
+    const auto response = server.HandleLine(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
+    ASSERT_TRUE(response.has_value()) << id;
+    EXPECT_EQ(*response, R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})");
+  }
+  const auto call = server.HandleLine(CallLine(json::value(nullptr), json::object{{"code", "1"}})
+                                          .replace(22, 4, "18446744073709551616"));
+  ASSERT_TRUE(call.has_value());
+  EXPECT_EQ(call->rfind(R"({"jsonrpc":"2.0","id":18446744073709551616,"result":)", 0), 0u) << *call;
+  // An error about the request echoes the id as sent, too.
+  EXPECT_EQ(*server.HandleLine(R"({"jsonrpc":"2.0","id":99999999999999999999,"method":"nope"})"),
+            R"({"jsonrpc":"2.0","id":99999999999999999999,"error":{"code":-32601,"message":"Method not found: nope"}})");
+}
+
+TEST_F(McpServerTest, BatchesExistOnlyUnder20250326) {
+  McpServer server(Options());
+  const std::string batch = R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])";
+  Ask(server, InitializeLine("2025-06-18"));
+  const json::object refused = Ask(server, batch);
+  EXPECT_EQ(ErrorCode(refused), -32600);
+  EXPECT_NE(refused.at("error").at("message").as_string().find("not in the negotiated 2025-06-18"),
+            std::string::npos);
+  Ask(server, InitializeLine("2025-03-26"));
+  EXPECT_EQ(*server.HandleLine(batch), R"([{"jsonrpc":"2.0","id":1,"result":{}}])");
+}
+
+TEST_F(McpServerTest, ABatchIsAnsweredWithOneArrayInItsOrder) {
+  McpServer server(Options());
+  const std::string input =
+      InitializeLine("2025-03-26") + "\n" +
+      R"([{"jsonrpc":"2.0","id":"p","method":"ping"},)"
+      R"({"jsonrpc":"2.0","method":"notifications/initialized"},)" +
+      CallLine(18, json::object{{"code", "sleep:50"}}).replace(22, 2, "18446744073709551616") + "," +
+      R"(5,)" + InitializeLine("2025-03-26") + "," + CallLine(2, json::object{{"code", "x"}}) + "]\n" +
+      R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])" "\n";  // only notifications: no answer
+  std::istringstream in(input);
+  std::vector<std::string> lines;
+  std::mutex mu;
+  server.Serve(in, [&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  ASSERT_EQ(lines.size(), 2u);  // initialize, and the one batch answer
+  const std::string& answer = lines[1];
+  EXPECT_NE(answer.find(R"("id":18446744073709551616,"result")"), std::string::npos) << answer;
+  const json::value v = json::parse(answer);
+  ASSERT_TRUE(v.is_array()) << answer;
+  const json::array& a = v.as_array();
+  ASSERT_EQ(a.size(), 5u) << answer;
+  EXPECT_EQ(a[0].at("id"), "p");
+  EXPECT_EQ(a[1].at("result").at("structuredContent").at("stdout"), "slept\n");
+  EXPECT_EQ(a[2].at("error").at("code"), -32600);  // 5 is no message
+  EXPECT_EQ(a[3].at("error").at("code"), -32600);  // initialize must not be in a batch
+  EXPECT_NE(a[3].at("error").at("message").as_string().find("initialize"), std::string::npos);
+  EXPECT_EQ(a[4].at("id"), 2);
+  EXPECT_EQ(a[4].at("result").at("isError"), false);
+  EXPECT_EQ(*server.HandleLine("[]"), R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty batch"}})");
+}
+
+TEST_F(McpServerTest, DeepArgumentsRunAndTooDeepOnesAreNamed) {
+  McpServer server(Options());
+  std::string nested = "1";
+  for (int i = 0; i < 40; ++i) nested = "[" + nested + "]";
+  const json::object ran =
+      Ask(server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code",)"
+                  R"x("arguments":{"code":"print(1)","extra":)x" + nested + "}}}");
+  EXPECT_EQ(ran.at("result").at("isError"), false) << json::serialize(ran);
+  for (int i = 0; i < 160; ++i) nested = "[" + nested + "]";
+  const json::object refused =
+      Ask(server, R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_code",)"
+                  R"x("arguments":{"code":"print(1)","extra":)x" + nested + "}}}");
+  EXPECT_EQ(ErrorCode(refused), -32700);
+  EXPECT_EQ(refused.at("error").at("message"), "Parse error: the message is nested deeper than 128 levels");
+  // The provider's own reading of the arguments says the same (an SDK may call it directly).
+  const ExecutionResult direct = ExecuteCodeFunction(provider_).InvokeResult(R"({"code":"1","x":)" + nested + "}");
+  EXPECT_EQ(direct.outcome, Outcome::kValidationFailed);
+  EXPECT_EQ(direct.message, "arguments are too deeply nested: nested deeper than 128 levels");
+}
+
+// ---- shutdown and cancellation: Serve on descriptors ----
+
+// Serve(fd) on a thread, fed through a pipe, with a stop pipe like the signal handler's.
+class FdServe {
+ public:
+  explicit FdServe(McpServer& server) {
+    EXPECT_EQ(::pipe(in_), 0);
+    EXPECT_EQ(::pipe(stop_), 0);
+    thread_ = std::thread([this, &server] {
+      stopped_ = server.Serve(in_[0], [this](std::string_view line) {
+        std::lock_guard lock(mu_);
+        lines_.emplace_back(line);
+      }, stop_[0]);
+    });
+  }
+  ~FdServe() {
+    if (in_[1] >= 0) ::close(in_[1]);
+    if (thread_.joinable()) thread_.join();
+    for (int fd : {in_[0], stop_[0], stop_[1]}) ::close(fd);
+  }
+  void Send(const std::string& line) {
+    const std::string framed = line + "\n";
+    EXPECT_EQ(::write(in_[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
+  }
+  void CloseInput() {
+    ::close(in_[1]);
+    in_[1] = -1;
+  }
+  void Stop() { EXPECT_EQ(::write(stop_[1], "x", 1), 1); }
+  // Waits for Serve to return; whether a stop ended it.
+  bool Join() {
+    thread_.join();
+    return stopped_;
+  }
+  std::map<std::string, json::object> ById() {
+    std::lock_guard lock(mu_);
+    std::map<std::string, json::object> out;
+    for (const auto& line : lines_) out[json::serialize(json::parse(line).at("id"))] = json::parse(line).as_object();
+    return out;
+  }
+  std::size_t Lines() {
+    std::lock_guard lock(mu_);
+    return lines_.size();
+  }
+
+ private:
+  int in_[2] = {-1, -1};
+  int stop_[2] = {-1, -1};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  bool stopped_ = false;
+};
+
+bool WaitStarted(FakeExecutor& e, int n) {
+  std::unique_lock lock(e.mu);
+  return e.cv.wait_for(lock, std::chrono::seconds(30), [&] { return e.started >= n; });
+}
+
+TEST_F(McpServerTest, AStopLetsCallsFinishWithinTheGraceThenCancelsAndAnswersTheRest) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::milliseconds(500);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "sleep:100"}}));
+  serve.Send(CallLine(2, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*executor_, 2));
+  const auto stop = std::chrono::steady_clock::now();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  const auto took = std::chrono::steady_clock::now() - stop;
+  EXPECT_GE(took, std::chrono::milliseconds(450)) << "the grace was not given";
+  EXPECT_LT(took, std::chrono::seconds(10));
+  auto by_id = serve.ById();
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id["1"].at("result").at("structuredContent").at("outcome"), "ok");
+  const auto& cancelled = by_id["2"].at("result");
+  EXPECT_EQ(cancelled.at("isError"), true);
+  EXPECT_EQ(cancelled.at("structuredContent").at("outcome"), "cancelled");
+  EXPECT_EQ(cancelled.at("structuredContent").at("message"), "cancelled: the server is shutting down");
+  EXPECT_NE(cancelled.at("content").at(0).at("text").as_string().find("--- cancelled"), std::string::npos);
+}
+
+TEST_F(McpServerTest, NothingIsReadAfterAStop) {
+  McpServer server(Options());
+  int in[2], stop[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(stop), 0);
+  const std::string line = CallLine(1, json::object{{"code", "x"}}) + "\n" + R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n";
+  ASSERT_EQ(::write(in[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  ASSERT_EQ(::write(stop[1], "x", 1), 1);
+  std::vector<std::string> lines;
+  EXPECT_TRUE(server.Serve(in[0], [&](std::string_view l) { lines.emplace_back(l); }, stop[0]));
+  EXPECT_TRUE(lines.empty());
+  EXPECT_TRUE(seen_arguments_.empty());
+  for (int fd : {in[0], in[1], stop[0], stop[1]}) ::close(fd);
+}
+
+TEST_F(McpServerTest, ASecondStopCancelsAtOnce) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::seconds(600);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  const auto stop = std::chrono::steady_clock::now();
+  serve.Stop();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(20));
+  EXPECT_EQ(serve.ById()["1"].at("result").at("structuredContent").at("outcome"), "cancelled");
+}
+
+TEST_F(McpServerTest, AStopWhileWaitingAtEndOfInputStillCancels) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::milliseconds(0);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  serve.CloseInput();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  EXPECT_EQ(serve.ById()["1"].at("result").at("structuredContent").at("outcome"), "cancelled");
+}
+
+// MCP: "the receiver SHOULD NOT send a response for the cancelled request".
+TEST_F(McpServerTest, AClientCancellationEndsTheRunAndTheCallIsNotAnswered) {
+  McpServer server(Options());
+  FdServe serve(server);
+  const std::string big = "123456789012345678901234567890";
+  serve.Send(CallLine(1, json::object{{"code", "block"}}).replace(22, 1, big));
+  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + big +
+             R"(,"reason":"user pressed stop"}})");
+  serve.Send(R"({"jsonrpc":"2.0","id":6,"method":"ping"})");
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  EXPECT_EQ(serve.Lines(), 1u);  // the ping only
+  EXPECT_TRUE(serve.ById().count("6"));
+  std::lock_guard lock(executor_->mu);
+  ASSERT_EQ(executor_->cancel_reasons.size(), 1u);
+  EXPECT_EQ(executor_->cancel_reasons[0], "the client cancelled the request: user pressed stop");
 }
 
 }  // namespace

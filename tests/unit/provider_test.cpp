@@ -283,5 +283,36 @@ TEST(ProviderTest, ManyInvokesAtOnce) {
   EXPECT_EQ(fake->runs, 160);
 }
 
+TEST(ProviderTest, CodeThatIsNotUtf8IsAViolationNamingTheByte) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  ProviderOptions unvalidated;
+  unvalidated.validate = false;  // the check holds without the validator too: the child takes text
+  auto q = TestProvider::Make(unvalidated);
+  for (auto* provider : {p.get(), q.get()}) {
+    const ExecutionResult r = provider->Execute("print('ok')\nprint('\xC3')\n");
+    EXPECT_EQ(r.outcome, Outcome::kValidationFailed);
+    ASSERT_EQ(r.violations.size(), 1u);
+    EXPECT_EQ(r.violations[0].rule, "source-encoding");
+    EXPECT_EQ(r.violations[0].line, 2);
+    EXPECT_EQ(r.violations[0].message, "byte 0xC3 at offset 19 (line 2, column 7) is not valid UTF-8");
+  }
+  EXPECT_EQ(fake->runs, 0);
+}
+
+TEST(ProviderTest, ACancelledInvocationRunsNothing) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  CancellationSource cancel;
+  cancel.Cancel("the client cancelled the request");
+  const ExecutionResult r = p->Execute("print(1)", InvokeOptions{.cancel = cancel.token()});
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_EQ(r.message, "cancelled: the client cancelled the request");
+  EXPECT_FALSE(r.success());
+  EXPECT_EQ(fake->runs, 0);
+  EXPECT_EQ(bj::parse(ToJson(r)).at("outcome"), "cancelled");
+  EXPECT_EQ(ExecutionResultFromJson(ToJson(r))->outcome, Outcome::kCancelled);
+}
+
 }  // namespace
 }  // namespace codeact

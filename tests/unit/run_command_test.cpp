@@ -122,6 +122,58 @@ TEST(RunCommandTest, OutputIsCappedPerStreamByteAccurately) {
   EXPECT_EQ(result->stderr_text, std::string(1000, '\0'));
   EXPECT_TRUE(result->stdout_truncated);
   EXPECT_TRUE(result->stderr_truncated);
+  EXPECT_EQ(result->stdout_bytes, 100000);  // the real size, for messages about the cut
+  EXPECT_EQ(result->stderr_bytes, 5000);
+}
+
+// A cancelled command's group dies at once, the call returns without waiting for its timeout,
+// and a background process in the group goes with it.
+TEST(RunCommandTest, CancellationKillsTheGroupAtOnce) {
+  const std::string dir = std::filesystem::temp_directory_path() /
+                          ("codeact-run-command-cancel-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string pid_file = dir + "/sleeper";
+  CancellationSource cancel;
+  std::thread canceller([&] {
+    const auto deadline = std::chrono::steady_clock::now() + kGenerous;
+    while (!std::filesystem::exists(pid_file) && std::chrono::steady_clock::now() < deadline) {
+      ::poll(nullptr, 0, 5);
+    }
+    cancel.Cancel("the run ended");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto result = RunCommand({"sh", "-c", "sleep 1000 & echo $! > " + pid_file + "; wait"}, "", 600s, 1 << 20, "",
+                           cancel.token());
+  const auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->cancelled);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_FALSE(result->exit.exited);
+  EXPECT_EQ(result->exit.signal, SIGKILL);
+  EXPECT_LT(took, 20s);
+  std::ifstream in(pid_file);
+  pid_t sleeper = 0;
+  ASSERT_TRUE(in >> sleeper);
+  const auto deadline = std::chrono::steady_clock::now() + kGenerous;
+  char state = ProcState(sleeper);
+  while (state != '\0' && state != 'Z' && std::chrono::steady_clock::now() < deadline) {
+    ::poll(nullptr, 0, 2);
+    state = ProcState(sleeper);
+  }
+  EXPECT_TRUE(state == '\0' || state == 'Z') << "background sleep " << sleeper << " survived the cancellation";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunCommandTest, ACommandCancelledBeforeItStartsNeverRuns) {
+  const std::string marker = std::filesystem::temp_directory_path() /
+                             ("codeact-run-command-never-" + std::to_string(::getpid()));
+  CancellationSource cancel;
+  cancel.Cancel("too late");
+  auto result = RunCommand({"sh", "-c", "touch " + marker}, "", kGenerous, 1 << 20, "", cancel.token());
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->cancelled);
+  EXPECT_FALSE(std::filesystem::exists(marker));
 }
 
 TEST(RunCommandTest, MissingExecutableIsNotFound) {

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
@@ -135,6 +136,9 @@ class HyperlightExecutor final : public Executor {
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
+    if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
+      result.message = result.message.empty() ? note : result.message + "; " + note;
+    }
     result.backend = "hyperlight";
     result.isolation = "microvm";
     result.duration_ms =
@@ -171,6 +175,9 @@ class HyperlightExecutor final : public Executor {
     if (Status s = CheckInputDir(options_.input_dir); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+    if (request.cancel.cancelled()) {
+      return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
+    }
 
     // A configured worker: an idle one when there is one (it may have died while idle: then one
     // fresh start is tried), else a new one.
@@ -216,19 +223,28 @@ class HyperlightExecutor final : public Executor {
                    child.bridge_from_child_fd()},
                   snapshot.tools, limits);
     // The worker said ready when it started: a "setup_error" frame is not its to send.
-    LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true);
+    LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true, {}, request.cancel);
     ExitInfo exit;
     if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError) {
       // The worker wrote the guest's output before its terminal frame: it is in the pipes.
       loop.DrainAvailableOutput();
     } else {
       bool timed_out = ended.end == LoopEnd::kTimeout;
-      if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(child, deadline);
-      // The SDK cannot stop a running guest: the wall clock ends the worker, and with it the VM.
+      bool cancelled = false;
+      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, request.cancel)) {
+        cancelled = request.cancel.cancelled();
+        timed_out = !cancelled;
+      }
+      // The SDK cannot stop a running guest: the wall clock (or a cancellation) ends the
+      // worker, and with it the VM.
       child.KillAll();
       loop.DrainOutput(kDrainGrace);
       exit = child.Wait();
       if (timed_out) ended.end = LoopEnd::kTimeout;
+      if (cancelled) {
+        ended.end = LoopEnd::kCancelled;
+        ended.message = request.cancel.reason();
+      }
     }
 
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.

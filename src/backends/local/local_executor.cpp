@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -157,6 +158,9 @@ class LocalExecutor final : public Executor {
     ExecutionResult result = Run(request, snapshot, start);
     if (!level_note_.empty()) result.message += (result.message.empty() ? "" : "; ") + level_note_;
     if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
+    if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
+      result.message = result.message.empty() ? note : result.message + "; " + note;
+    }
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
     result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -196,6 +200,9 @@ class LocalExecutor final : public Executor {
     if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) {
       return NotRunResult(Outcome::kSetupError, s.message());
     }
+    if (request.cancel.cancelled()) {
+      return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
+    }
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
@@ -211,7 +218,7 @@ class LocalExecutor final : public Executor {
       guard->imports = std::move(imports);
     }
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
-                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true});
+                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
     ExitInfo exit;
     std::optional<CgroupUsage> usage;
     bool oom_killed = false;
@@ -227,8 +234,13 @@ class LocalExecutor final : public Executor {
       // The bridge closed without a terminal frame: usually the child is dying. Give it until the
       // deadline, so that one which merely closed its bridge and went on ends as a timeout.
       bool timed_out = ended.end == LoopEnd::kTimeout;
-      if (ended.end == LoopEnd::kChildClosed) timed_out = !WaitForExit(*child, deadline);
-      // Timeout, crash or protocol error: everything, now, and the exit status classifies it.
+      bool cancelled = false;
+      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(*child, deadline, request.cancel)) {
+        cancelled = request.cancel.cancelled();
+        timed_out = !cancelled;
+      }
+      // Timeout, cancellation, crash or protocol error: everything, now, and the exit status
+      // classifies it.
       ready->KillAll();
       if (ready->cgroup) {
         // Every process of the run has SIGKILL pending and can write nothing more: what it wrote
@@ -238,7 +250,7 @@ class LocalExecutor final : public Executor {
       } else {
         loop.DrainOutput(kDrainGrace);
       }
-      if (timed_out && ready->cgroup) {
+      if ((timed_out || cancelled) && ready->cgroup) {
         // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
         // that forked a thousand copies of itself) is the reaper's to wait for.
         exit = child->TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
@@ -246,6 +258,10 @@ class LocalExecutor final : public Executor {
         exit = child->Wait();
       }
       if (timed_out) ended.end = LoopEnd::kTimeout;
+      if (cancelled) {
+        ended.end = LoopEnd::kCancelled;
+        ended.message = request.cancel.reason();
+      }
       if (ready->cgroup) {
         usage = ready->cgroup->Usage();
         oom_killed = ready->cgroup->OomKills() > 0;

@@ -1,0 +1,145 @@
+// Tool calls end with their run: a hung command tool is killed when its run times out, the
+// worker threads that ran the calls are free again, and the answers about oversized or too
+// deeply nested data say what happened.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "bridge/tool_workers.hpp"
+#include "codeact/command_tool.hpp"
+#include "codeact/executor.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::LocalExecutor;
+
+int CountThreads() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+HostTool Command(const std::string& name, std::vector<std::string> command) {
+  CommandToolSpec spec;
+  spec.name = name;
+  spec.command = std::move(command);
+  return MakeCommandTool(std::move(spec));
+}
+
+RunSnapshot WithTools(std::vector<HostTool> tools, std::int64_t wall_timeout_ms = 30'000) {
+  RunSnapshot s;
+  s.tools = std::move(tools);
+  s.limits.wall_timeout_ms = wall_timeout_ms;
+  return s;
+}
+
+TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
+  const fs::path pids =
+      fs::temp_directory_path() / ("codeact-hung-tool-" + std::to_string(::getpid()));
+  fs::create_directories(pids);
+  // Each call records its pid (the sleep's, after exec) and then hangs far past the run's clock.
+  const HostTool hang = Command(
+      "hang",
+      {"/bin/sh", "-c", "echo $$ > \"$(mktemp " + pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
+  const HostTool quick = Command("quick", {"/bin/sh", "-c", "echo 1"});
+  auto code = [&](const char* tool) {
+    return "import asyncio\ncalls = asyncio.gather(*(call_tool('" + std::string(tool) +
+           "') for _ in range(3)))\n";
+  };
+  // The hung calls must all have started before the wall clock ends the run, however slow the
+  // machine: the code waits for their pid files (it runs at the process level, unvalidated).
+  const std::string hang_code = code("hang") +
+                                "import os\n"
+                                "while len(os.listdir(" +
+                                bj::serialize(bj::value(pids.string())) +
+                                ")) < 3:\n"
+                                "    await asyncio.sleep(0.01)\n"
+                                "await calls\n";
+
+  // Three calls at once leave three idle workers: the baseline the hung calls must return to.
+  const ExecutionResult warm =
+      LocalExecutor()->Execute({code("quick") + "await calls\n"}, WithTools({quick}));
+  ASSERT_EQ(warm.outcome, Outcome::kOk) << warm.message << warm.stderr_text;
+  ASSERT_TRUE(
+      testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }));
+  const int baseline = CountThreads();
+
+  // Two rounds: hung handlers kept past the first run would need three new threads in the second.
+  for (int round = 0; round < 2; ++round) {
+    const ExecutionResult r = LocalExecutor()->Execute({hang_code}, WithTools({hang}, 5000));
+    const auto replied = Clock::now();
+    ASSERT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
+    std::set<pid_t> sleepers;
+    for (const auto& e : fs::directory_iterator(pids)) {
+      std::ifstream in(e.path());
+      pid_t pid = 0;
+      if (in >> pid) sleepers.insert(pid);
+      fs::remove(e.path());
+    }
+    ASSERT_EQ(sleepers.size(), 3u) << "round " << round << ": the calls did not all start";
+    // Gone within a second of the reply: killed and reaped, not left to its 30 s.
+    std::set<pid_t> alive = sleepers;
+    while (!alive.empty() && Clock::now() - replied < std::chrono::seconds(1)) {
+      for (auto it = alive.begin(); it != alive.end();)
+        it = testing::ProcessAlive(*it) ? std::next(it) : alive.erase(it);
+    }
+    EXPECT_TRUE(alive.empty()) << "round " << round << ": " << alive.size()
+                               << " tool processes outlived the run by 1 s";
+    EXPECT_TRUE(testing::Eventually([] {
+      return internal::ToolWorkers::Instance().Counts().busy == 0;
+    })) << "tool handler threads still busy after their run";
+    // Hung handlers kept past their run would each hold a thread: three more every round.
+    EXPECT_TRUE(testing::Eventually([&] { return CountThreads() <= baseline; }))
+        << "round " << round << ": " << CountThreads() << " threads, " << baseline << " before";
+  }
+  fs::remove_all(pids);
+}
+
+TEST(ToolLifecycleTest, AnOversizedToolResultIsNamedWithItsRealSize) {
+  const HostTool big =
+      Command("big", {"python3", "-c", "import sys; sys.stdout.write('x' * (50 << 20))"});
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"try:\n    await call_tool('big')\nexcept ToolError as e:\n    "
+                                "print(e.error_type, '|', e.message)\n"},
+                               WithTools({big}));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text,
+            "ToolResultTooLarge | the tool's result of 52428800 bytes exceeds the frame limit of "
+            "1048576 bytes\n");
+}
+
+TEST(ToolLifecycleTest, ToolArgumentsNestedTooDeeplyAreACatchableError) {
+  std::atomic<int> calls{0};
+  HostTool echo{"echo", "echoes", R"({"type":"object"})", false,
+                [&calls](const std::string& kwargs) {
+                  ++calls;
+                  return ToolResult::Success(std::to_string(kwargs.size()));
+                }};
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"def nest(n):\n    x = 1\n    for _ in range(n):\n        x = [x]\n    return x\n"
+       "print(await call_tool('echo', x=nest(40)))\n"
+       "try:\n    await call_tool('echo', x=nest(200))\nexcept ToolError as e:\n    "
+       "print(e.error_type, '|', e.message)\n"},
+      WithTools({echo}));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text,
+            "87\nToolArgumentsTooDeep | the arguments of echo are nested deeper than 128 levels\n");
+  EXPECT_EQ(calls.load(), 1);
+}
+
+}  // namespace
+}  // namespace codeact
