@@ -137,8 +137,10 @@ ScratchSweep RemoveDeadScratch(const std::string& base) {
     const std::optional<Tag> tag = ParseTag(e->d_name);
     if (!tag || tag->key != OwnKey()) continue;
     struct stat st {};
+    // A root host hands its runs' directories to their per-run uids (uid_lease.hpp): they are its
+    // own whoever owns them now.
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != me) {
+        (st.st_uid != me && me != 0)) {
       continue;
     }
     const std::optional<std::uint64_t> start = StartTime(tag->pid);
