@@ -421,7 +421,6 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   RunSnapshot s;
   s.limits.wall_timeout_ms = 10'000;
   s.limits.cpu_time_s = 5;
-  s.limits.memory_bytes = 512LL << 20;
   s.limits.max_stdout_bytes = 64 << 10;
   if (probe.limits) probe.limits(s.limits);
   s.mounts.push_back({f.mount_host, "/data", MountMode::kReadOnly, 1 << 20});
@@ -460,8 +459,10 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
     }
   }();
   if (r.outcome == Outcome::kSetupError) {
-    report.contained = false;
-    report.observed = "did not run: " + r.message;
+    // A limit this host cannot enforce (no cgroup) is refused up front: nothing ran, so the
+    // attack gained nothing; any other setup failure is a level that does not work.
+    report.contained = r.message.find("needs a cgroup") != std::string::npos;
+    report.observed = (report.contained ? "refused before running: " : "did not run: ") + r.message;
     return report;
   }
   Verdict v = probe.judge(r, f);
