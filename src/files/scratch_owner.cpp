@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 
 namespace codeact::internal {
@@ -137,10 +138,12 @@ ScratchSweep RemoveDeadScratch(const std::string& base) {
     const std::optional<Tag> tag = ParseTag(e->d_name);
     if (!tag || tag->key != OwnKey()) continue;
     struct stat st {};
-    // A root host hands its runs' directories to their per-run uids (uid_lease.hpp): they are its
-    // own whoever owns them now.
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        (st.st_uid != me && me != 0)) {
+    // A root host hands its runs' directories to their per-run uids (uid_lease.hpp, the default
+    // range): those are its own too; another user's directory is never touched.
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+    const RunUidRange runs;
+    const bool run_uid = me == 0 && st.st_uid >= runs.first && st.st_uid - runs.first < runs.count;
+    if (st.st_uid != me && !run_uid) {
       continue;
     }
     const std::optional<std::uint64_t> start = StartTime(tag->pid);
