@@ -446,7 +446,8 @@ def _load_guard():
     st = _state
     if st.guard is None:
         if not st.guard_path:
-            raise RuntimeError("codeact guard: the host asked for the guard but named no module (CODEACT_GUARD)")
+            raise RuntimeError("codeact guard: the host asked for the guard but named no module "
+                               "(CODEACT_GUARD)")
         import _imp
         try:
             st.guard = _imp.create_dynamic(_ExtensionSpec("_codeact_guard", st.guard_path))
@@ -475,7 +476,10 @@ def _arm_system(spec):
 
 
 def _guard_failed(exc):
-    message = str(exc) if isinstance(exc, RuntimeError) else "codeact guard: %s: %s" % (type(exc).__name__, exc)
+    if isinstance(exc, RuntimeError):
+        message = str(exc)
+    else:
+        message = "codeact guard: %s: %s" % (type(exc).__name__, exc)
     if not message.startswith("codeact guard:"):
         message = "codeact guard: " + message
     _finish('{"type":"guard_error","message":%s}' % _encode(message), 1)
@@ -503,7 +507,8 @@ def _arm_guard(req):
         if _state.guard_system is None:
             _arm_system(spec)
         elif {k: spec.get(k) for k in _GUARD_SYSTEM_KEYS} != _state.guard_system:
-            raise RuntimeError("codeact guard: the request's paths differ from those armed ahead of it")
+            raise RuntimeError("codeact guard: the request's paths differ from those armed "
+                               "ahead of it")
         imports = spec.get("imports")
         _load_guard().limit_imports(imports if type(imports) is list else [])
     except BaseException as e:
@@ -826,8 +831,9 @@ def _warm_up():
     g = {"__builtins__": builtins}
     eval(code_obj, g)
     _encode(g.get(_HIDDEN_OUTPUT))
-    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{"exec":["/usr",'
-            '"/opt/codeact"],"write":["/work","/tmp","/dev/null"],"bridge_fds":[3,4],"imports":["json","math"]}}')
+    _decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{'
+            '"exec":["/usr","/opt/codeact"],"write":["/work","/tmp","/dev/null"],'
+            '"bridge_fds":[3,4],"imports":["json","math"]}}')
 
 
 def _set_run_token(token):
