@@ -1,4 +1,4 @@
-"""codeact validator: the AST allow-list policy of DESIGN.md 4.4, on CPython's own `ast`.
+"""codeact validator: the AST allow-list policy (README.md here), on CPython's own `ast`.
 
     from validator import validate
     validate("import os\nos.system('id')")

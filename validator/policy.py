@@ -16,7 +16,7 @@ from . import modules
 
 # --- Imports -------------------------------------------------------------------------------
 
-# Pure, side-effect-free modules that agent code really uses (DESIGN.md 4.4). An entry allows
+# Pure, side-effect-free modules that agent code really uses. An entry allows
 # exactly that dotted name. A submodule needs its own entry (`collections.abc`), or a wildcard
 # entry `pkg.*` that allows `pkg` and every public submodule below it. The defaults use no
 # wildcard on purpose: a new submodule is a new review.

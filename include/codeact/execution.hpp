@@ -1,5 +1,5 @@
 // ExecutionRequest and ExecutionResult: what a run is given and what it returns.
-// The JSON field names of ExecutionResult are a public contract (DESIGN 4.2, json.hpp).
+// The JSON field names of ExecutionResult are a public contract (README "The result contract", json.hpp).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,10 @@ struct ResourceUsage {
   std::optional<std::int64_t> peak_memory_bytes;  // peak of the run's memory, memfd/tmpfs/page cache included
   std::optional<std::int64_t> workdir_bytes;      // files left in the working directory (not measured yet)
 };
+
+// The result JSON's `schema_version` (ToJson): raised only by a change that breaks a reader.
+// New fields and new outcomes are additive and keep it (README "The result contract").
+inline constexpr int kResultSchemaVersion = 1;
 
 struct ExecutionResult {
   std::string stdout_text;

@@ -34,7 +34,7 @@ std::string_view IsolationName(IsolationLevel level);
 struct RunSnapshot {
   std::vector<HostTool> tools;                     // sorted by name
   std::vector<FileMount> mounts;                   // validated, sorted by mount path
-  std::vector<std::string> network_targets;        // hyperlight only
+  std::vector<std::string> network_targets;        // where the backend has egress (BackendTraits)
   std::map<std::string, std::string> environment;  // the child's whole environment
   ExecutionLimits limits;
   ValidationPolicy policy;
@@ -92,8 +92,28 @@ struct ExecutorOptions {
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
+  // Where no cgroup can be made for runs (a non-root host without a delegated subtree: README
+  // "Cgroups"), an explicit memory_bytes or max_processes limit is refused (setup_error). True
+  // accepts them as rlimits alone (RLIMIT_AS, RLIMIT_NPROC); every result's `message` then
+  // names the bounds that do not apply. Defaults degrade that way in any case, and say so.
+  bool accept_weaker_limits = false;
   RunUidRange run_uids;
   HyperlightOptions hyperlight;
+};
+
+// What a backend tells the provider, and through it the model, about its runs
+// (CodeActProvider::ToolDescription): no part of the description branches on the backend.
+struct BackendTraits {
+  // Mounts appear at their host paths (no mount namespace): the model is told those paths.
+  bool host_paths_visible = false;
+  // The snapshot's network targets can be reached. A backend without egress refuses a snapshot
+  // that names any (setup_error) rather than ignore them.
+  bool network_targets = false;
+  // Lines the backend adds under "Files:" (each ending in '\n'), beside the snapshot's mounts.
+  std::string files;
+  // How each call starts, for the model: the sentence after "State does not persist between
+  // calls: ".
+  std::string fresh_start;
 };
 
 class Executor {
@@ -106,6 +126,7 @@ class Executor {
   virtual void Warm(const RunSnapshot& snapshot) { (void)snapshot; }
   virtual BackendKind backend() const = 0;
   virtual IsolationLevel isolation() const = 0;  // the level that runs: never kAuto
+  virtual BackendTraits Traits(const RunSnapshot& snapshot) const = 0;
 };
 
 StatusOr<std::unique_ptr<Executor>> CreateExecutor(const ExecutorOptions& options);

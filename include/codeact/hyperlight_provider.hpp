@@ -20,14 +20,11 @@
 
 namespace codeact {
 
-class HyperlightCodeActProvider final : public CodeActProvider {
- public:
+// CodeActProvider::Create on the hyperlight backend.
+struct HyperlightCodeActProvider {
   // `options.executor.backend` is set to kHyperlight; `options.executor.hyperlight` holds the
   // input directory and, for tests only, the path of a fake SDK.
-  static StatusOr<std::shared_ptr<HyperlightCodeActProvider>> Create(ProviderOptions options = {});
-
- private:
-  using CodeActProvider::CodeActProvider;
+  static StatusOr<std::shared_ptr<CodeActProvider>> Create(ProviderOptions options = {});
 };
 
 }  // namespace codeact

@@ -49,7 +49,12 @@ struct ProviderOptions {
 
 class CodeActProvider {
  public:
-  virtual ~CodeActProvider() = default;
+  // The provider over `executor`, or over a new executor of `options.executor` when null (its
+  // backend and level then come from the options; `auto` is resolved here). `validator` null:
+  // the embedded one. LocalCodeActProvider and HyperlightCodeActProvider name the two backends.
+  static StatusOr<std::shared_ptr<CodeActProvider>> Create(ProviderOptions options,
+                                                           std::unique_ptr<Executor> executor = nullptr,
+                                                           std::shared_ptr<Validator> validator = nullptr);
 
   // Registries: keyed by tool name, normalised mount path and host; Add replaces. Thread-safe.
   void AddTool(HostTool tool);
@@ -88,11 +93,10 @@ class CodeActProvider {
 
   Executor& executor() { return *executor_; }
 
- protected:
+ private:
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);
 
- private:
   const ProviderOptions options_;
   const std::shared_ptr<Validator> validator_;
   const std::unique_ptr<Executor> executor_;
@@ -104,13 +108,9 @@ class CodeActProvider {
   std::map<std::string, std::string> environment_;
 };
 
-// The local backend (process or namespaces isolation).
-class LocalCodeActProvider final : public CodeActProvider {
- public:
-  static StatusOr<std::shared_ptr<LocalCodeActProvider>> Create(ProviderOptions options = {});
-
- private:
-  using CodeActProvider::CodeActProvider;
+// The local backend (process or namespaces isolation): CodeActProvider::Create on it.
+struct LocalCodeActProvider {
+  static StatusOr<std::shared_ptr<CodeActProvider>> Create(ProviderOptions options = {});
 };
 
 enum class DefinitionFormat { kOpenAI, kMcp };
@@ -126,7 +126,7 @@ class ExecuteCodeFunction {
   // ({"name","description","inputSchema"}), described from a fresh snapshot.
   std::string Definition(DefinitionFormat format) const;
 
-  // `arguments_json` is {"code": "..."} from the model. Returns the result JSON (DESIGN 4.2);
+  // `arguments_json` is {"code": "..."} from the model. Returns the result JSON (json.hpp);
   // bad arguments come back as a validation_failed result, never as an exception.
   std::string Invoke(const std::string& arguments_json, const InvokeOptions& options = {}) const;
   ExecutionResult InvokeResult(const std::string& arguments_json, const InvokeOptions& options = {}) const;

@@ -1,5 +1,5 @@
-// codeact bench [--runs N] [--json FILE]: the performance figures of DESIGN section 7, measured
-// end to end in one run so their ratios can be compared on a noisy machine.
+// codeact bench [--runs N] [--json FILE]: the figures of the README's "Performance", measured end
+// to end in one run so their ratios can be compared on a noisy machine.
 #include <unistd.h>
 
 #include <atomic>
@@ -87,7 +87,7 @@ bool Check(const ExecutionResult& r, const char* what) {
 int CmdBench(const std::vector<std::string>& argv) {
   constexpr const char* kHelp =
       "usage: codeact bench [--runs N] [--json FILE] [--python PATH]\n"
-      "Measures the figures of DESIGN section 7 in one run and prints p50/p95/p99 and rates.\n";
+      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n";
   if (WantsHelp(argv)) {
     std::cout << kHelp;
     return kExitOk;

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "codeact/command_tool.hpp"
-#include "codeact/hyperlight_provider.hpp"
 #include "codeact/json.hpp"
 #include "limits/limit_table.hpp"
 #include "files/bounded_read.hpp"
@@ -84,6 +83,8 @@ constexpr const char* kOtherFlagsHelp =
   --python PATH          child interpreter (default: the embedded validator's installation)
   --run-as-uids FIRST[:COUNT]   a root host's per-run uids (default 1879048192:65536)
   --site-packages        let the code import installed third-party packages (slower start)
+  --accept-weaker-limits where no cgroup can be made for runs, apply explicit --memory-mb and
+                         --max-processes as rlimits alone instead of refusing them
   --pool N               interpreters kept started ahead of time, each used for one run
                          (default 2 for mcp, 0 for run; 0 turns the pool off; --warm-pool N too)
   --isolation L          auto (default: namespaces where the kernel allows it, else process),
@@ -115,6 +116,7 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   spec.switches.insert("--no-validate");
   spec.switches.insert("--approve");
   spec.switches.insert("--site-packages");
+  spec.switches.insert("--accept-weaker-limits");
   return spec;
 }
 
@@ -150,9 +152,9 @@ StatusOr<IsolationLevel> IsolationFlags(const Args& args) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size) {
-  ProviderOptions options;
-  ExecutionLimits& limits = options.limits;
+namespace {
+
+Status LimitFlags(const Args& args, ExecutionLimits& limits) {
   for (const auto& spec : internal::LimitTable()) {
     if (spec.flag.empty()) continue;
     const std::string flag(spec.flag);
@@ -163,6 +165,11 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
       limits.*spec.member = std::max<std::int64_t>(*value, 1);
     }
   }
+  return Status::Ok();
+}
+
+// --env, --policy, --allow-import, --block-import and --no-validate.
+Status CodeFlags(const Args& args, ProviderOptions& options) {
   for (const auto& kv : args.GetAll("--env")) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
@@ -178,18 +185,30 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
   for (const auto& m : args.GetAll("--allow-import")) options.policy.extra_allowed_imports.push_back(m);
   for (const auto& m : args.GetAll("--block-import")) options.policy.extra_blocked_imports.push_back(m);
   options.validate = !args.Has("--no-validate");
-  if (auto python = args.Get("--python")) options.executor.python_path = *python;
-  if (auto range = args.Get("--run-as-uids")) {
-    unsigned long long first = 0, count = 65536;
-    const int fields = std::sscanf(range->c_str(), "%llu:%llu", &first, &count);
-    if (fields < 1 || first == 0 || count == 0 || first + count > 0xFFFFFFFFULL ||
-        range->find_first_not_of("0123456789:") != std::string::npos) {
-      return InvalidArgument("--run-as-uids needs FIRST[:COUNT] of unprivileged uids, got \"" + *range + "\"");
-    }
-    options.executor.run_uids = {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
+  return Status::Ok();
+}
+
+StatusOr<RunUidRange> RunUidsFlag(const std::string& text) {
+  unsigned long long first = 0, count = 65536;
+  const int fields = std::sscanf(text.c_str(), "%llu:%llu", &first, &count);
+  if (fields < 1 || first == 0 || count == 0 || first + count > 0xFFFFFFFFULL ||
+      text.find_first_not_of("0123456789:") != std::string::npos) {
+    return InvalidArgument("--run-as-uids needs FIRST[:COUNT] of unprivileged uids, got \"" + text + "\"");
   }
-  options.executor.site_packages = args.Has("--site-packages");
-  options.executor.warm_pool_size = default_pool_size;
+  return RunUidRange{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
+}
+
+// The executor's options that are flags of their own (the backend's are BackendFlags').
+Status ExecutorFlags(const Args& args, int default_pool_size, ExecutorOptions& executor) {
+  if (auto python = args.Get("--python")) executor.python_path = *python;
+  if (auto range = args.Get("--run-as-uids")) {
+    auto uids = RunUidsFlag(*range);
+    if (!uids.ok()) return uids.status();
+    executor.run_uids = *uids;
+  }
+  executor.site_packages = args.Has("--site-packages");
+  executor.accept_weaker_limits = args.Has("--accept-weaker-limits");
+  executor.warm_pool_size = default_pool_size;
   for (const char* flag : {"--warm-pool", "--pool"}) {  // --warm-pool: the older name
     if (auto text = args.Get(flag)) {
       int size = -1;
@@ -197,14 +216,16 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
       if (ec != std::errc() || ptr != text->data() + text->size() || size < 0 || size > 64) {
         return InvalidArgument(std::string(flag) + " needs an integer from 0 to 64, got \"" + *text + "\"");
       }
-      options.executor.warm_pool_size = size;
+      executor.warm_pool_size = size;
     }
   }
-
   auto isolation = IsolationFlags(args);
   if (!isolation.ok()) return isolation.status();
-  options.executor.isolation = *isolation;
+  executor.isolation = *isolation;
+  return Status::Ok();
+}
 
+StatusOr<std::vector<FileMount>> MountFlags(const Args& args) {
   std::vector<FileMount> mounts;
   std::map<std::string, std::string> mount_flags;  // normalised mount path -> the flag naming it
   for (const auto& text : args.GetAll("--mount")) {
@@ -218,6 +239,68 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     }
     mounts.push_back(std::move(*mount));
   }
+  return mounts;
+}
+
+// The flags that belong to one backend: given with the other, they are refused, not dropped.
+struct BackendFlag {
+  const char* flag;
+  BackendKind backend;
+  const char* instead;  // what to use with the other backend, or ""
+};
+constexpr BackendFlag kBackendFlags[] = {
+    {"--mount", BackendKind::kLocal, "; with --backend hyperlight use --input-dir (read-only at /input) and files "
+                                     "written under /output"},
+    {"--pool", BackendKind::kLocal, ""},
+    {"--warm-pool", BackendKind::kLocal, ""},
+    {"--site-packages", BackendKind::kLocal, ""},
+    {"--accept-weaker-limits", BackendKind::kLocal, ""},
+    {"--run-as-uids", BackendKind::kLocal, ""},
+    {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
+    {"--input-dir", BackendKind::kHyperlight, ""},
+    {"--allow-domain", BackendKind::kHyperlight, ""},
+    {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
+};
+
+// --backend and the flags of one backend.
+Status BackendFlags(const Args& args, ProviderOptions& options) {
+  const std::string backend = args.Get("--backend").value_or("local");
+  if (backend == "local") {
+    options.executor.backend = BackendKind::kLocal;
+  } else if (backend == "hyperlight") {
+    options.executor.backend = BackendKind::kHyperlight;
+  } else {
+    return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
+  }
+  for (const BackendFlag& f : kBackendFlags) {
+    if (f.backend == options.executor.backend || args.GetAll(f.flag).empty()) continue;
+    // --isolation auto means the backend's own level, whichever it is.
+    if (std::string_view(f.flag) == "--isolation" && args.Get(f.flag) == "auto") continue;
+    return InvalidArgument(std::string(f.flag) + " is for the " + std::string(BackendName(f.backend)) +
+                           " backend" + f.instead);
+  }
+  if (options.executor.backend == BackendKind::kHyperlight) {
+    // A micro-VM is the strongest level there is: --require-isolation is met.
+    options.executor.isolation = IsolationLevel::kAuto;
+    if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
+    if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
+    for (const auto& d : args.GetAll("--allow-domain")) {
+      if (d.empty() || d.front() == ':') return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size) {
+  ProviderOptions options;
+  if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
+  if (Status s = CodeFlags(args, options); !s.ok()) return s;
+  if (Status s = ExecutorFlags(args, default_pool_size, options.executor); !s.ok()) return s;
+  if (Status s = BackendFlags(args, options); !s.ok()) return s;
+  auto mounts = MountFlags(args);
+  if (!mounts.ok()) return mounts.status();
   std::vector<HostTool> tools;
   if (auto file = args.Get("--tools")) {
     auto loaded = LoadToolsFile(*file);
@@ -225,51 +308,14 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     tools = std::move(*loaded);
   }
 
-  const std::string backend = args.Get("--backend").value_or("local");
-  if (backend != "local" && backend != "hyperlight") {
-    return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
+  auto provider = CodeActProvider::Create(std::move(options));
+  if (!provider.ok()) return provider.status();
+  for (auto& m : *mounts) {
+    if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
-  const std::vector<std::string> domains = args.GetAll("--allow-domain");
-  if (backend == "local") {
-    // Settings the local backend cannot honour are refused, not dropped.
-    for (const char* flag : {"--input-dir", "--allow-domain", "--hyperlight-sdk"}) {
-      if (!args.GetAll(flag).empty()) return InvalidArgument(std::string(flag) + " needs --backend hyperlight");
-    }
-  } else {
-    if (!mounts.empty()) {
-      return InvalidArgument("--mount is for the local backend; with --backend hyperlight use --input-dir "
-                             "(read-only at /input) and files written under /output");
-    }
-    if (args.Get("--warm-pool") || args.Get("--pool")) return InvalidArgument("--pool is for the local backend");
-    if (args.Has("--site-packages")) return InvalidArgument("--site-packages is for the local backend");
-    // A micro-VM is the strongest level there is: --require-isolation is met, --isolation is moot.
-    if (args.Get("--isolation").value_or("auto") != "auto") {
-      return InvalidArgument("--isolation is for the local backend; hyperlight always runs in a micro-VM");
-    }
-    options.executor.isolation = IsolationLevel::kAuto;
-    if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
-    if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
-    for (const auto& d : domains) {
-      if (d.empty() || d.front() == ':') return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
-    }
-  }
-
-  std::shared_ptr<CodeActProvider> provider;
-  if (backend == "hyperlight") {
-    auto created = HyperlightCodeActProvider::Create(std::move(options));
-    if (!created.ok()) return created.status();
-    provider = std::move(*created);
-  } else {
-    auto created = LocalCodeActProvider::Create(std::move(options));
-    if (!created.ok()) return created.status();
-    provider = std::move(*created);
-  }
-  for (auto& m : mounts) {
-    if (Status s = provider->AddMount(std::move(m)); !s.ok()) return s;
-  }
-  for (const auto& d : domains) provider->AddNetworkTarget(d);
-  for (auto& t : tools) provider->AddTool(std::move(t));
-  return provider;
+  for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
+  for (auto& t : tools) (*provider)->AddTool(std::move(t));
+  return *provider;
 }
 
 }  // namespace codeact::cli

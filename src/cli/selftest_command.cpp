@@ -1,5 +1,5 @@
 // codeact selftest [--isolation auto|process|namespaces] [--python PATH]
-// Runs the isolation probes (DESIGN.md section 8) with validation off and prints a table: probe,
+// Runs the isolation probes (src/selftest/isolation_probes.hpp) with validation off and prints a table: probe,
 // expected (what the level promises), observed, contained. Exit 0 only when every probe the
 // level promises to contain was contained.
 #include <iomanip>

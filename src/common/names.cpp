@@ -24,7 +24,13 @@ std::string_view OutcomeName(Outcome outcome) {
 }
 
 std::string_view BackendName(BackendKind kind) {
-  return kind == BackendKind::kLocal ? "local" : "hyperlight";
+  switch (kind) {
+    case BackendKind::kLocal:
+      return "local";
+    case BackendKind::kHyperlight:
+      return "hyperlight";
+  }
+  return "unknown";
 }
 
 std::string_view IsolationName(IsolationLevel level) {

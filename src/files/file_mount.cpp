@@ -1,4 +1,4 @@
-// FileMount validation: mount-path normalisation and host-path checks (DESIGN 4.6).
+// FileMount validation: mount-path normalisation and host-path checks.
 #include "codeact/file_mount.hpp"
 
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// Mount snapshot and capture (DESIGN 4.6). The walk never follows a symlink: every directory is
+// Mount snapshot and capture. The walk never follows a symlink: every directory is
 // opened relative to its parent with O_NOFOLLOW, and every file is opened the same way, then
 // checked again on the open descriptor, so swapping an entry for a link mid-walk gains nothing.
 #include "files/mount_capture.hpp"

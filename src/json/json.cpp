@@ -103,6 +103,7 @@ std::string ToJson(const ExecutionResult& r) {
   json::array omitted;
   for (const auto& f : r.omitted_files) omitted.push_back(OmittedToJson(f));
   json::object o{
+      {"schema_version", kResultSchemaVersion},
       {"stdout", Text(r.stdout_text)},
       {"stderr", Text(r.stderr_text)},
       {"stdout_truncated", r.stdout_truncated},

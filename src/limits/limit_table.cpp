@@ -119,12 +119,14 @@ std::string LimitsForModel(const ExecutionLimits& limits) {
   return out + ".";
 }
 
+std::string BytesText(std::int64_t n) {
+  if (n % (1LL << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  if (n % (1LL << 10) == 0) return std::to_string(n >> 10) + " KiB";
+  return std::to_string(n) + " bytes";
+}
+
 std::string LimitText(const LimitSpec& spec, std::int64_t n) {
-  if (spec.unit == "bytes") {
-    if (n % (1LL << 20) == 0) return std::to_string(n >> 20) + " MiB";
-    if (n % (1LL << 10) == 0) return std::to_string(n >> 10) + " KiB";
-    return std::to_string(n) + " bytes";
-  }
+  if (spec.unit == "bytes") return BytesText(n);
   if (spec.unit == "ms") return n % 1000 == 0 ? std::to_string(n / 1000) + " s" : std::to_string(n) + " ms";
   return std::to_string(n) + " " + std::string(spec.unit);
 }

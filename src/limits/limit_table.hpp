@@ -59,6 +59,8 @@ std::string LimitsForModel(const ExecutionLimits& limits);
 
 // "1 MiB", "30 s", "256 calls": a value with its unit, for messages and the description.
 std::string LimitText(const LimitSpec& spec, std::int64_t value);
+// "256 MiB", "4 KiB", "100 bytes".
+std::string BytesText(std::int64_t n);
 const LimitSpec& LimitNamed(std::string_view name);
 
 }  // namespace codeact::internal

@@ -41,6 +41,8 @@ class ResourceLimits {
   // Sets one limit, replacing an earlier value of the same resource in place.
   void Set(int resource, std::int64_t soft, std::int64_t hard);
   std::optional<Rlimit> Get(int resource) const;
+  // Removes one limit and returns it (nullopt where it was not set).
+  std::optional<Rlimit> Take(int resource);
   const Rlimit* begin() const { return items_; }
   const Rlimit* end() const { return items_ + count_; }
   int size() const { return count_; }

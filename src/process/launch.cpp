@@ -467,6 +467,17 @@ void ResourceLimits::Set(int resource, std::int64_t soft, std::int64_t hard) {
   items_[count_++] = {resource, soft, hard};
 }
 
+std::optional<Rlimit> ResourceLimits::Take(int resource) {
+  for (int i = 0; i < count_; ++i) {
+    if (items_[i].resource != resource) continue;
+    const Rlimit taken = items_[i];
+    std::copy(items_ + i + 1, items_ + count_, items_ + i);
+    --count_;
+    return taken;
+  }
+  return std::nullopt;
+}
+
 std::optional<Rlimit> ResourceLimits::Get(int resource) const {
   for (const Rlimit& l : *this) {
     if (l.resource == resource) return l;

@@ -1,4 +1,5 @@
-// What the agent reads: the instructions and the per-run execute_code description (DESIGN 4.1).
+// What the agent reads: the instructions and the per-run execute_code description; the backend's
+// part comes from its executor (BackendTraits).
 #include <cctype>
 #include <sstream>
 
@@ -8,12 +9,6 @@
 
 namespace codeact {
 namespace {
-
-std::string Bytes(std::int64_t n) {
-  if (n % (1LL << 20) == 0) return std::to_string(n >> 20) + " MiB";
-  if (n % (1LL << 10) == 0) return std::to_string(n >> 10) + " KiB";
-  return std::to_string(n) + " bytes";
-}
 
 void DescribeTool(std::ostringstream& out, const HostTool& tool) {
   auto params = internal::SchemaParams(tool.parameters_schema);
@@ -57,8 +52,7 @@ std::string CodeActProvider::Instructions() const {
 }
 
 std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
-  const bool host_paths_visible = executor_->isolation() == IsolationLevel::kProcess &&
-                                  executor_->backend() == BackendKind::kLocal;
+  const BackendTraits traits = executor_->Traits(s);
   std::ostringstream out;
   out << "Run Python 3 code in a sandbox (" << BackendName(executor_->backend()) << " backend, "
       << IsolationName(executor_->isolation()) << " isolation) and return its result. Top-level `await` "
@@ -76,27 +70,18 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     for (const auto& tool : s.tools) DescribeTool(out, tool);
   }
 
-  if (!s.mounts.empty()) {
-    out << "\nFiles:\n";
-    for (const auto& m : s.mounts) {
-      out << "- " << m.mount_path << " (" << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
-      out << ": use the path " << (host_paths_visible ? m.host_path : m.mount_path);
-      if (m.mode == MountMode::kReadWrite) {
-        out << "; new or changed files are returned (up to " << Bytes(m.write_bytes_limit) << ")";
-      }
-      out << "\n";
+  if (!s.mounts.empty() || !traits.files.empty()) out << "\nFiles:\n";
+  for (const auto& m : s.mounts) {
+    out << "- " << m.mount_path << " (" << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
+    out << ": use the path " << (traits.host_paths_visible ? m.host_path : m.mount_path);
+    if (m.mode == MountMode::kReadWrite) {
+      out << "; new or changed files are returned (up to " << internal::BytesText(m.write_bytes_limit) << ")";
     }
+    out << "\n";
   }
-  if (executor_->backend() == BackendKind::kHyperlight) {
-    // The guest sees only these two directories; their host paths stay out of the text.
-    out << "\nFiles:\n";
-    if (!options_.executor.hyperlight.input_dir.empty()) out << "- /input (read-only): input files from the host\n";
-    out << "- /output (read-write, starts empty): files written here are returned (up to "
-        << Bytes(s.limits.max_capture_file_bytes) << " each, " << Bytes(s.limits.max_capture_total_bytes)
-        << " in total)\n";
-  }
+  out << traits.files;
   out << "\nNetwork: ";
-  if (s.network_targets.empty()) {
+  if (s.network_targets.empty() || !traits.network_targets) {
     out << "no network access is intended; do not rely on it.\n";
   } else {
     out << "only these hosts are reachable:";
@@ -104,9 +89,7 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     out << "\n";
   }
   out << "\n" << internal::LimitsForModel(s.limits) << "\n"
-      << "\nState does not persist between calls: "
-      << (executor_->backend() == BackendKind::kHyperlight ? "every call starts from the same clean sandbox snapshot.\n"
-                                                            : "every call starts a fresh interpreter.\n");
+      << "\nState does not persist between calls: " << traits.fresh_start << "\n";
   return out.str();
 }
 

@@ -190,17 +190,31 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
   return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, snapshot));
 }
 
-StatusOr<std::shared_ptr<LocalCodeActProvider>> LocalCodeActProvider::Create(ProviderOptions options) {
+StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(ProviderOptions options,
+                                                                   std::unique_ptr<Executor> executor,
+                                                                   std::shared_ptr<Validator> validator) {
+  if (!validator) {
+    auto embedded = Validator::Embedded();
+    if (!embedded.ok()) return embedded.status();
+    validator = std::move(*embedded);
+  }
+  if (!executor) {
+    auto created = CreateExecutor(options.executor);
+    if (!created.ok()) return created.status();
+    executor = std::move(*created);
+  }
+  // The fingerprint names what really runs: kAuto resolved, and a given executor's own backend.
+  options.executor.backend = executor->backend();
+  options.executor.isolation = executor->isolation();
+  return std::shared_ptr<CodeActProvider>(
+      new CodeActProvider(std::move(options), std::move(validator), std::move(executor)));
+}
+
+StatusOr<std::shared_ptr<CodeActProvider>> LocalCodeActProvider::Create(ProviderOptions options) {
   if (options.executor.backend != BackendKind::kLocal) {
     return InvalidArgument("LocalCodeActProvider needs the local backend");
   }
-  auto validator = Validator::Embedded();
-  if (!validator.ok()) return validator.status();
-  auto executor = CreateExecutor(options.executor);
-  if (!executor.ok()) return executor.status();
-  options.executor.isolation = (*executor)->isolation();  // kAuto resolved: the fingerprint names the level
-  return std::shared_ptr<LocalCodeActProvider>(
-      new LocalCodeActProvider(std::move(options), std::move(*validator), std::move(*executor)));
+  return CodeActProvider::Create(std::move(options));
 }
 
 std::string ExecuteCodeFunction::Definition(DefinitionFormat format) const {

@@ -1,10 +1,13 @@
 // codeact-sandbox: starts one command inside the `namespaces` isolation level.
 //
-//   codeact-sandbox --scratch DIR [--tmp-bytes N] [--work-bytes N] [--run-as UID] [--system PATH]...
+//   codeact-sandbox --scratch DIR [--tmp-bytes N] [--work-bytes N] [--run-as UID]
+//                   [--max-processes N] [--system PATH]...
 //                   [--bind-ro|--bind-rw HOST PATH]... -- /abs/command args...
 //
 // The host starts this program exactly like the runner at the `process` level (rlimits, fds 0-4,
-// process group, parent-death signal, scrubbed environment), and the command inherits all of it.
+// process group, parent-death signal, scrubbed environment), and the command inherits all of it;
+// only RLIMIT_NPROC comes as --max-processes, set once inside the user namespace (see
+// sandbox_config.hpp).
 // Three processes, as a checklist in which every step succeeds or fails the start:
 //   launcher (host pid namespace): joins the run's cgroup; on a root host (--run-as) prepares the
 //     trees the sandbox shows and drops to the run's unprivileged uid (run_identity.hpp); enters
@@ -18,6 +21,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +108,10 @@ int Main(int argc, char** argv) {
     DropToRunUid(static_cast<uid_t>(config->run_as_uid));
   }
   EnterUserNamespace();
+  if (config->max_processes > 0) {
+    const rlimit nproc{static_cast<rlim_t>(config->max_processes), static_cast<rlim_t>(config->max_processes)};
+    Must(::setrlimit(RLIMIT_NPROC, &nproc) == 0, "setrlimit(RLIMIT_NPROC)");
+  }
   FollowParent(host, "launcher");  // a credential change clears the parent-death signal
   EnterOtherNamespaces();
 

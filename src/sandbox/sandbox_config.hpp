@@ -38,6 +38,11 @@ struct SandboxConfig {
   // A root host: the unprivileged host uid (and gid) the launcher drops to after preparing the
   // mounts, and that the code's kSandboxUid maps to. -1: the caller's own ids (a non-root host).
   std::int64_t run_as_uid = -1;
+  // RLIMIT_NPROC, set by the launcher once inside its user namespace (-1: not set). The kernel
+  // counts a namespace's processes against the limit of the process that made it as well as its
+  // own: set before, a non-root host's own processes (every other run of the same user among
+  // them) would count against the run's limit and starve its start.
+  std::int64_t max_processes = -1;
   // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
   // first (empty: none could be made).
   std::vector<std::string> cgroup_procs;

@@ -158,8 +158,19 @@ struct Probe {
   std::function<Verdict(const ExecutionResult&, Fixture&)> judge;
 };
 
-// The name of a host environment variable whose "NAME=value" appears in `text`, or "". The
-// executor sets LANG and CODEACT_* itself; short values prove nothing.
+// Whether `entry` appears in `text` whole: between line or NUL boundaries (one entry of an
+// environment listing or of a /proc/PID/environ file).
+bool HasWholeEntry(const std::string& text, const std::string& entry) {
+  const auto boundary = [](char c) { return c == '\n' || c == '\0'; };
+  for (auto at = text.find(entry); at != std::string::npos; at = text.find(entry, at + 1)) {
+    const std::size_t end = at + entry.size();
+    if ((at == 0 || boundary(text[at - 1])) && (end == text.size() || boundary(text[end]))) return true;
+  }
+  return false;
+}
+
+// The name of a host environment variable whose whole "NAME=value" appears in `text`, or "".
+// The executor sets LANG and CODEACT_* itself; short values prove nothing.
 std::string HostVariableIn(const std::string& text) {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -168,7 +179,7 @@ std::string HostVariableIn(const std::string& text) {
         entry.rfind("CODEACT_", 0) == 0) {
       continue;
     }
-    if (Contains(text, entry)) return entry.substr(0, eq);
+    if (HasWholeEntry(text, entry)) return entry.substr(0, eq);
   }
   return "";
 }
@@ -194,19 +205,12 @@ const std::vector<Probe>& Probes() {
          return {v.contained, v.observed};
        }},
       {"read a host environment secret", ProcessLevel::kContains,
-       [](const Fixture&) { return "import os, json\nprint(json.dumps(dict(os.environ)))"; }, nullptr,
+       // One "NAME=value" line per variable: a host variable shows as its whole entry (a name the
+       // executor sets itself, TMPDIR under the guard, has another value).
+       [](const Fixture&) { return "import os\nfor k, v in os.environ.items(): print(k + '=' + v)"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
-         for (char** e = environ; *e != nullptr; ++e) {
-           const std::string entry = *e;
-           const auto eq = entry.find('=');
-           // The executor sets LANG and CODEACT_* itself; anything else came from the host.
-           if (eq == std::string::npos || entry.substr(eq + 1).size() < 4 || entry.rfind("LANG=", 0) == 0 ||
-               entry.rfind("CODEACT_", 0) == 0) {
-             continue;
-           }
-           if (Contains(r.stdout_text, "\"" + entry.substr(0, eq) + "\": ")) {
-             return {false, "sees the host's " + entry.substr(0, eq)};
-           }
+         if (const std::string name = HostVariableIn(r.stdout_text); !name.empty()) {
+           return {false, "sees the host's " + name};
          }
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},

@@ -1,4 +1,4 @@
-// IsolationProbes: the attacks of DESIGN.md section 8, each run as real code through an
+// IsolationProbes: the attacks of the README's threat model, each run as real code through an
 // executor (validation off: the probes test the isolation level, not the validator), and what
 // each one observed. `codeact selftest` prints them as a table; the tests assert them per level.
 #pragma once

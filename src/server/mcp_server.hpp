@@ -9,7 +9,7 @@
 // - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
 //   reply copies the id's text from the request instead of re-encoding a parsed number.
 // - `tools/list` -> [execute_code]; `tools/call` -> text content (stdout, stderr, output, error,
-//   files) plus `structuredContent` holding the ExecutionResult JSON (DESIGN 4.2) and
+//   files) plus `structuredContent` holding the ExecutionResult JSON (README "The result contract") and
 //   `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments are
 //   a tool result (the provider's argument error, isError true), so the model can read and fix it.
 // - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:

@@ -437,6 +437,17 @@ TEST_F(UnprivilegedCgroupTest, WithoutItsSubtreeAUserRunsWithANoteAndExplicitLim
                 .find("the memory_bytes limit of 256 MiB needs a cgroup"),
             std::string::npos)
       << refused.out;
+
+  // Accepted as an rlimit alone: RLIMIT_AS stops the allocation, and the result says what does
+  // not apply.
+  const auto weaker = RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb", "256",
+                                   "--accept-weaker-limits", "-"},
+                                  Fixture("allocate_memory.py"));
+  const auto w = bj::parse(weaker.out);
+  EXPECT_EQ(w.at("outcome").as_string(), "memory_limit") << weaker.out << weaker.err;
+  EXPECT_NE(std::string(w.at("message").as_string()).find("memory is bounded by RLIMIT_AS alone"),
+            std::string::npos)
+      << weaker.out;
 }
 
 TEST_F(UnprivilegedCgroupTest, AfterSetupCgroupsAUsersRunsHaveGroupsInItsOwnSubtree) {

@@ -71,8 +71,15 @@ TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
 TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
   const Cli domain = RunCli({"run", "--allow-domain", "x.org", "-"}, "print(1)");
   EXPECT_EQ(domain.exit_code, 2);
-  EXPECT_NE(domain.err.find("--allow-domain needs --backend hyperlight"), std::string::npos)
+  EXPECT_NE(domain.err.find("--allow-domain is for the hyperlight backend"), std::string::npos)
       << domain.err;
+  const Cli pool = RunCli({"run", "--backend", "hyperlight", "--pool", "1", "-"}, "print(1)");
+  EXPECT_EQ(pool.exit_code, 2);
+  EXPECT_NE(pool.err.find("--pool is for the local backend"), std::string::npos) << pool.err;
+  const Cli level =
+      RunCli({"run", "--backend", "hyperlight", "--isolation", "namespaces", "-"}, "print(1)");
+  EXPECT_EQ(level.exit_code, 2);
+  EXPECT_NE(level.err.find("hyperlight always runs in a micro-VM"), std::string::npos) << level.err;
   EXPECT_EQ(RunCli({"run", "--input-dir", "/tmp", "-"}, "print(1)").exit_code, 2);
   const Cli mount =
       RunCli({"run", "--backend", "hyperlight", "--mount", "/tmp:/data", "-"}, "print(1)");

@@ -25,7 +25,7 @@ using testing::Eventually;
 
 const std::string kFakeSdk = std::string(CODEACT_SOURCE_DIR) + "/tests/fakes";
 
-std::shared_ptr<HyperlightCodeActProvider> FakeProvider(ProviderOptions options = {}) {
+std::shared_ptr<CodeActProvider> FakeProvider(ProviderOptions options = {}) {
   options.executor.hyperlight.sdk_path = kFakeSdk;
   auto provider = HyperlightCodeActProvider::Create(std::move(options));
   if (!provider.ok()) throw std::runtime_error(provider.status().ToString());
@@ -54,7 +54,7 @@ int OutputInt(const ExecutionResult& r) {
 }
 
 // The pid a run's code reports (the fake runs the code inside the worker process).
-pid_t WorkerPid(HyperlightCodeActProvider& p) {
+pid_t WorkerPid(CodeActProvider& p) {
   const ExecutionResult r = p.Execute("import os\nos.getpid()");
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   return r.outcome == Outcome::kOk ? OutputInt(r) : -1;

@@ -76,11 +76,28 @@ TEST(LocalExecutorTest, CpuLimit) {
   EXPECT_GT(r.exit_code, 128);
 }
 
+// The local backend has no egress: network targets are refused, never silently ignored.
+TEST(LocalExecutorTest, NetworkTargetsAreRefusedNotIgnored) {
+  RunSnapshot snapshot = Snapshot();
+  snapshot.network_targets = {"api.example.com"};
+  const ExecutionResult r = RunCode("print(1)", snapshot);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_EQ(r.stdout_text, "");
+  EXPECT_NE(r.message.find("network targets (api.example.com) need egress, which the local backend does not have"),
+            std::string::npos)
+      << r.message;
+}
+
 TEST(LocalExecutorTest, MemoryLimit) {
   ExecutionLimits limits;
   limits.memory_bytes = 512LL << 20;
   const ExecutionResult r = RunCode(Fixture("allocate_memory.py"), Snapshot(limits));
-  EXPECT_EQ(r.outcome, Outcome::kMemoryLimit) << r.message << r.stderr_text;
+  if (testing::ExplicitLimitsRefusedHere(limits)) {  // a non-root host without its cgroup subtree
+    EXPECT_EQ(r.outcome, Outcome::kSetupError) << r.message;
+    EXPECT_NE(r.message.find("the memory_bytes limit of 512 MiB needs a cgroup"), std::string::npos) << r.message;
+  } else {
+    EXPECT_EQ(r.outcome, Outcome::kMemoryLimit) << r.message << r.stderr_text;
+  }
   EXPECT_EQ(r.stdout_text.find("allocated"), std::string::npos);
 }
 
@@ -124,7 +141,11 @@ TEST(LocalExecutorTest, ForkedChildrenAreAllDeadAfterTheRun) {
 }
 
 TEST(LocalExecutorTest, DaemonThatLeftTheGroupIsDeadAfterTheRun) {
-  const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute({Fixture("daemon.py")}, Snapshot());
+  ExecutionLimits limits;
+  // Where RLIMIT_NPROC alone bounds a run (a non-root host without a cgroup), it counts every
+  // process and thread of the user, this test's among them.
+  limits.max_processes = 100;
+  const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute({Fixture("daemon.py")}, Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   const auto pids = Pids(r.stdout_text);
   ASSERT_EQ(pids.size(), 1u) << r.stdout_text;
@@ -195,9 +216,8 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
   // The executor keeps a directory of its own (the compiled runner) for its lifetime: create it
   // before TMPDIR points at the directory that must end empty.
   testing::LocalExecutor();
-  const std::string tmp = std::filesystem::temp_directory_path() / ("codeact-leak-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(tmp);
-  setenv("TMPDIR", tmp.c_str(), 1);
+  const testing::ScopedTmpdir scoped_tmp("codeact-leak-test");
+  const std::string& tmp = scoped_tmp.path();
   ExecutionLimits quick;
   quick.wall_timeout_ms = 300;
   RunCode("print(1)");  // warm up lazily created state
@@ -215,8 +235,6 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
       << testing::CountOpenFds() << " fds, " << fds_before << " before";
   EXPECT_TRUE(testing::Eventually([] { return testing::CountZombieChildren() == 0; }));
   EXPECT_TRUE(testing::Eventually([&] { return std::filesystem::is_empty(tmp); }));
-  std::filesystem::remove_all(tmp);
-  unsetenv("TMPDIR");
 }
 
 }  // namespace

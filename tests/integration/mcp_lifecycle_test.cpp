@@ -219,7 +219,9 @@ TEST_F(McpLifecycleTest, SigtermCancelsARunAfterTheGraceAnswersItAndLeavesNothin
   const auto& result = reply->at("result").as_object();
   EXPECT_EQ(result.at("isError"), true);
   EXPECT_EQ(result.at("structuredContent").at("outcome"), "cancelled");
-  EXPECT_EQ(result.at("structuredContent").at("message"), "cancelled: the server is shutting down");
+  // First; a non-root host adds notes on the bounds that do not apply there after it.
+  const std::string message(result.at("structuredContent").at("message").as_string());
+  EXPECT_EQ(message.rfind("cancelled: the server is shutting down", 0), 0u) << message;
   EXPECT_EQ(server.Wait(std::chrono::seconds(30)), 0) << server.Stderr();
   EXPECT_TRUE(testing::WaitAllDead({child}).empty()) << "the run's process outlived the server";
   EXPECT_EQ(ScratchEntries(tmp_), std::set<std::string>{}) << "scratch directories left behind";

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -15,6 +18,7 @@
 #include <thread>
 
 #include "codeact/executor.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::testing {
 
@@ -34,7 +38,8 @@ inline std::string Fixture(const std::string& name) {
 // server) that the namespaces level hides on purpose.
 // `runtime_guard` false: for the tests of what lies beneath the guard (the cleanup of forked
 // processes, the fd layout seen through /proc, the launcher's own filter), which the guard would
-// stop before it gets there.
+// stop before it gets there; those accept rlimit bounds where no cgroup can be made (a non-root
+// host), so that they may set max_processes.
 inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000,
                                                   bool fork_server = true,
                                                   IsolationLevel level = IsolationLevel::kProcess,
@@ -45,6 +50,7 @@ inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t po
   options.fork_server = fork_server;
   options.isolation = level;
   options.runtime_guard = runtime_guard;
+  options.accept_weaker_limits = !runtime_guard;
   auto e = CreateExecutor(options);
   if (!e.ok()) throw std::runtime_error(e.status().ToString());
   return std::move(*e);
@@ -143,6 +149,40 @@ bool Eventually(Pred done, std::chrono::seconds deadline = std::chrono::seconds(
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
+}
+
+// Points TMPDIR at a fresh directory under the current temp directory for its lifetime, then
+// puts the previous value back (a test run by an unprivileged user keeps its private TMPDIR).
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()))) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    std::filesystem::create_directories(path_);
+    setenv("TMPDIR", path_.c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    if (old_) setenv("TMPDIR", old_->c_str(), 1);
+    else unsetenv("TMPDIR");
+  }
+  ScopedTmpdir(const ScopedTmpdir&) = delete;
+  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::optional<std::string> old_;
+};
+
+// Whether a run with `limits` is refused up front here: it sets memory_bytes or max_processes,
+// and runs get no cgroup with that controller (a non-root host without its subtree).
+inline bool ExplicitLimitsRefusedHere(const ExecutionLimits& limits) {
+  const ExecutionLimits defaults;
+  const auto site = internal::CgroupSite::ForThisProcess();
+  return (limits.memory_bytes != defaults.memory_bytes && !site->memory()) ||
+         (limits.max_processes != defaults.max_processes && !site->pids());
 }
 
 inline int CountTempRunDirs() {

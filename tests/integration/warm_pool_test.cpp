@@ -221,24 +221,23 @@ TEST(WarmPoolTest, AChildThatDiedIdleIsNoticedWithoutARun) {
 TEST(WarmPoolTest, AChangeOfStartKeyGetsChildrenStartedUnderTheNewConfig) {
   const auto executor = NewLocalExecutor(1);
   const std::string code =
-      "import os, resource\nprint(os.environ['MODE'], resource.getrlimit(resource.RLIMIT_AS)[0] >> "
-      "20)\n";
+      "import os, resource\nprint(os.environ['MODE'], resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n";
   RunSnapshot a = Snapshot();
   a.environment["MODE"] = "a";
-  a.limits.memory_bytes = 256LL << 20;
+  a.limits.max_open_files = 200;  // an rlimit that needs no cgroup: any host can run this test
   RunSnapshot b = a;
   b.environment["MODE"] = "b";
   RunSnapshot c = a;
-  c.limits.memory_bytes = 512LL << 20;
+  c.limits.max_open_files = 100;
 
-  EXPECT_EQ(RunPooled(*executor, code, a).stdout_text, "a 256\n");
+  EXPECT_EQ(RunPooled(*executor, code, a).stdout_text, "a 200\n");
   // Straight after a change no child of the new key is ready: the run must not get one of the
   // old key's.
-  EXPECT_EQ(executor->Execute({code}, b).stdout_text, "b 256\n");
-  EXPECT_EQ(executor->Execute({code}, c).stdout_text, "a 512\n");
-  EXPECT_EQ(RunPooled(*executor, code, b).stdout_text, "b 256\n");
-  EXPECT_EQ(RunPooled(*executor, code, c).stdout_text, "a 512\n");
-  EXPECT_EQ(RunPooled(*executor, code, a).stdout_text, "a 256\n");
+  EXPECT_EQ(executor->Execute({code}, b).stdout_text, "b 200\n");
+  EXPECT_EQ(executor->Execute({code}, c).stdout_text, "a 100\n");
+  EXPECT_EQ(RunPooled(*executor, code, b).stdout_text, "b 200\n");
+  EXPECT_EQ(RunPooled(*executor, code, c).stdout_text, "a 100\n");
+  EXPECT_EQ(RunPooled(*executor, code, a).stdout_text, "a 200\n");
 }
 
 TEST(WarmPoolTest, ARunThatFindsNoReadyChildStartsItsOwnInsteadOfWaiting) {
@@ -274,10 +273,8 @@ TEST(WarmPoolTest, TheKeyShrinksToNothingWhenIdle) {
 }
 
 TEST(WarmPoolTest, DestroyingTheExecutorLeavesNoProcessFdOrDirectoryBehind) {
-  const std::string tmp =
-      std::filesystem::temp_directory_path() / ("codeact-pool-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(tmp);
-  setenv("TMPDIR", tmp.c_str(), 1);
+  const testing::ScopedTmpdir scoped_tmp("codeact-pool-test");
+  const std::string& tmp = scoped_tmp.path();
   const int fds_before = testing::CountOpenFds();
   std::vector<pid_t> idle;
   {
@@ -300,8 +297,6 @@ TEST(WarmPoolTest, DestroyingTheExecutorLeavesNoProcessFdOrDirectoryBehind) {
   EXPECT_EQ(testing::CountZombieChildren(), 0);
   EXPECT_LE(testing::CountOpenFds(), fds_before);
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
-  std::filesystem::remove_all(tmp);
-  unsetenv("TMPDIR");
 }
 
 // Reads one line from a non-blocking fd, waiting up to `timeout`.
@@ -333,13 +328,21 @@ std::set<pid_t> WithDescendants(pid_t pid) {
   return all;
 }
 
+// The pool host (tests/helpers/pool_host.cpp) with a pool of 2 at `level`, and this process's
+// TMPDIR: a non-root user may have no other place for scratch directories.
+internal::LaunchSpec PoolHostSpec(const char* level) {
+  internal::LaunchSpec spec;
+  spec.executable = CODEACT_POOL_HOST;
+  spec.args = {"2", level};
+  spec.bridge = false;
+  if (const char* tmp = std::getenv("TMPDIR")) spec.environment["TMPDIR"] = tmp;
+  return spec;
+}
+
 // At the namespaces level each pooled pid is a sandbox launcher; its init and the interpreter
 // below it must die with the host too.
 TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoSandboxedChildBehind) {
-  internal::LaunchSpec spec;
-  spec.executable = CODEACT_POOL_HOST;
-  spec.args = {"2", "namespaces"};
-  spec.bridge = false;
+  internal::LaunchSpec spec = PoolHostSpec("namespaces");
   spec.limits.Set(RLIMIT_AS, 16LL << 30, 16LL << 30);
   auto host = internal::Child::Start(spec);
   ASSERT_TRUE(host.ok()) << host.status().ToString();
@@ -358,10 +361,7 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoSandboxedChildBehind) {
 }
 
 TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoChildBehind) {
-  internal::LaunchSpec spec;
-  spec.executable = CODEACT_POOL_HOST;
-  spec.args = {"2", "process"};
-  spec.bridge = false;
+  internal::LaunchSpec spec = PoolHostSpec("process");
   spec.limits.Set(RLIMIT_AS, 16LL << 30, 16LL << 30);  // a host with threads and an embedded interpreter
   auto host = internal::Child::Start(spec);
   ASSERT_TRUE(host.ok()) << host.status().ToString();

@@ -37,9 +37,15 @@ function check(condition, message, detail) {
 
 const timer = setTimeout(() => fail(`no result within ${deadlineMs} ms`), deadlineMs);
 
+// The SDK passes the server only a few variables of its own environment (PATH, HOME, ...);
+// TMPDIR too: an unprivileged user's scratch directories may have no other place.
+const { getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+const env = getDefaultEnvironment();
+if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
 const transport = new StdioClientTransport({
   command: binary,
   args: ['mcp', '--tools', toolsFile],
+  env,
   stderr: 'pipe',
 });
 transport.stderr?.on('data', (chunk) => {

@@ -53,6 +53,7 @@ class FakeValidator final : public Validator {
 //   anything else  prints "hello", writes "warn" to stderr, returns 42, one tool call
 class FakeExecutor final : public Executor {
  public:
+  BackendTraits Traits(const RunSnapshot&) const override { return {}; }
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot&) override {
     ExecutionResult r;
     r.backend = "local";
@@ -131,19 +132,12 @@ class FakeExecutor final : public Executor {
   std::vector<std::string> cancel_reasons;  // of the "block" runs, as they ended
 };
 
-class FakeProvider final : public CodeActProvider {
- public:
-  explicit FakeProvider(std::unique_ptr<Executor> executor)
-      : CodeActProvider(ProviderOptions{}, std::make_shared<FakeValidator>(), std::move(executor)) {
-  }
-};
-
 class McpServerTest : public ::testing::Test {
  protected:
   McpServerTest() {
     auto executor = std::make_unique<FakeExecutor>();
     executor_ = executor.get();
-    provider_ = std::make_shared<FakeProvider>(std::move(executor));
+    provider_ = *CodeActProvider::Create(ProviderOptions{}, std::move(executor), std::make_shared<FakeValidator>());
   }
 
   McpServerOptions Options() {
@@ -208,7 +202,7 @@ class McpServerTest : public ::testing::Test {
   }
 
   FakeExecutor* executor_ = nullptr;
-  std::shared_ptr<FakeProvider> provider_;
+  std::shared_ptr<CodeActProvider> provider_;
   std::mutex args_mu_;
   std::vector<std::string> seen_arguments_;
 };

@@ -32,25 +32,26 @@ class FakeExecutor final : public Executor {
   }
   BackendKind backend() const override { return BackendKind::kLocal; }
   IsolationLevel isolation() const override { return isolation_; }
+  BackendTraits Traits(const RunSnapshot&) const override {
+    BackendTraits t = traits_;
+    t.host_paths_visible = isolation_ == IsolationLevel::kProcess;
+    return t;
+  }
 
   std::atomic<int> runs{0};
   std::mutex mu;
   std::string last_code;
   std::size_t last_tools = 0;
   IsolationLevel isolation_ = IsolationLevel::kProcess;
+  BackendTraits traits_{false, false, "", "every call starts a fresh interpreter."};
 };
 
-class TestProvider : public CodeActProvider {
- public:
-  static std::shared_ptr<TestProvider> Make(ProviderOptions options = {}, FakeExecutor** fake = nullptr) {
+struct TestProvider {
+  static std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {}, FakeExecutor** fake = nullptr) {
     auto executor = std::make_unique<FakeExecutor>();
     if (fake) *fake = executor.get();
-    return std::shared_ptr<TestProvider>(
-        new TestProvider(std::move(options), *Validator::Embedded(), std::move(executor)));
+    return *CodeActProvider::Create(std::move(options), std::move(executor));
   }
-
- private:
-  using CodeActProvider::CodeActProvider;
 };
 
 HostTool Tool(const std::string& name, bool approval = false) {
@@ -262,6 +263,27 @@ TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {
   EXPECT_NE(d.find("/out (read-write): use the path /out;"), std::string::npos) << d;
   EXPECT_EQ(d.find(dir), std::string::npos) << d;
   std::filesystem::remove_all(dir);
+}
+
+// The description's backend part is the executor's: files it adds, whether the snapshot's network
+// targets are reachable, how each call starts. Nothing in it branches on the backend's name.
+TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  p->AddNetworkTarget("api.example.com");
+  std::string d = p->ToolDescription(p->Snapshot());
+  EXPECT_NE(d.find("Network: no network access is intended"), std::string::npos) << d;
+  EXPECT_EQ(d.find("api.example.com"), std::string::npos) << "a backend without egress lists no hosts: " << d;
+  EXPECT_EQ(d.find("Files:"), std::string::npos) << d;
+  EXPECT_NE(d.find("State does not persist between calls: every call starts a fresh interpreter."), std::string::npos)
+      << d;
+
+  fake->traits_ = {false, true, "- /scratch (read-write): the backend's own\n", "every call starts from a snapshot."};
+  d = p->ToolDescription(p->Snapshot());
+  EXPECT_NE(d.find("only these hosts are reachable: api.example.com"), std::string::npos) << d;
+  EXPECT_NE(d.find("Files:\n- /scratch (read-write): the backend's own\n"), std::string::npos) << d;
+  EXPECT_NE(d.find("State does not persist between calls: every call starts from a snapshot."), std::string::npos)
+      << d;
 }
 
 TEST(ProviderTest, ManyInvokesAtOnce) {

@@ -16,6 +16,7 @@
 
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
+#include "limits/limit_table.hpp"
 #include "bridge/host_loop.hpp"
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
@@ -132,6 +133,17 @@ class HyperlightExecutor final : public Executor {
 
   BackendKind backend() const override { return BackendKind::kHyperlight; }
   IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
+  BackendTraits Traits(const RunSnapshot& snapshot) const override {
+    BackendTraits t;
+    t.network_targets = true;  // the SDK's allowed domains
+    // The guest sees only these two directories; their host paths stay out of the text.
+    if (!options_.input_dir.empty()) t.files += "- /input (read-only): input files from the host\n";
+    t.files += "- /output (read-write, starts empty): files written here are returned (up to " +
+               BytesText(snapshot.limits.max_capture_file_bytes) + " each, " +
+               BytesText(snapshot.limits.max_capture_total_bytes) + " in total)\n";
+    t.fresh_start = "every call starts from the same clean sandbox snapshot.";
+    return t;
+  }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();

@@ -82,7 +82,9 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
                                                " controller in the run's cgroup, which is missing here: "
                                          : " needs a cgroup, and none can be made here: ";
     return FailedPrecondition("the " + std::string(need.limit) + " limit of " +
-                              LimitText(spec, limits.*spec.member) + needs + site.missing);
+                              LimitText(spec, limits.*spec.member) + needs + site.missing +
+                              " (ExecutorOptions::accept_weaker_limits, --accept-weaker-limits at the CLI, applies it "
+                              "as " + RlimitName(spec.rlimit) + " alone)");
   }
   return Status::Ok();
 }
@@ -149,6 +151,12 @@ class LocalExecutor final : public Executor {
   IsolationLevel isolation() const override {
     return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
   }
+  BackendTraits Traits(const RunSnapshot&) const override {
+    BackendTraits t;
+    t.host_paths_visible = !sandbox_;
+    t.fresh_start = "every call starts a fresh interpreter.";
+    return t;
+  }
 
   // A note every result carries in `message` (auto fell back to a weaker level, and why).
   void SetLevelNote(std::string note) { level_note_ = std::move(note); }
@@ -171,13 +179,17 @@ class LocalExecutor final : public Executor {
   }
 
   void Warm(const RunSnapshot& snapshot) override {
-    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !RefuseUnenforceable(*cgroups_, snapshot.limits).ok()) return;
+    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok()) return;
     pool_->Warm(Key(snapshot), snapshot);
   }
 
  private:
   std::string Key(const RunSnapshot& snapshot) const {
     return StartKey(python_, isolation(), site_packages_, snapshot);
+  }
+
+  Status Unenforceable(const ExecutionLimits& limits) const {
+    return options_.accept_weaker_limits ? Status::Ok() : RefuseUnenforceable(*cgroups_, limits);
   }
 
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
@@ -191,13 +203,19 @@ class LocalExecutor final : public Executor {
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     }
+    if (!snapshot.network_targets.empty()) {  // refused, never ignored (BackendTraits)
+      return NotRunResult(Outcome::kSetupError, "network targets (" + snapshot.network_targets.front() +
+                                                    (snapshot.network_targets.size() > 1 ? ", ..." : "") +
+                                                    ") need egress, which the local backend does not have: remove "
+                                                    "them, or use the hyperlight backend");
+    }
     std::vector<std::string> imports;
     if (guard_) {
       auto allowed = validator_->AllowedImports(snapshot.policy);
       if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
       imports = std::move(*allowed);
     }
-    if (Status s = RefuseUnenforceable(*cgroups_, limits); !s.ok()) {
+    if (Status s = Unenforceable(limits); !s.ok()) {
       return NotRunResult(Outcome::kSetupError, s.message());
     }
     if (request.cancel.cancelled()) {
