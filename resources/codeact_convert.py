@@ -79,80 +79,89 @@ def jsonable(value, size_limit):
     count is a lower bound of the encoded size), so a huge value is not converted in full; the
     caller passes a few times the output limit so that an exact size can be reported for values
     that are only somewhat too large."""
-    size = [0]
-    active = set()
+    return _Conversion(size_limit).convert(value, 0)
 
-    def add(n):
-        size[0] += n
-        if size[0] > size_limit:
-            raise OutputTooLarge(size[0])
 
-    def as_repr(v):
+class _Conversion:
+    """One run of jsonable: the running size count and the containers being converted."""
+
+    def __init__(self, size_limit):
+        self.size = 0
+        self.size_limit = size_limit
+        self.active = set()
+
+    def add(self, n):
+        self.size += n
+        if self.size > self.size_limit:
+            raise OutputTooLarge(self.size)
+
+    def as_repr(self, v):
         r = safe_repr(v)
-        add(len(r) + 2)
+        self.add(len(r) + 2)
         return r
 
-    def conv(v, depth):
+    def convert(self, v, depth):
         t = type(v)
         if t is str:
-            add(len(v) + 2)
+            self.add(len(v) + 2)
             return clean_str(v)
         if v is None or v is True or v is False:
-            add(4)
+            self.add(4)
             return v
         if t is int:
             if -(1 << 63) <= v < (1 << 64):
-                add(1)
+                self.add(1)
                 return v
             try:
                 r = repr(v)
             except ValueError:  # more digits than sys.get_int_max_str_digits()
                 r = "<int of %d bits>" % v.bit_length()
-            add(len(r) + 2)
+            self.add(len(r) + 2)
             return r
         if t is float:
-            add(1)
+            self.add(1)
             return v if v - v == 0.0 else None
         if isinstance(v, (list, tuple, dict, set, frozenset)):
-            if depth >= MAX_OUTPUT_DEPTH:
-                return as_repr(v)
-            key = id(v)
-            if key in active:
-                r = "{...}" if isinstance(v, dict) else "[...]"
-                add(len(r) + 2)
-                return r
-            active.add(key)
-            try:
-                add(2)
-                if isinstance(v, dict):
-                    out = {}
-                    for k, item in list(v.items()):
-                        k = clean_str(k) if type(k) is str else safe_str(k)
-                        add(len(k) + 4)
-                        out[k] = conv(item, depth + 1)
-                    return out
-                items = list(v)
-                if isinstance(v, (set, frozenset)):
-                    try:
-                        items = sorted(items)
-                    except BaseException:
-                        pass
-                out = []
-                for item in items:
-                    add(1)
-                    out.append(conv(item, depth + 1))
-                return out
-            finally:
-                active.discard(key)
+            return self.container(v, depth)
         if isinstance(v, str):
-            return conv(str.__str__(v), depth)
+            return self.convert(str.__str__(v), depth)
         if isinstance(v, int):
-            return conv(int.__int__(v), depth)
+            return self.convert(int.__int__(v), depth)
         if isinstance(v, float):
-            return conv(float.__float__(v), depth)
-        return as_repr(v)
+            return self.convert(float.__float__(v), depth)
+        return self.as_repr(v)
 
-    return conv(value, 0)
+    def container(self, v, depth):
+        if depth >= MAX_OUTPUT_DEPTH:
+            return self.as_repr(v)
+        key = id(v)
+        if key in self.active:
+            r = "{...}" if isinstance(v, dict) else "[...]"
+            self.add(len(r) + 2)
+            return r
+        self.active.add(key)
+        try:
+            self.add(2)
+            if isinstance(v, dict):
+                out = {}
+                for k, item in list(v.items()):
+                    k = clean_str(k) if type(k) is str else safe_str(k)
+                    self.add(len(k) + 4)
+                    out[k] = self.convert(item, depth + 1)
+                return out
+            items = list(v)
+            if isinstance(v, (set, frozenset)):
+                try:
+                    items = sorted(items)
+                except BaseException:
+                    pass
+            out = []
+            for item in items:
+                self.add(1)
+                out.append(self.convert(item, depth + 1))
+            return out
+        finally:
+            self.active.discard(key)
 
 
 def clean_json(value):

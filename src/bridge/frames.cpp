@@ -1,5 +1,7 @@
 #include "bridge/frames.hpp"
 
+#include <utility>
+
 #include "bridge/frame_codec.hpp"
 #include "bridge/protocol.hpp"
 #include "json/serialize.hpp"
@@ -11,7 +13,7 @@ namespace {
 // The fields of one frame from the child, read with the error a malformed one deserves.
 class Fields {
  public:
-  Fields(const json::object& frame, std::string_view type) : frame_(frame), type_(type) {}
+  Fields(json::object& frame, std::string_view type) : frame_(frame), type_(type) {}
 
   Status Malformed(std::string_view key, std::string_view problem) const {
     return InvalidArgument("malformed " + std::string(type_) + " frame from the child: \"" +
@@ -46,17 +48,18 @@ class Fields {
     out = v->as_int64();
     return Status::Ok();
   }
+  // Moves the object out of the frame (a tool call's arguments may be most of a megabyte).
   Status Object(std::string_view key, json::object& out) const {
-    const json::value* v = frame_.if_contains(key);
+    json::value* v = frame_.if_contains(key);
     if (v == nullptr) return Status::Ok();
     if (!v->is_object()) return Malformed(key, "must be an object");
-    out = v->as_object();
+    out = std::move(v->as_object());
     return Status::Ok();
   }
   const json::value* Find(std::string_view key) const { return frame_.if_contains(key); }
 
  private:
-  const json::object& frame_;
+  json::object& frame_;
   std::string_view type_;
 };
 
@@ -176,7 +179,7 @@ std::string EncodeToolFailure(std::int64_t id, std::string_view error_type,
                       {field::kMessage, message}});
 }
 
-StatusOr<ChildFrame> DecodeChildFrame(const json::object& frame) {
+StatusOr<ChildFrame> DecodeChildFrame(json::object frame) {
   const json::value* type = frame.if_contains(field::kType);
   if (type == nullptr || !type->is_string()) {
     return InvalidArgument("malformed frame from the child: \"type\" must be a string");

@@ -81,6 +81,6 @@ using ChildFrame =
 // One frame from a child. INVALID_ARGUMENT, naming the frame type and the field, for a frame
 // without a string "type", or a known frame without a field it requires or with a field of the
 // wrong type ("malformed tool_call frame from the child: \"id\" must be an integer").
-StatusOr<ChildFrame> DecodeChildFrame(const boost::json::object& frame);
+StatusOr<ChildFrame> DecodeChildFrame(boost::json::object frame);
 
 }  // namespace codeact::internal::protocol

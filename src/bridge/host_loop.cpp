@@ -298,7 +298,7 @@ class RunLoop {
   void WriteOutbox(short revents);
   void ReadBridge();
   void HandleFrames(std::vector<json::object>& frames);
-  void HandleFrame(const json::object& frame);
+  void HandleFrame(json::object& frame);
   void HandleChildFrame(protocol::ChildFrame& frame);
 
   const LoopSettings& s_;
@@ -406,8 +406,8 @@ void RunLoop::HandleFrames(std::vector<json::object>& frames) {
   }
 }
 
-void RunLoop::HandleFrame(const json::object& f) {
-  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(f);
+void RunLoop::HandleFrame(json::object& f) {
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(f));
   if (!frame.ok()) {
     EndWith(LoopEnd::kProtocolError, frame.status().message());
     return;
@@ -471,7 +471,7 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   std::vector<json::object> frames;
   if (Status s = decoder.Feed(line, frames); !s.ok()) return s;
   if (frames.size() != 1) return InvalidArgument("the interpreter's first frame is not \"ready\"");
-  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(frames[0]);
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(frames[0]));
   if (!frame.ok()) return frame.status();
   if (const auto* setup = std::get_if<protocol::SetupErrorFrame>(&*frame))
     return FailedPrecondition(setup->message);

@@ -91,7 +91,7 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
       return InvalidArgument("the hyperlight worker sent more than one frame");
     }
   }
-  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(frames.front());
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(frames.front()));
   if (!frame.ok())
     return InvalidArgument("bad frame from the hyperlight worker: " + frame.status().message());
   WorkerReply reply;
