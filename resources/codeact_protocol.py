@@ -156,6 +156,13 @@ def parse_host_frame(line):
     return msg
 
 
+def check_required(msg, kind):
+    """Raises ProtocolError unless msg, a host frame of type kind, has the fields TABLE requires."""
+    for key in TABLE[kind][2]:
+        if key not in msg:
+            raise ProtocolError("malformed %s frame from host: %r is missing" % (kind, key))
+
+
 def is_tool_result(msg):
     """Whether msg answers a tool call (a frame with an "id" and no "type" counts too)."""
     kind = msg.get("type")
@@ -291,5 +298,6 @@ def parse_fork_server_message(data):
 def _int_field(msg, kind, key):
     value = msg.get(key)
     if type(value) is not int:
-        raise ProtocolError("malformed fork server message: %s: %r must be an integer" % (kind, key))
+        raise ProtocolError("malformed fork server message: %s: %r must be an integer"
+                            % (kind, key))
     return value

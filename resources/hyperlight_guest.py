@@ -91,7 +91,8 @@ def _user_globals(tool_names, env):
     builtins = __builtins__  # the guest's own (a module, or a dict where exec gave one)
     names = builtins if isinstance(builtins, dict) else builtins.__dict__
     call = _make_call_tool(call_tool)  # noqa: F821 (the guest's own)
-    g = {"__name__": "__main__", "__builtins__": builtins, "call_tool": call, "ToolError": ToolError}
+    g = {"__name__": "__main__", "__builtins__": builtins, "call_tool": call,
+         "ToolError": ToolError}
     for name in tool_names:
         if name.isidentifier() and name not in _KEYWORDS and name not in names and name not in g:
             g[name] = _make_tool(name, call)
@@ -106,7 +107,8 @@ def _compile(src):
     if has_output:
         last = tree.body[-1]
         tree.body[-1] = ast.copy_location(
-            ast.Assign(targets=[ast.Name("__codeact_output__", ast.Store())], value=last.value), last)
+            ast.Assign(targets=[ast.Name("__codeact_output__", ast.Store())], value=last.value),
+            last)
         ast.fix_missing_locations(tree)
     return compile(tree, "<code>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), has_output
 

@@ -38,10 +38,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(_HERE)
 sys.dont_write_bytecode = True
 
-from codeact_protocol import (COMPLETE_NO_OUTPUT, ProtocolError, complete_frame,  # noqa: E402
-                              configured_frame, decode, encode, error_frame, is_tool_result,
-                              limit_frame, request_code_and_tools, request_limit, tool_answer,
-                              tool_call_frame, unavailable_frame, worker_ready_frame)
+from codeact_protocol import (COMPLETE_NO_OUTPUT, ProtocolError, check_required,  # noqa: E402
+                              complete_frame, configured_frame, decode, encode, error_frame,
+                              is_tool_result, limit_frame, request_code_and_tools, request_limit,
+                              tool_answer, tool_call_frame, unavailable_frame, worker_ready_frame)
 from hyperlight_guest import CALL_TOOL, REPORT_TOOL, TOOL_ERROR_KEY  # noqa: E402
 
 _MAX_SANDBOXES = 4
@@ -208,6 +208,10 @@ class _Worker:
     # -- sandboxes --------------------------------------------------------------------------
 
     def configure(self, msg):
+        try:
+            check_required(msg, "configure")
+        except ProtocolError as e:
+            return unavailable_frame(str(e))
         # /output starts empty for every run (the host captures what is there afterwards).
         if msg.get("output_dir"):
             _clear_directory(msg["output_dir"])
@@ -366,7 +370,8 @@ def main():
         import hyperlight_sandbox as sdk
     except BaseException as e:
         bridge.send(unavailable_frame("the hyperlight_sandbox SDK cannot be imported (%s: %s); "
-                                      "install it with `%s`" % (type(e).__name__, e, _INSTALL_HINT)))
+                                      "install it with `%s`"
+                                      % (type(e).__name__, e, _INSTALL_HINT)))
         os._exit(0)
     # The tests' fake SDK runs the code in this process and needs no hypervisor; it says so.
     if not getattr(sdk, "CODEACT_TEST_FAKE_NEEDS_NO_HYPERVISOR", False):

@@ -76,9 +76,9 @@ sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 # entry in sys.modules the user's code gets).
 sys.modules.setdefault("runner", sys.modules[__name__])
 
-from codeact_protocol import (COMPLETE_NO_OUTPUT, ProtocolError, complete_frame, encode,  # noqa: E402
-                              error_frame, guard_error_frame, guard_system_part, parse_host_frame,
-                              ready_frame, request_code_and_tools, request_limit)
+from codeact_protocol import (  # noqa: E402 (after the path is set)
+    COMPLETE_NO_OUTPUT, ProtocolError, complete_frame, encode, error_frame, guard_error_frame,
+    guard_system_part, parse_host_frame, ready_frame, request_code_and_tools, request_limit)
 
 # The file name the code was compiled with: the source path also when the host runs a .pyc
 # compiled from it (CompileToPyc keeps that name). The runner's modules share its directory,

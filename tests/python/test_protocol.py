@@ -38,8 +38,8 @@ class BuiltFramesMatchTheTableTest(unittest.TestCase):
         self.check(p.ready_frame((3, 11), 42), "ready")
         self.check(p.worker_ready_frame(), "ready")
         self.check(p.COMPLETE_NO_OUTPUT, "complete")
-        self.assertEqual(self.check(p.complete_frame(p.encode([1, "\u00e9"])), "complete")["output"],
-                         [1, "\u00e9"])
+        complete = self.check(p.complete_frame(p.encode([1, "\u00e9"])), "complete")
+        self.assertEqual(complete["output"], [1, "\u00e9"])
         self.check(p.error_frame("ValueError", "m\n", "tb"), "error")
         self.check(p.limit_frame("too big"), "limit")
         self.check(p.guard_error_frame("codeact guard: x"), "guard_error")
@@ -65,8 +65,8 @@ class BuiltFramesMatchTheTableTest(unittest.TestCase):
 class CodecTest(unittest.TestCase):
     def test_encode_matches_the_json_package(self):
         value = {"s": "\u00e9\ud83d\ude00\n", "l": [1, 2.5, None, True], "n": {"k": -3}}
-        self.assertEqual(p.encode(value), json.dumps(value, ensure_ascii=True, separators=(",", ":"),
-                                                     allow_nan=False))
+        expected = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        self.assertEqual(p.encode(value), expected)
         with self.assertRaises(ValueError):
             p.encode(float("nan"))
         with self.assertRaises(TypeError):
@@ -87,7 +87,8 @@ class HostMessagesTest(unittest.TestCase):
         return str(cm.exception)
 
     def test_malformed_frames_are_refused_by_name(self):
-        self.assertIn("malformed frame from host: Expecting", self.error(p.parse_host_frame, b'{"a":'))
+        self.assertIn("malformed frame from host: Expecting",
+                      self.error(p.parse_host_frame, b'{"a":'))
         self.assertEqual(self.error(p.parse_host_frame, b"[1]"),
                          "malformed frame from host: not a JSON object")
         self.assertEqual(self.error(p.tool_answer, {"type": "tool_result", "id": "1", "ok": True}),
@@ -98,6 +99,12 @@ class HostMessagesTest(unittest.TestCase):
                          "request field 'code' must be a string")
         self.assertEqual(self.error(p.request_code_and_tools, {"code": "", "tools": "add"}),
                          "request field 'tools' must be a list of names")
+
+    def test_a_frame_without_a_required_field(self):
+        configure = {"type": "configure", "tools": []}
+        self.assertEqual(self.error(p.check_required, configure, "configure"),
+                         "malformed configure frame from host: 'fingerprint' is missing")
+        p.check_required({"type": "request", "code": ""}, "request")
 
     def test_well_formed_frames(self):
         self.assertTrue(p.is_tool_result({"id": 1, "ok": True}))
@@ -117,10 +124,12 @@ class HostMessagesTest(unittest.TestCase):
         self.assertEqual(self.error(p.parse_fork_server_message, b'{"type":"forked","pid":1}'),
                          "malformed fork server message: unknown type 'forked'")
         self.assertEqual(self.error(p.parse_fork_server_message,
-                                    b'{"type":"fork","token":"t","uid":"0","workdir_bytes":0,"workdir":"/w"}'),
+                                    b'{"type":"fork","token":"t","uid":"0","workdir_bytes":0,'
+                                    b'"workdir":"/w"}'),
                          "malformed fork server message: fork: 'uid' must be an integer")
         self.assertIn("fork needs an ASCII \"token\"", self.error(
-            p.parse_fork_server_message, b'{"type":"fork","uid":0,"workdir_bytes":0,"workdir":"/w"}'))
+            p.parse_fork_server_message,
+            b'{"type":"fork","uid":0,"workdir_bytes":0,"workdir":"/w"}'))
 
 
 class ResourcesLayoutTest(unittest.TestCase):

@@ -12,7 +12,6 @@ import os
 import select
 import signal
 import socket
-import subprocess
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,26 +29,31 @@ def receive(sock, timeout=DEADLINE):
 class ZygoteTest(unittest.TestCase):
     def setUp(self):
         self.host, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # As the host starts it (src/process/fork_server.cpp): the socket at fds 3 and 4 both.
         fd = zygote_end.fileno()
-        self.proc = subprocess.Popen(
-            [PYTHON, "-I", "-S", "-u", RUNNER], stdin=subprocess.DEVNULL, pass_fds=(fd,),
-            env={"CODEACT_BRIDGE_FDS": "%d,%d" % (fd, fd), "CODEACT_ZYGOTE": "1",
-                 "CODEACT_CPU_LIMIT_S": "60", "CODEACT_RUN_TOKEN": "00000000"},
-            start_new_session=True)
+        self.pid = os.posix_spawn(
+            PYTHON, [PYTHON, "-I", "-S", "-u", RUNNER],
+            {"CODEACT_ZYGOTE": "1", "CODEACT_CPU_LIMIT_S": "60", "CODEACT_RUN_TOKEN": "00000000"},
+            file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                          (os.POSIX_SPAWN_DUP2, fd, 3), (os.POSIX_SPAWN_DUP2, fd, 4)],
+            setsid=True)
         zygote_end.close()
         self.ready = receive(self.host)
 
     def tearDown(self):
         self.host.close()  # the zygote exits at the end of its input
+        pidfd = os.pidfd_open(self.pid)
         try:
-            self.proc.wait(DEADLINE)
+            exited = select.select([pidfd], [], [], DEADLINE)[0]
         finally:
-            if self.proc.poll() is None:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+            os.close(pidfd)
+        if not exited:
+            os.killpg(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        self.assertTrue(exited, "the zygote did not exit at the end of its input")
 
     def test_ready_then_malformed_messages_are_answered_by_name(self):
-        self.assertEqual(self.ready, {"type": "zygote_ready", "pid": self.proc.pid})
+        self.assertEqual(self.ready, {"type": "zygote_ready", "pid": self.pid})
         self.host.send(b"F 0123abcd -1 0 /tmp")  # the fork server's message before it was typed
         failed = receive(self.host)
         self.assertEqual(failed["type"], "fork_failed")
