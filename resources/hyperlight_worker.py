@@ -11,20 +11,16 @@ Why a separate process: the SDK has no execution timeout and its objects must st
 that created them, so the host enforces the wall clock by killing this process (and starts
 another for the next run).
 
-Protocol: newline-delimited compact JSON on the bridge fds, as ``runner.py`` speaks it.
-
-  worker -> host  {"type":"ready"}                     the SDK imported and a hypervisor is there
-                  {"type":"unavailable","message":str} the reason it cannot run; then exit 0
-  host -> worker  {"type":"configure","fingerprint":str,"tools":[str],"input_dir":str|null,
-                   "output_dir":str,"network":[{"target":str,"methods":[str]|null}],
-                   "environment":{str:str},"cpu_time_s":N}
-  worker -> host  {"type":"configured","reused":bool} or {"type":"unavailable","message":str}
-  host -> worker  {"type":"request",...}               exactly runner.py's request frame
-  worker -> host  tool_call frames, answered by tool_result frames, and one terminal frame
-                  (complete / error / limit) as runner.py sends them
+Protocol: codeact_protocol.py (beside this file, which puts its own directory on sys.path):
+a first frame "ready" (the SDK imported and a hypervisor is there) or "unavailable" (then exit
+0); per run a "configure" frame answered by "configured" or "unavailable", then the runner's
+request, tool_call and terminal frames exactly as runner.py speaks them.
 
 The guest's stdout and stderr are written to fds 1 and 2 before the terminal frame, so the host's
 pipe readers apply the output caps; anything the SDK itself prints goes to /dev/null.
+
+The guest runs hyperlight_guest.py, sent as text behind codeact_convert.py's (both read from
+this directory when the worker starts), so an output value becomes the same JSON as locally.
 
 Sandboxes: one per config fingerprint (the last few kept), built on its first configure: tools
 registered as callbacks that forward over the bridge, network targets allowed, the VM started by
@@ -34,160 +30,36 @@ otherwise).
 """
 
 import collections
-import json
 import os
 import sys
 
-# Internal callbacks registered in every sandbox besides the host's tools (the host refuses tool
-# names starting with "__codeact_"): the end-of-run report, and the generic forwarder that the
-# code's `await call_tool(...)` uses, so that unknown names and the budget are the host's to judge
-# exactly as on the local backend.
-_REPORT_TOOL = "__codeact_report__"
-_CALL_TOOL = "__codeact_call__"
-_TOOL_ERROR_KEY = "__codeact_tool_error__"
+# The protocol and the guest's modules sit beside this file (-I puts nothing of ours on the path).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.append(_HERE)
+sys.dont_write_bytecode = True
+
+from codeact_protocol import (COMPLETE_NO_OUTPUT, ProtocolError, check_required,  # noqa: E402
+                              complete_frame, configured_frame, decode, encode, error_frame,
+                              is_tool_result, limit_frame, request_code_and_tools, request_limit,
+                              tool_answer, tool_call_frame, unavailable_frame, worker_ready_frame)
+from hyperlight_guest import CALL_TOOL, REPORT_TOOL, TOOL_ERROR_KEY  # noqa: E402
+
 _MAX_SANDBOXES = 4
 _DEVICES = ("/dev/kvm", "/dev/mshv")
 _INSTALL_HINT = ("pip install hyperlight-sandbox hyperlight-sandbox-backend-wasm "
                  "hyperlight-sandbox-python-guest")
 
-# Runs inside the guest, before the user's code (which is passed as a string literal): compiles it
-# with top-level await allowed, returns a final bare expression as the output, and reports the
-# end of the run through the internal report tool. The guest's own call_tool is synchronous; the
-# code sees the same `await call_tool(...)` and ToolError as on the local backend.
-_GUEST_PRELUDE = r'''
-def _codeact_main(src, tool_names, env):
-    import sys
-    sync_call = call_tool
-    error_key = "__codeact_tool_error__"
-
-    def report(**fields):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        sync_call("__codeact_report__", **fields)
-
-    class ToolError(Exception):
-        def __init__(self, error_type="ToolError", message="", tool=None):
-            self.error_type = error_type
-            self.message = message
-            self.tool = tool
-            super().__init__("%s: %s" % (error_type, message) if message else str(error_type))
-
-    async def call_tool_async(name, /, *args, **kwargs):
-        if args:
-            raise TypeError("call_tool takes keyword arguments only")
-        result = sync_call("__codeact_call__", tool=name, kwargs=kwargs)
-        if isinstance(result, dict) and error_key in result:
-            err = result[error_key]
-            raise ToolError(err.get("error_type", "ToolError"), err.get("message", ""), name)
-        return result
-
-    def make_tool(name):
-        async def tool(*args, **kwargs):
-            if args:
-                raise TypeError("%s() takes keyword arguments only" % name)
-            return await call_tool_async(name, **kwargs)
-        tool.__name__ = tool.__qualname__ = name
-        return tool
-
-    def json_safe(value, depth=0):
-        if value is None or isinstance(value, (bool, int, str)):
-            return value
-        if isinstance(value, float):
-            return value if value == value and value not in (float("inf"), float("-inf")) else None
-        if depth < 100 and isinstance(value, (list, tuple)):
-            return [json_safe(v, depth + 1) for v in value]
-        if depth < 100 and isinstance(value, dict):
-            return {(k if isinstance(k, str) else str(k)): json_safe(v, depth + 1)
-                    for k, v in value.items()}
-        return repr(value)
-
-    def report_error(exc):
-        import linecache
-        import traceback
-        linecache.cache["<code>"] = (len(src), None, src.splitlines(True), "<code>")
-        frames = traceback.extract_tb(exc.__traceback__)
-        first = next((i for i, f in enumerate(frames) if f.filename == "<code>"), len(frames))
-        text = "".join(traceback.format_list(frames[first:]))
-        if text:
-            text = "Traceback (most recent call last):\n" + text
-        text += "".join(traceback.format_exception_only(type(exc), exc))
-        report(kind="error", error_type=type(exc).__name__, message=str(exc), traceback=text)
-
-    try:
-        import os
-        os.environ.clear()
-        os.environ.update(env)
-    except BaseException:
-        pass
-    builtins = __builtins__  # the guest's own (a module, or a dict where exec gave one)
-    names = builtins if isinstance(builtins, dict) else builtins.__dict__
-    g = {"__name__": "__main__", "__builtins__": builtins, "call_tool": call_tool_async,
-         "ToolError": ToolError}
-    keywords = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
-                "class", "continue", "def", "del", "elif", "else", "except", "finally", "for",
-                "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
-                "pass", "raise", "return", "try", "while", "with", "yield"}
-    for name in tool_names:
-        if (name.isidentifier() and name not in keywords and name not in names
-                and name not in g):
-            g[name] = make_tool(name)
-    try:
-        import ast
-        tree = ast.parse(src, "<code>", "exec")
-        has_output = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
-        if has_output:
-            last = tree.body[-1]
-            tree.body[-1] = ast.copy_location(
-                ast.Assign(targets=[ast.Name("__codeact_output__", ast.Store())], value=last.value),
-                last)
-            ast.fix_missing_locations(tree)
-        code = compile(tree, "<code>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        if code.co_flags & 0x80:
-            coro = eval(code, g)
-            try:
-                import asyncio
-                loop = asyncio.new_event_loop()
-            except Exception:
-                loop = None
-            if loop is not None:
-                try:
-                    loop.run_until_complete(coro)
-                finally:
-                    loop.close()
-            else:
-                try:
-                    coro.send(None)
-                except StopIteration:
-                    pass
-                else:
-                    coro.close()
-                    raise RuntimeError("only call_tool can be awaited in this guest (no asyncio)")
-        else:
-            exec(code, g)
-        output = g.get("__codeact_output__") if has_output else None
-        if output is None:
-            report(kind="complete", output_present=False, output=None)
-        else:
-            report(kind="complete", output_present=True, output=json_safe(output))
-    except SystemExit as e:
-        if e.code is None or e.code == 0:
-            report(kind="complete", output_present=False, output=None)
-        else:
-            report_error(e)
-    except BaseException as e:
-        report_error(e)
-'''
-
-# Run once when a sandbox is built: starts the VM and loads what every run needs, so that the
-# snapshot taken afterwards already holds it.
-_WARM_UP = "import ast, linecache, traceback\n"
+# The guest's own modules, as text (hyperlight_guest.py's docstring says how they fit together).
+_GUEST_MODULES = ("codeact_convert.py", "hyperlight_guest.py")
 
 
-def _dumps(value):
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+def guest_source():
+    """The text sent into the guest ahead of each run's call of _codeact_main."""
+    parts = []
+    for name in _GUEST_MODULES:
+        with open(os.path.join(_HERE, name), encoding="utf-8") as f:
+            parts.append(f.read())
+    return "\n".join(parts)
 
 
 class _Bridge:
@@ -197,7 +69,8 @@ class _Bridge:
         self.buf = bytearray()
 
     def send(self, frame):
-        data = (_dumps(frame) + "\n").encode("ascii")
+        """Writes one frame, the text a codeact_protocol builder made."""
+        data = (frame + "\n").encode("ascii")
         view = memoryview(data)
         try:
             while view:
@@ -215,7 +88,7 @@ class _Bridge:
                 if not line.strip():
                     continue
                 try:
-                    msg = json.loads(line.decode("utf-8"))
+                    msg = decode(line.decode("utf-8"))
                 except ValueError:
                     os._exit(4)
                 if type(msg) is dict:
@@ -284,6 +157,7 @@ class _Worker:
         self.next_id = 1
         self.max_frame = 1 << 20
         self.cpu_time_s = 0
+        self.guest_source = guest_source()
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -291,24 +165,30 @@ class _Worker:
         call_id = self.next_id
         self.next_id += 1
         try:
-            frame = {"type": "tool_call", "id": call_id, "name": name, "kwargs": kwargs}
-            size = len(_dumps(frame)) + 1
+            frame = tool_call_frame(call_id, encode(name), encode(kwargs))
+            size = len(frame) + 1
         except (TypeError, ValueError) as e:
-            return {_TOOL_ERROR_KEY: {"error_type": "ToolError",
+            return {TOOL_ERROR_KEY: {"error_type": "ToolError",
                                       "message": "arguments are not JSON: %s" % e}}
         if size > self.max_frame:
-            return {_TOOL_ERROR_KEY: {"error_type": "FrameTooLarge",
+            return {TOOL_ERROR_KEY: {"error_type": "FrameTooLarge",
                                       "message": "the call's %d bytes exceed the frame limit of %d"
                                                  % (size, self.max_frame)}}
         self.bridge.send(frame)
         while True:
             msg = self.bridge.read()
-            if msg.get("type", "tool_result") == "tool_result" and msg.get("id") == call_id:
+            if not is_tool_result(msg):
+                continue
+            try:
+                answer_id, answer = tool_answer(msg)
+            except ProtocolError as e:
+                return {TOOL_ERROR_KEY: {"error_type": "BridgeError", "message": str(e)}}
+            if answer_id == call_id:
                 break
-        if msg.get("ok") is True:
-            return msg.get("result")
-        return {_TOOL_ERROR_KEY: {"error_type": str(msg.get("error_type") or "ToolError"),
-                                  "message": str(msg.get("message") or "")}}
+        if answer[0]:
+            return answer[1]
+        return {TOOL_ERROR_KEY: {"error_type": str(answer[1] or "ToolError"),
+                                  "message": str(answer[2] or "")}}
 
     def forwarder(self, name):
         def forward(**kwargs):
@@ -328,6 +208,10 @@ class _Worker:
     # -- sandboxes --------------------------------------------------------------------------
 
     def configure(self, msg):
+        try:
+            check_required(msg, "configure")
+        except ProtocolError as e:
+            return unavailable_frame(str(e))
         # /output starts empty for every run (the host captures what is there afterwards).
         if msg.get("output_dir"):
             _clear_directory(msg["output_dir"])
@@ -337,36 +221,37 @@ class _Worker:
             self.sandboxes.move_to_end(fingerprint)
             self.current = entry
             self.cpu_time_s = int(msg.get("cpu_time_s") or 0)
-            return {"type": "configured", "reused": True}
+            return configured_frame(True)
         try:
             sandbox = self.sdk.Sandbox(input_dir=msg.get("input_dir") or None,
                                        output_dir=msg.get("output_dir") or None)
             for name in msg.get("tools") or []:
                 sandbox.register_tool(str(name), self.forwarder(str(name)))
-            sandbox.register_tool(_REPORT_TOOL, self.take_report)
-            sandbox.register_tool(_CALL_TOOL, self.forward_any)
+            sandbox.register_tool(REPORT_TOOL, self.take_report)
+            sandbox.register_tool(CALL_TOOL, self.forward_any)
             for target in msg.get("network") or []:
                 methods = target.get("methods")
                 if methods:
                     sandbox.allow_domain(str(target["target"]), list(methods))
                 else:
                     sandbox.allow_domain(str(target["target"]))
-            warm = sandbox.run(_WARM_UP)
+            # Starts the VM and loads what every run needs, so that the snapshot holds it.
+            warm = sandbox.run(self.guest_source + "\n_codeact_warm_up()\n")
             if getattr(warm, "exit_code", 0) != 0:
                 raise RuntimeError("the warm-up run exited with code %s: %s"
                                    % (warm.exit_code, (getattr(warm, "stderr", "") or "").strip()))
             snapshot = sandbox.snapshot()
         except BaseException as e:  # the SDK's errors are the reason the backend cannot run
             text = str(e).strip() or type(e).__name__
-            return {"type": "unavailable",
-                    "message": "the hyperlight guest did not start: %s: %s" % (type(e).__name__, text)}
+            return unavailable_frame("the hyperlight guest did not start: %s: %s"
+                                     % (type(e).__name__, text))
         entry = [sandbox, snapshot, msg]
         self.sandboxes[fingerprint] = entry
         while len(self.sandboxes) > _MAX_SANDBOXES:
             self.sandboxes.popitem(last=False)
         self.current = entry
         self.cpu_time_s = int(msg.get("cpu_time_s") or 0)
-        return {"type": "configured", "reused": False}
+        return configured_frame(False)
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -387,23 +272,23 @@ class _Worker:
 
     def run(self, req):
         if self.current is None:
-            self.bridge.send({"type": "error", "error_type": "BridgeError",
-                              "message": "request before configure", "traceback": ""})
+            self.bridge.send(error_frame("BridgeError", "request before configure", ""))
             return
         sandbox, snapshot, config = self.current
-        code = req.get("code")
-        tools = req.get("tools") or []
-        if type(code) is not str or type(tools) is not list:
-            self.bridge.send({"type": "error", "error_type": "BridgeError",
-                              "message": "malformed request", "traceback": ""})
+        try:
+            code, tools = request_code_and_tools(req)
+            self.max_frame = request_limit(req, "max_frame_bytes")
+            max_output = request_limit(req, "max_output_bytes")
+        except ProtocolError as e:
+            self.bridge.send(error_frame("BridgeError", "malformed request: %s" % e, ""))
             return
-        self.max_frame = int(req.get("max_frame_bytes") or (1 << 20))
-        max_output = int(req.get("max_output_bytes") or (1 << 20))
         self.report = None
         self.next_id = 1
         self.limit_cpu()
-        guest_code = "%s\n_codeact_main(%r, %r, %r)\n" % (
-            _GUEST_PRELUDE, code, [str(t) for t in tools], dict(config.get("environment") or {}))
+        # The output is converted in the guest with the local runner's bound (runner_cold.py).
+        guest_code = "%s\n_codeact_main(%r, %r, %r, %d)\n" % (
+            self.guest_source, code, [str(t) for t in tools],
+            dict(config.get("environment") or {}), 4 * max_output + 65536)
         try:
             sandbox.restore(snapshot)
             result = sandbox.run(guest_code)
@@ -424,20 +309,21 @@ class _Worker:
         if report is None:
             return self.error_frame("GuestError", "the guest ended without a result (exit code %s)"
                                     % exit_code, "")
+        if report.get("kind") == "limit":
+            return limit_frame("the output's %s or more bytes of JSON exceed the limit of %d bytes"
+                               % (report.get("size"), max_output))
         if report.get("kind") == "complete":
             if not report.get("output_present"):
-                return {"type": "complete", "output_present": False, "output": None}
+                return COMPLETE_NO_OUTPUT
             output = report.get("output")
             try:
-                size = len(_dumps(output))
+                out = encode(output)
             except (TypeError, ValueError):
-                output = repr(output)
-                size = len(_dumps(output))
-            if size > max_output:
-                return {"type": "limit", "limit": "output",
-                        "message": "the output's %d bytes of JSON exceed the limit of %d bytes"
-                                   % (size, max_output)}
-            return {"type": "complete", "output_present": True, "output": output}
+                out = encode(repr(output))
+            if len(out) > max_output:
+                return limit_frame("the output's %d bytes of JSON exceed the limit of %d bytes"
+                                   % (len(out), max_output))
+            return complete_frame(out)
         return self.error_frame(str(report.get("error_type") or "Error"),
                                 str(report.get("message") or ""), str(report.get("traceback") or ""))
 
@@ -449,8 +335,7 @@ class _Worker:
                 return text
             return text[:quarter] + "... [truncated %d bytes]" % (len(text) - quarter)
 
-        return {"type": "error", "error_type": cut(error_type), "message": cut(message),
-                "traceback": cut(traceback)}
+        return error_frame(cut(error_type), cut(message), cut(traceback))
 
     def serve(self):
         while True:
@@ -484,18 +369,19 @@ def main():
     try:
         import hyperlight_sandbox as sdk
     except BaseException as e:
-        bridge.send({"type": "unavailable",
-                     "message": "the hyperlight_sandbox SDK cannot be imported (%s: %s); install it "
-                                "with `%s`" % (type(e).__name__, e, _INSTALL_HINT)})
+        bridge.send(unavailable_frame("the hyperlight_sandbox SDK cannot be imported (%s: %s); "
+                                      "install it with `%s`"
+                                      % (type(e).__name__, e, _INSTALL_HINT)))
         os._exit(0)
     # The tests' fake SDK runs the code in this process and needs no hypervisor; it says so.
     if not getattr(sdk, "CODEACT_TEST_FAKE_NEEDS_NO_HYPERVISOR", False):
         problem = _hypervisor_problem()
         if problem:
-            bridge.send({"type": "unavailable", "message": problem})
+            bridge.send(unavailable_frame(problem))
             os._exit(0)
-    bridge.send({"type": "ready"})
-    _Worker(bridge, sdk, out_fd, err_fd).serve()
+    worker = _Worker(bridge, sdk, out_fd, err_fd)
+    bridge.send(worker_ready_frame())
+    worker.serve()
 
 
 if __name__ == "__main__":

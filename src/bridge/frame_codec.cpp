@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "bridge/protocol.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
 
@@ -14,17 +15,23 @@ namespace {
 // Returns {"type":"tool_call","id":N,"name":...,"kwargs_too_deep":true}, or nothing when the
 // frame does not look like a tool call with an integer id.
 std::optional<boost::json::object> TooDeepToolCall(std::string_view frame) {
-  const auto type = RawMember(frame, "type");
-  const auto id = RawMember(frame, "id");
-  if (!type || *type != "\"tool_call\"" || !id) return std::nullopt;
+  const auto type = RawMember(frame, protocol::field::kType);
+  const auto id = RawMember(frame, protocol::field::kId);
+  if (!type ||
+      *type != "\"" + std::string(protocol::Name(protocol::MessageType::kToolCall)) + "\"" || !id) {
+    return std::nullopt;
+  }
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(id->data(), id->data() + id->size(), n);
   if (ec != std::errc() || end != id->data() + id->size()) return std::nullopt;
-  boost::json::object call{{"type", "tool_call"}, {"id", n}, {"kwargs_too_deep", true}};
-  if (const auto name = RawMember(frame, "name")) {
+  boost::json::object call{
+      {protocol::field::kType, protocol::Name(protocol::MessageType::kToolCall)},
+      {protocol::field::kId, n},
+      {kKwargsTooDeep, true}};
+  if (const auto name = RawMember(frame, protocol::field::kName)) {
     boost::json::error_code name_ec;
     const boost::json::value v = ParseJson(*name, name_ec);
-    if (!name_ec && v.is_string()) call["name"] = v.as_string();
+    if (!name_ec && v.is_string()) call[protocol::field::kName] = v.as_string();
   }
   return call;
 }

@@ -13,6 +13,9 @@
 
 namespace codeact::internal {
 
+// The member FrameDecoder sets on a tool_call it could not parse (see Feed); never on the wire.
+inline constexpr std::string_view kKwargsTooDeep = "kwargs_too_deep";
+
 class FrameDecoder {
  public:
   explicit FrameDecoder(std::int64_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}

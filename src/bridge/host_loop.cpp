@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <deque>
 #include <functional>
@@ -11,8 +12,10 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <variant>
 
 #include "bridge/frame_codec.hpp"
+#include "bridge/frames.hpp"
 #include "bridge/tool_workers.hpp"
 #include "json/serialize.hpp"
 
@@ -22,7 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Refused calls tolerated past twice the budget before the run ends (see handle_frame).
+// Refused calls tolerated past twice the budget before the run ends (see ToolDispatcher).
 constexpr std::int64_t kCallsPastBudget = 64;
 // How long the bridge may stay open after the terminal frame (see RunExtras). A runner closes
 // it within microseconds; only a process the code forked (without the runtime guard) can hold it
@@ -86,24 +89,23 @@ class Completions {
   int wake_write_ = -1;
 };
 
-json::object ErrorReply(std::int64_t id, std::string_view type, std::string_view message) {
-  return {{"type", "tool_result"}, {"id", id}, {"ok", false}, {"error_type", type}, {"message", message}};
-}
-
 std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_frame_bytes) {
-  if (!r.ok) return EncodeFrame(ErrorReply(id, r.error_type.empty() ? "ToolFailed" : r.error_type, r.message));
+  if (!r.ok)
+    return protocol::EncodeToolFailure(id, r.error_type.empty() ? "ToolFailed" : r.error_type,
+                                       r.message);
   json::error_code ec;
   json::value value = ParseJson(r.result_json, ec);
   if (ec == json::error::too_deep) {
-    return EncodeFrame(ErrorReply(id, "ToolFailed", "the tool's result is too deeply nested: " + JsonErrorText(ec)));
+    return protocol::EncodeToolFailure(
+        id, "ToolFailed", "the tool's result is too deeply nested: " + JsonErrorText(ec));
   }
-  if (ec) return EncodeFrame(ErrorReply(id, "ToolFailed", "the tool returned invalid JSON"));
-  std::string frame = EncodeFrame({{"type", "tool_result"}, {"id", id}, {"ok", true}, {"result", std::move(value)}});
+  if (ec) return protocol::EncodeToolFailure(id, "ToolFailed", "the tool returned invalid JSON");
+  std::string frame = protocol::EncodeToolSuccess(id, std::move(value));
   if (static_cast<std::int64_t>(frame.size()) > max_frame_bytes) {
-    return EncodeFrame(ErrorReply(id, "ToolResultTooLarge",
-                                  "the tool's result of " + std::to_string(frame.size()) +
-                                      " bytes exceeds the frame limit of " + std::to_string(max_frame_bytes) +
-                                      " bytes"));
+    return protocol::EncodeToolFailure(id, "ToolResultTooLarge",
+                                       "the tool's result of " + std::to_string(frame.size()) +
+                                           " bytes exceeds the frame limit of " +
+                                           std::to_string(max_frame_bytes) + " bytes");
   }
   return frame;
 }
@@ -127,14 +129,321 @@ void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs
   box->Post(ResultFrame(id, r, context.max_result_bytes));
 }
 
-std::string StringField(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
 bool HasMoreInput(int fd) {
   pollfd pfd{fd, POLLIN, 0};
   return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+}
+
+// The tool calls of one run: the budget, the handlers running (at most kMaxConcurrentCalls at a
+// time, the rest waiting here), and their answers, which come back through the box.
+class ToolDispatcher {
+ public:
+  ToolDispatcher(const std::vector<HostTool>& tools, const ExecutionLimits& limits,
+                 std::shared_ptr<Completions> box, ToolCallContext context)
+      : limits_(limits), box_(std::move(box)), context_(std::move(context)) {
+    for (const auto& t : tools) by_name_[t.name] = &t;
+  }
+
+  // Answers the call at once (refused) or queues its handler; `tool_calls` counts the calls
+  // that count against the budget. An error ends the run as kProtocolError.
+  Status Dispatch(const protocol::ToolCallFrame& call, std::string& outbox,
+                  std::int64_t& tool_calls) {
+    if (!seen_ids_.insert(call.id).second) {
+      return InvalidArgument("tool_call id " + std::to_string(call.id) + " was used twice");
+    }
+    // Past the budget every call is refused, but a child that keeps calling anyway would grow
+    // the refusals waiting in the outbox (and the set of ids) for as long as the wall clock
+    // lets it: end the run instead.
+    if (static_cast<std::int64_t>(seen_ids_.size()) >
+        2 * limits_.max_tool_calls + kCallsPastBudget) {
+      return InvalidArgument("the child kept calling tools long after its budget of " +
+                             std::to_string(limits_.max_tool_calls) + " calls was spent");
+    }
+    if (call.kwargs_too_deep) {
+      // The decoder could not parse the arguments (frame_codec.cpp): answer, do not run.
+      ++tool_calls;
+      outbox += protocol::EncodeToolFailure(
+          call.id, "ToolArgumentsTooDeep",
+          "the arguments of " + (call.name.empty() ? "the tool" : call.name) +
+              " are nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      return Status::Ok();
+    }
+    if (tool_calls >= limits_.max_tool_calls) {
+      outbox += protocol::EncodeToolFailure(
+          call.id, "ToolBudgetExceeded",
+          "the run may make at most " + std::to_string(limits_.max_tool_calls) + " tool calls");
+      return Status::Ok();
+    }
+    ++tool_calls;
+    auto it = by_name_.find(call.name);
+    if (it == by_name_.end()) {
+      outbox += protocol::EncodeToolFailure(call.id, "UnknownTool",
+                                            "no tool named \"" + call.name + "\"");
+      return Status::Ok();
+    }
+    waiting_.push_back([tool = *it->second, id = call.id, kwargs = SerializeJson(call.kwargs),
+                        context = context_,
+                        box = box_] { RunHandler(tool, id, kwargs, context, box); });
+    StartWaiting();
+    return Status::Ok();
+  }
+
+  // The answers of the handlers that finished, onto the outbox; waiting handlers take their places.
+  void CollectFinished(std::string& outbox) {
+    for (auto& frame : box_->Take()) {
+      outbox += frame;
+      --running_;
+    }
+    StartWaiting();
+  }
+
+ private:
+  void StartWaiting() {
+    while (running_ < kMaxConcurrentCalls && !waiting_.empty()) {
+      ++running_;
+      ToolWorkers::Instance().Run(std::move(waiting_.front()));
+      waiting_.pop_front();
+    }
+  }
+
+  const ExecutionLimits& limits_;
+  std::shared_ptr<Completions> box_;
+  ToolCallContext context_;
+  std::map<std::string, const HostTool*> by_name_;
+  std::set<std::int64_t> seen_ids_;  // ids are a per-run counter: a repeated one is forged
+  std::deque<std::function<void()>> waiting_;
+  int running_ = 0;
+};
+
+// What one run's loop waits on and for.
+struct LoopSettings {
+  RunChannels channels;
+  CappedBuffer* stdout_buffer = nullptr;
+  CappedBuffer* stderr_buffer = nullptr;
+  std::int64_t max_frame_bytes = 0;
+  Clock::time_point deadline;
+  bool child_ready = false;
+  bool bridge_closes_after_run = false;
+};
+
+// One run's loop over the child's fds: the request and answers out, frames and output in, until
+// a terminal frame, the child's end, the wall clock or a cancellation.
+class RunLoop {
+ public:
+  RunLoop(const LoopSettings& settings, Completions& box, ToolDispatcher& tools,
+          const CancellationToken& cancel)
+      : s_(settings),
+        box_(box),
+        tools_(tools),
+        cancel_(cancel),
+        decoder_(settings.max_frame_bytes),
+        child_ready_(settings.child_ready),
+        stdout_open_(settings.channels.stdout_fd >= 0),
+        stderr_open_(settings.channels.stderr_fd >= 0),
+        bridge_open_(settings.channels.from_child_fd >= 0) {}
+
+  LoopResult Run(std::string request_frame) {
+    outbox_ = std::move(request_frame);
+    if (s_.channels.to_child_fd >= 0) {
+      fcntl(s_.channels.to_child_fd, F_SETFL, fcntl(s_.channels.to_child_fd, F_GETFL) | O_NONBLOCK);
+    }
+    while (!finished_ && !StopsBeforePoll()) PollOnce();
+    return std::move(result_);
+  }
+
+ private:
+  void EndWith(LoopEnd end, std::string message) {
+    result_.end = end;
+    result_.message = std::move(message);
+    finished_ = true;
+  }
+  // A terminal frame of the runner: the run's result, final unless something follows it.
+  void EndWithTerminal(LoopEnd end, std::string message) {
+    result_.end = end;
+    result_.message = std::move(message);
+    if (!s_.bridge_closes_after_run) {
+      finished_ = true;
+      return;
+    }
+    terminal_ = true;
+    closes_by_ = std::min(s_.deadline, Clock::now() + kAfterTerminalGrace);
+  }
+  void AfterTerminal() {
+    const std::int64_t calls = result_.tool_calls;
+    result_ = LoopResult{};
+    result_.tool_calls = calls;
+    EndWith(LoopEnd::kProtocolError,
+            "the child wrote to the bridge after its terminal frame (a frame forged by the code, "
+            "or a broken runner)");
+  }
+  // The wall clock or a cancellation ends the run; true when it did.
+  bool ClockOrCancelEnds() {
+    if (Clock::now() >= s_.deadline) {
+      EndWith(LoopEnd::kTimeout, "");
+    } else if (cancel_.cancelled()) {
+      EndWith(LoopEnd::kCancelled, cancel_.reason());
+    }
+    return finished_;
+  }
+  // Whether the loop ends before it polls again: the result stands after its terminal frame once
+  // the bridge closed (or its grace ran out); else the clock, a cancellation, or the child's end.
+  bool StopsBeforePoll() {
+    if (terminal_ && (!bridge_open_ || Clock::now() >= closes_by_)) return true;
+    if (ClockOrCancelEnds()) return true;
+    if (!bridge_open_) EndWith(LoopEnd::kChildClosed, "");
+    return finished_;
+  }
+
+  void PollOnce();
+  void WriteOutbox(short revents);
+  void ReadBridge();
+  void HandleFrames(std::vector<json::object>& frames);
+  void HandleFrame(json::object& frame);
+  void HandleChildFrame(protocol::ChildFrame& frame);
+
+  const LoopSettings& s_;
+  Completions& box_;
+  ToolDispatcher& tools_;
+  const CancellationToken& cancel_;
+  FrameDecoder decoder_;
+  LoopResult result_;
+  std::string outbox_;
+  bool child_ready_;
+  bool stdout_open_;
+  bool stderr_open_;
+  bool bridge_open_;
+  bool finished_ = false;
+  // The runner's terminal frame has arrived; with bridge_closes_after_run the loop goes on until
+  // the bridge closes (or `closes_by_`), and anything more on it is a protocol error.
+  bool terminal_ = false;
+  Clock::time_point closes_by_;
+  // Frames since the request other than "ready": a guard_error is the runner's only as the first.
+  int frames_after_request_ = 0;
+  char buf_[64 * 1024];
+};
+
+void RunLoop::PollOnce() {
+  const RunChannels& ch = s_.channels;
+  pollfd fds[5];
+  int n = 0;
+  const int i_bridge = n;
+  fds[n++] = {ch.from_child_fd, POLLIN, 0};
+  const int i_wake = n;
+  fds[n++] = {box_.wake_fd(), POLLIN, 0};
+  const int i_out = stdout_open_ ? n : -1;
+  if (stdout_open_) fds[n++] = {ch.stdout_fd, POLLIN, 0};
+  const int i_err = stderr_open_ ? n : -1;
+  if (stderr_open_) fds[n++] = {ch.stderr_fd, POLLIN, 0};
+  const int i_to = !outbox_.empty() ? n : -1;
+  if (!outbox_.empty()) fds[n++] = {ch.to_child_fd, POLLOUT, 0};
+
+  const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           (terminal_ ? closes_by_ : s_.deadline) - Clock::now())
+                           .count() +
+                       1;
+  const int ready = poll(fds, n, static_cast<int>(std::clamp<std::int64_t>(wait_ms, 0, 60'000)));
+  if (ready < 0) {
+    if (errno != EINTR) EndWith(LoopEnd::kProtocolError, "poll failed");
+    return;
+  }
+  if (i_out >= 0 && fds[i_out].revents)
+    stdout_open_ = DrainAvailable(ch.stdout_fd, *s_.stdout_buffer);
+  if (i_err >= 0 && fds[i_err].revents)
+    stderr_open_ = DrainAvailable(ch.stderr_fd, *s_.stderr_buffer);
+  if (fds[i_wake].revents) tools_.CollectFinished(outbox_);
+  if (i_to >= 0 && fds[i_to].revents) WriteOutbox(fds[i_to].revents);
+  if (fds[i_bridge].revents) ReadBridge();
+}
+
+void RunLoop::WriteOutbox(short revents) {
+  if (revents & (POLLERR | POLLHUP)) {
+    outbox_.clear();  // the child closed its end; its exit shows on the bridge
+    return;
+  }
+  // A child that died with answers pending must not take the host down with SIGPIPE.
+  const StatusOr<std::size_t> written = WriteSome(s_.channels.to_child_fd, outbox_);
+  if (written.ok()) {
+    outbox_.erase(0, *written);
+  } else {
+    outbox_.clear();  // the reader is gone; its exit shows on the bridge
+  }
+}
+
+void RunLoop::ReadBridge() {
+  const ssize_t r = read(s_.channels.from_child_fd, buf_, sizeof buf_);
+  if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+    bridge_open_ = false;
+    return;
+  }
+  if (r < 0) return;
+  if (terminal_) {
+    AfterTerminal();  // even a partial line: the runner writes nothing after its last frame
+    return;
+  }
+  std::vector<json::object> frames;
+  const Status s = decoder_.Feed(std::string_view(buf_, static_cast<std::size_t>(r)), frames);
+  HandleFrames(frames);
+  if (!finished_ && terminal_ && decoder_.has_pending()) {
+    AfterTerminal();  // the start of another frame right behind the terminal one
+  } else if (!s.ok() && !finished_) {
+    EndWith(s.code() == StatusCode::kResourceExhausted ? LoopEnd::kOutputLimit
+                                                       : LoopEnd::kProtocolError,
+            s.message());
+  }
+}
+
+void RunLoop::HandleFrames(std::vector<json::object>& frames) {
+  for (auto& f : frames) {
+    if (finished_) return;
+    if (terminal_) {  // more frames in the read that held the terminal one
+      AfterTerminal();
+      return;
+    }
+    // One read can hold hundreds of tool calls, and starting their handlers takes time
+    // (threads, and commands forked from a busy host): the wall clock bounds the batch too.
+    if (ClockOrCancelEnds()) return;
+    HandleFrame(f);
+  }
+}
+
+void RunLoop::HandleFrame(json::object& f) {
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(f));
+  if (!frame.ok()) {
+    EndWith(LoopEnd::kProtocolError, frame.status().message());
+    return;
+  }
+  if (!std::holds_alternative<protocol::ReadyFrame>(*frame)) ++frames_after_request_;
+  HandleChildFrame(*frame);
+}
+
+void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
+  if (auto* call = std::get_if<protocol::ToolCallFrame>(&frame)) {
+    if (Status s = tools_.Dispatch(*call, outbox_, result_.tool_calls); !s.ok()) {
+      EndWith(LoopEnd::kProtocolError, s.message());
+    }
+  } else if (auto* complete = std::get_if<protocol::CompleteFrame>(&frame)) {
+    result_.output_present = complete->output_present;
+    if (complete->output_present) result_.output_json = std::move(complete->output_json);
+    EndWithTerminal(LoopEnd::kComplete, "");
+  } else if (auto* error = std::get_if<protocol::ErrorFrame>(&frame)) {
+    result_.error = {std::move(error->error_type), std::move(error->message),
+                     std::move(error->traceback)};
+    if (result_.error.type.empty()) result_.error.type = "Error";
+    EndWithTerminal(LoopEnd::kUserError, "");
+  } else if (auto* limit = std::get_if<protocol::LimitFrame>(&frame)) {
+    EndWithTerminal(LoopEnd::kOutputLimit, std::move(limit->message));
+  } else if (std::holds_alternative<protocol::ReadyFrame>(frame)) {
+    child_ready_ = true;
+  } else if (auto* setup = std::get_if<protocol::SetupErrorFrame>(&frame); setup && !child_ready_) {
+    // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
+    EndWith(LoopEnd::kSetupError, std::move(setup->message));
+  } else if (auto* guard = std::get_if<protocol::GuardErrorFrame>(&frame);
+             guard && frames_after_request_ == 1) {
+    // The runner's answer to the request when its runtime guard could not be armed: it ran
+    // nothing. (Code that forged one as its first frame only fails its own run.)
+    EndWith(LoopEnd::kSetupError, std::move(guard->message));
+  }
+  // Unknown types (and a setup_error the code forged after ready) are ignored.
 }
 
 }  // namespace
@@ -161,20 +470,21 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   FrameDecoder decoder(sizeof buf);
   std::vector<json::object> frames;
   if (Status s = decoder.Feed(line, frames); !s.ok()) return s;
-  if (frames.size() == 1 &&
-      (StringField(frames[0], "type") == "setup_error" || StringField(frames[0], "type") == "guard_error")) {
-    return FailedPrecondition(StringField(frames[0], "message"));
-  }
-  if (frames.size() != 1 || StringField(frames[0], "type") != "ready") {
+  if (frames.size() != 1) return InvalidArgument("the interpreter's first frame is not \"ready\"");
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(frames[0]));
+  if (!frame.ok()) return frame.status();
+  if (const auto* setup = std::get_if<protocol::SetupErrorFrame>(&*frame))
+    return FailedPrecondition(setup->message);
+  if (const auto* guard = std::get_if<protocol::GuardErrorFrame>(&*frame))
+    return FailedPrecondition(guard->message);
+  if (!std::holds_alternative<protocol::ReadyFrame>(*frame)) {
     return InvalidArgument("the interpreter's first frame is not \"ready\"");
   }
   return Status::Ok();
 }
 
 Status SendGuardFrame(int fd, const RuntimeGuardSpec& spec) {
-  json::object frame = GuardSystemJson(spec);
-  frame["type"] = "guard";
-  const std::string text = EncodeFrame(frame);
+  const std::string text = protocol::EncodeGuard(spec);
   std::string_view rest = text;
   while (!rest.empty()) {
     // A child that has not reported ready reads nothing yet: the pipe's buffer takes the frame.
@@ -198,9 +508,9 @@ HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, con
 
 LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready,
                          const RunExtras& extras, const CancellationToken& cancel) {
-  LoopResult result;
   auto box = std::make_shared<Completions>();
   if (!box->ok()) {
+    LoopResult result;
     result.end = LoopEnd::kProtocolError;
     result.message = "cannot create the tool wake-up pipe";
     return result;
@@ -212,252 +522,23 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
     CancellationSource& source;
     ~EndCalls() { source.Cancel("the run ended"); }
   } end_calls{run_over};
-  const ToolCallContext call_context{run_over.token(), limits_.max_frame_bytes};
   const CancellationRegistration wake_on_cancel = cancel.OnCancel([box] { box->Wake(); });
-  std::map<std::string, const HostTool*> by_name;
-  json::array names;
-  for (const auto& t : tools_) {
-    by_name[t.name] = &t;
-    names.emplace_back(t.name);
-  }
+  ToolDispatcher dispatcher(tools_, limits_, box,
+                            ToolCallContext{run_over.token(), limits_.max_frame_bytes});
 
-  json::object request{{"type", "request"},
-                       {"code", code},
-                       {"tools", std::move(names)},
-                       {"max_output_bytes", limits_.max_output_bytes},
-                       {"max_frame_bytes", limits_.max_frame_bytes},
-                       {"max_tool_calls", limits_.max_tool_calls}};
-  if (extras.guard != nullptr) request["guard"] = GuardRequestJson(*extras.guard);
-  std::string outbox = EncodeFrame(request);
-  if (channels_.to_child_fd >= 0) {
-    fcntl(channels_.to_child_fd, F_SETFL, fcntl(channels_.to_child_fd, F_GETFL) | O_NONBLOCK);
-  }
-
-  FrameDecoder decoder(limits_.max_frame_bytes);
-  std::set<std::int64_t> seen_ids;  // ids are a per-run counter: a repeated one is forged
-  bool stdout_open = channels_.stdout_fd >= 0;
-  bool stderr_open = channels_.stderr_fd >= 0;
-  bool bridge_open = channels_.from_child_fd >= 0;
-  bool finished = false;
-  // The runner's terminal frame has arrived; with bridge_closes_after_run the loop goes on until
-  // the bridge closes (or `closes_by`), and anything more on it is a protocol error.
-  bool terminal = false;
-  Clock::time_point closes_by;
-  // Frames since the request other than "ready": a guard_error is the runner's only as the first.
-  int frames_after_request = 0;
-  std::vector<json::object> frames;
-  char buf[64 * 1024];
-
-  auto end_with = [&](LoopEnd end, std::string message) {
-    result.end = end;
-    result.message = std::move(message);
-    finished = true;
-  };
-  // A terminal frame of the runner: the run's result, final unless something follows it.
-  auto end_with_terminal = [&](LoopEnd end, std::string message) {
-    result.end = end;
-    result.message = std::move(message);
-    if (!extras.bridge_closes_after_run) {
-      finished = true;
-      return;
-    }
-    terminal = true;
-    closes_by = std::min(deadline, Clock::now() + kAfterTerminalGrace);
-  };
-  auto after_terminal = [&] {
-    const std::int64_t calls = result.tool_calls;
-    result = LoopResult{};
-    result.tool_calls = calls;
-    end_with(LoopEnd::kProtocolError,
-             "the child wrote to the bridge after its terminal frame (a frame forged by the code, or a broken runner)");
-  };
-
-  // Handlers of one run run at most kMaxConcurrentCalls at a time; the rest wait here (at most
-  // the budget). Every frame in `box` is a finished handler.
-  std::deque<std::function<void()>> waiting;
-  int running = 0;
-  auto start_waiting = [&] {
-    while (running < kMaxConcurrentCalls && !waiting.empty()) {
-      ++running;
-      ToolWorkers::Instance().Run(std::move(waiting.front()));
-      waiting.pop_front();
-    }
-  };
-
-  auto handle_frame = [&](json::object& f) {
-    const std::string type = StringField(f, "type");
-    if (type != "ready") ++frames_after_request;
-    if (type == "tool_call") {
-      const json::value* id_v = f.if_contains("id");
-      const json::value* kwargs_v = f.if_contains("kwargs");
-      if (!id_v || !id_v->is_int64() || (kwargs_v && !kwargs_v->is_object())) {
-        end_with(LoopEnd::kProtocolError, "malformed tool_call frame from the child");
-        return;
-      }
-      const std::int64_t id = id_v->as_int64();
-      if (!seen_ids.insert(id).second) {
-        end_with(LoopEnd::kProtocolError, "tool_call id " + std::to_string(id) + " was used twice");
-        return;
-      }
-      // Past the budget every call is refused, but a child that keeps calling anyway would grow
-      // the refusals waiting in the outbox (and the set of ids) for as long as the wall clock
-      // lets it: end the run instead.
-      if (static_cast<std::int64_t>(seen_ids.size()) > 2 * limits_.max_tool_calls + kCallsPastBudget) {
-        end_with(LoopEnd::kProtocolError, "the child kept calling tools long after its budget of " +
-                                              std::to_string(limits_.max_tool_calls) + " calls was spent");
-        return;
-      }
-      const std::string name = StringField(f, "name");
-      if (const json::value* deep = f.if_contains("kwargs_too_deep"); deep != nullptr && deep->is_bool()) {
-        // The decoder could not parse the arguments (frame_codec.cpp): answer, do not run.
-        ++result.tool_calls;
-        outbox += EncodeFrame(ErrorReply(id, "ToolArgumentsTooDeep",
-                                         "the arguments of " + (name.empty() ? std::string("the tool") : name) +
-                                             " are nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                             " levels"));
-        return;
-      }
-      if (result.tool_calls >= limits_.max_tool_calls) {
-        outbox += EncodeFrame(ErrorReply(id, "ToolBudgetExceeded",
-                                         "the run may make at most " + std::to_string(limits_.max_tool_calls) +
-                                             " tool calls"));
-        return;
-      }
-      ++result.tool_calls;
-      auto it = by_name.find(name);
-      if (it == by_name.end()) {
-        outbox += EncodeFrame(ErrorReply(id, "UnknownTool", "no tool named \"" + name + "\""));
-        return;
-      }
-      std::string kwargs = kwargs_v ? SerializeJson(*kwargs_v) : "{}";
-      waiting.push_back([tool = *it->second, id, kwargs = std::move(kwargs), call_context, box] {
-        RunHandler(tool, id, kwargs, call_context, box);
-      });
-      start_waiting();
-    } else if (type == "complete") {
-      const json::value* present = f.if_contains("output_present");
-      result.output_present = present && present->is_bool() && present->as_bool();
-      if (const json::value* out = f.if_contains("output"); out && result.output_present) {
-        result.output_json = SerializeJson(*out);
-      }
-      end_with_terminal(LoopEnd::kComplete, "");
-    } else if (type == "error") {
-      result.error = {StringField(f, "error_type"), StringField(f, "message"), StringField(f, "traceback")};
-      if (result.error.type.empty()) result.error.type = "Error";
-      end_with_terminal(LoopEnd::kUserError, "");
-    } else if (type == "limit") {
-      end_with_terminal(LoopEnd::kOutputLimit, StringField(f, "message"));
-    } else if (type == "ready") {
-      child_ready = true;
-    } else if (type == "setup_error" && !child_ready) {
-      // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
-      end_with(LoopEnd::kSetupError, StringField(f, "message"));
-    } else if (type == "guard_error" && frames_after_request == 1) {
-      // The runner's answer to the request when its runtime guard could not be armed: it ran
-      // nothing. (Code that forged one as its first frame only fails its own run.)
-      end_with(LoopEnd::kSetupError, StringField(f, "message"));
-    }
-    // Unknown types (and a setup_error the code forged after ready) are ignored.
-  };
-
-  while (!finished) {
-    const auto now = Clock::now();
-    if (terminal && (!bridge_open || now >= closes_by)) break;  // the result stands
-    if (now >= deadline) {
-      end_with(LoopEnd::kTimeout, "");
-      break;
-    }
-    if (cancel.cancelled()) {
-      end_with(LoopEnd::kCancelled, cancel.reason());
-      break;
-    }
-    if (!bridge_open) {
-      end_with(LoopEnd::kChildClosed, "");
-      break;
-    }
-    pollfd fds[5];
-    int n = 0;
-    const int i_bridge = n;
-    fds[n++] = {channels_.from_child_fd, POLLIN, 0};
-    const int i_wake = n;
-    fds[n++] = {box->wake_fd(), POLLIN, 0};
-    const int i_out = stdout_open ? n : -1;
-    if (stdout_open) fds[n++] = {channels_.stdout_fd, POLLIN, 0};
-    const int i_err = stderr_open ? n : -1;
-    if (stderr_open) fds[n++] = {channels_.stderr_fd, POLLIN, 0};
-    const int i_to = !outbox.empty() ? n : -1;
-    if (!outbox.empty()) fds[n++] = {channels_.to_child_fd, POLLOUT, 0};
-
-    const auto wait_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>((terminal ? closes_by : deadline) - now).count() + 1;
-    const int ready = poll(fds, n, static_cast<int>(std::min<std::int64_t>(wait_ms, 60'000)));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      end_with(LoopEnd::kProtocolError, "poll failed");
-      break;
-    }
-    if (i_out >= 0 && fds[i_out].revents) stdout_open = DrainAvailable(channels_.stdout_fd, stdout_);
-    if (i_err >= 0 && fds[i_err].revents) stderr_open = DrainAvailable(channels_.stderr_fd, stderr_);
-    if (fds[i_wake].revents) {
-      for (auto& frame : box->Take()) {
-        outbox += frame;
-        --running;
-      }
-      start_waiting();
-    }
-    if (i_to >= 0 && fds[i_to].revents) {
-      if (fds[i_to].revents & (POLLERR | POLLHUP)) {
-        outbox.clear();  // the child closed its end; its exit shows on the bridge
-      } else {
-        // A child that died with answers pending must not take the host down with SIGPIPE.
-        const StatusOr<std::size_t> written = WriteSome(channels_.to_child_fd, outbox);
-        if (written.ok()) {
-          outbox.erase(0, *written);
-        } else {
-          outbox.clear();  // the reader is gone; its exit shows on the bridge
-        }
-      }
-    }
-    if (fds[i_bridge].revents) {
-      const ssize_t r = read(channels_.from_child_fd, buf, sizeof buf);
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-        bridge_open = false;
-        continue;
-      }
-      if (r > 0 && terminal) {
-        after_terminal();  // even a partial line: the runner writes nothing after its last frame
-        break;
-      }
-      if (r > 0) {
-        frames.clear();
-        const Status s = decoder.Feed(std::string_view(buf, static_cast<std::size_t>(r)), frames);
-        for (auto& f : frames) {
-          if (finished) break;
-          if (terminal) {  // more frames in the read that held the terminal one
-            after_terminal();
-            break;
-          }
-          // One read can hold hundreds of tool calls, and starting their handlers takes time
-          // (threads, and commands forked from a busy host): the wall clock bounds the batch too.
-          if (Clock::now() >= deadline) {
-            end_with(LoopEnd::kTimeout, "");
-            break;
-          }
-          if (cancel.cancelled()) {
-            end_with(LoopEnd::kCancelled, cancel.reason());
-            break;
-          }
-          handle_frame(f);
-        }
-        if (!finished && terminal && decoder.has_pending()) {
-          after_terminal();  // the start of another frame right behind the terminal one
-        } else if (!s.ok() && !finished) {
-          end_with(s.code() == StatusCode::kResourceExhausted ? LoopEnd::kOutputLimit : LoopEnd::kProtocolError,
-                   s.message());
-        }
-      }
-    }
-  }
+  protocol::RequestFrame request{
+      code,        {}, limits_.max_output_bytes, limits_.max_frame_bytes, limits_.max_tool_calls,
+      extras.guard};
+  for (const auto& t : tools_) request.tools.push_back(t.name);
+  const LoopSettings settings{channels_,
+                              &stdout_,
+                              &stderr_,
+                              limits_.max_frame_bytes,
+                              deadline,
+                              child_ready,
+                              extras.bridge_closes_after_run};
+  LoopResult result =
+      RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();
   return result;
 }

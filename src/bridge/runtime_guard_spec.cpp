@@ -1,5 +1,7 @@
 #include "bridge/runtime_guard_spec.hpp"
 
+#include "bridge/protocol.hpp"
+
 namespace codeact::internal {
 namespace {
 
@@ -14,17 +16,18 @@ boost::json::array Strings(const std::vector<std::string>& items) {
 boost::json::object GuardSystemJson(const RuntimeGuardSpec& spec) {
   boost::json::array fds;
   for (int fd : spec.bridge_fds) fds.emplace_back(fd);
-  boost::json::object out{{"exec", Strings(spec.exec)},
-                          {"read", Strings(spec.read)},
-                          {"write", Strings(spec.write)},
-                          {"bridge_fds", std::move(fds)}};
-  if (!spec.tmp.empty()) out["tmp"] = spec.tmp;
+  namespace field = protocol::field;
+  boost::json::object out{{field::kExec, Strings(spec.exec)},
+                          {field::kRead, Strings(spec.read)},
+                          {field::kWrite, Strings(spec.write)},
+                          {field::kBridgeFds, std::move(fds)}};
+  if (!spec.tmp.empty()) out[field::kTmp] = spec.tmp;
   return out;
 }
 
 boost::json::object GuardRequestJson(const RuntimeGuardSpec& spec) {
   boost::json::object out = GuardSystemJson(spec);
-  out["imports"] = Strings(spec.imports);
+  out[protocol::field::kImports] = Strings(spec.imports);
   return out;
 }
 

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <variant>
 
 #include "bridge/frame_codec.hpp"
+#include "bridge/frames.hpp"
+#include "bridge/protocol.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -31,30 +34,31 @@ NetworkTarget ParseNetworkTarget(const std::string& text) {
 }
 
 std::string EncodeConfigureFrame(const WorkerConfig& c) {
+  namespace field = protocol::field;
   json::array tools;
   for (const auto& t : c.tools) tools.emplace_back(t);
   json::array network;
   for (const auto& text : c.network_targets) {
     const NetworkTarget n = ParseNetworkTarget(text);
-    json::object entry{{"target", n.target}, {"methods", nullptr}};
+    json::object entry{{field::kTarget, n.target}, {field::kMethods, nullptr}};
     if (!n.methods.empty()) {
       json::array methods;
       for (const auto& m : n.methods) methods.emplace_back(m);
-      entry["methods"] = std::move(methods);
+      entry[field::kMethods] = std::move(methods);
     }
     network.emplace_back(std::move(entry));
   }
   json::object environment;
   for (const auto& [k, v] : c.environment) environment[k] = v;
   json::object frame{
-      {"type", "configure"},
-      {"fingerprint", c.fingerprint},
-      {"tools", std::move(tools)},
-      {"input_dir", c.input_dir.empty() ? json::value(nullptr) : json::value(c.input_dir)},
-      {"output_dir", c.output_dir},
-      {"network", std::move(network)},
-      {"environment", std::move(environment)},
-      {"cpu_time_s", c.cpu_time_s}};
+      {field::kType, protocol::Name(protocol::MessageType::kConfigure)},
+      {field::kFingerprint, c.fingerprint},
+      {field::kTools, std::move(tools)},
+      {field::kInputDir, c.input_dir.empty() ? json::value(nullptr) : json::value(c.input_dir)},
+      {field::kOutputDir, c.output_dir},
+      {field::kNetwork, std::move(network)},
+      {field::kEnvironment, std::move(environment)},
+      {field::kCpuTimeS, c.cpu_time_s}};
   return EncodeFrame(frame);
 }
 
@@ -87,12 +91,21 @@ StatusOr<WorkerReply> ReadWorkerReply(int fd, std::chrono::steady_clock::time_po
       return InvalidArgument("the hyperlight worker sent more than one frame");
     }
   }
+  StatusOr<protocol::ChildFrame> frame = protocol::DecodeChildFrame(std::move(frames.front()));
+  if (!frame.ok())
+    return InvalidArgument("bad frame from the hyperlight worker: " + frame.status().message());
   WorkerReply reply;
-  const json::object& f = frames.front();
-  if (const json::value* t = f.if_contains("type"); t && t->is_string())
-    reply.type = std::string(t->as_string());
-  if (const json::value* m = f.if_contains("message"); m && m->is_string()) {
-    reply.message = std::string(m->as_string());
+  if (std::holds_alternative<protocol::ReadyFrame>(*frame)) {
+    reply.type = protocol::Name(protocol::MessageType::kReady);
+  } else if (std::holds_alternative<protocol::ConfiguredFrame>(*frame)) {
+    reply.type = protocol::Name(protocol::MessageType::kConfigured);
+  } else if (const auto* unavailable = std::get_if<protocol::UnavailableFrame>(&*frame)) {
+    reply.type = protocol::Name(protocol::MessageType::kUnavailable);
+    reply.message = unavailable->message;
+  } else if (const auto* unknown = std::get_if<protocol::UnknownFrame>(&*frame)) {
+    reply.type = unknown->type;
+  } else {
+    reply.type = "another frame";  // a bridge frame of the run, out of place here
   }
   return reply;
 }

@@ -13,7 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <variant>
 
+#include "bridge/fork_messages.hpp"
+#include "common/utf8.hpp"
 #include "process/launch.hpp"
 #include "process/posix_util.hpp"
 
@@ -63,7 +66,7 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
   try {
     spec.bridge = true;
     spec.bridge_socket = true;
-    spec.environment["CODEACT_ZYGOTE"] = "1";
+    spec.environment.insert_or_assign("CODEACT_ZYGOTE", std::string("1"));
     // RLIMIT_CPU counts a process's own CPU time, and the zygote spends some on every fork: under
     // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
     // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
@@ -84,10 +87,12 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
     if (!ready.ok()) return ready.status();
     if (!ready->has_value())
       return DeadlineExceeded("the fork server did not report ready in time");
-    if (ready->value().rfind("R ", 0) != 0) {
-      return Unavailable(ready->value().empty()
-                             ? "the fork server exited before it was ready"
-                             : "the fork server's first message is not its ready message");
+    if (ready->value().empty()) return Unavailable("the fork server exited before it was ready");
+    const StatusOr<protocol::ZygoteMessage> first = protocol::DecodeZygoteMessage(ready->value());
+    if (!first.ok())
+      return Unavailable("the fork server's first message: " + first.status().message());
+    if (!std::holds_alternative<protocol::ZygoteReady>(*first)) {
+      return Unavailable("the fork server's first message is not its ready message");
     }
     auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(*zygote)));
     if (server->stop_read_ < 0) return ErrnoStatus("pipe2", errno);
@@ -120,6 +125,10 @@ ForkServer::~ForkServer() {
   if (stop_write_ >= 0) ::close(stop_write_);
 }
 
+std::string ForkServer::GoneMessage() const {
+  return broken_.empty() ? "the fork server is gone" : "the fork server is broken: " + broken_;
+}
+
 bool ForkServer::alive() const {
   std::lock_guard lock(mu_);
   return !dead_;
@@ -137,17 +146,19 @@ void ForkServer::ReadLoop() {
     const ssize_t n = ::recv(socket_fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) break;  // the zygote is gone
-    const std::string message(buf, static_cast<std::size_t>(n));
+    StatusOr<protocol::ZygoteMessage> message =
+        protocol::DecodeZygoteMessage(std::string_view(buf, static_cast<std::size_t>(n)));
     std::lock_guard lock(mu_);
-    if (message[0] == 'P' || message[0] == 'E') {
-      fork_reply_ = message;
-    } else if (message[0] == 'X') {
-      // "X <pid> <wait status> <cpu microseconds>"
-      char* end = nullptr;
-      const long pid = std::strtol(message.c_str() + 1, &end, 10);
-      const long status = std::strtol(end, &end, 10);
-      const long long cpu_us = std::strtoll(end, &end, 10);
-      exits_[static_cast<pid_t>(pid)] = ExitInfoFrom(static_cast<int>(status), cpu_us / 1e6);
+    if (!message.ok()) {
+      // A zygote that says what it should not is broken: no answer of it can be trusted now.
+      broken_ = message.status().message();
+      break;
+    }
+    if (const auto* exited = std::get_if<protocol::Exited>(&*message)) {
+      exits_[static_cast<pid_t>(exited->pid)] =
+          ExitInfoFrom(static_cast<int>(exited->status), static_cast<double>(exited->cpu_us) / 1e6);
+    } else if (!std::holds_alternative<protocol::ZygoteReady>(*message)) {
+      fork_reply_ = std::move(*message);
     }
     cv_.notify_all();
   }
@@ -185,7 +196,8 @@ Status ForkServer::Send(const std::string& message, const int* fds, int fd_count
 
 StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir, const ForkIdentity& identity) {
   try {
-    if (working_dir.find('\0') != std::string::npos || working_dir.size() > kMaxMessage - 64) {
+    if (working_dir.find('\0') != std::string::npos || working_dir.size() > kMaxMessage / 2 ||
+        FirstInvalidUtf8(working_dir).has_value()) {
       return InvalidArgument("unusable working directory for a forked child");
     }
     auto token = NewRunToken();
@@ -209,13 +221,15 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     std::lock_guard fork_lock(fork_mu_);
     {
       std::lock_guard lock(mu_);
-      if (dead_) return Unavailable("the fork server is gone");
+      if (dead_) return Unavailable(GoneMessage());
       fork_reply_.reset();
     }
-    const std::string message = "F " + *token + " " + std::to_string(identity.uid) + " " +
-                                std::to_string(identity.uid >= 0 ? identity.workdir_bytes : 0) + " " + working_dir;
+    const std::string message = protocol::EncodeFork(
+        {*token, identity.uid, identity.uid >= 0 ? identity.workdir_bytes : 0, working_dir});
+    if (message.size() > kMaxMessage)
+      return InvalidArgument("unusable working directory for a forked child");
     if (Status s = Send(message, fds, kRunFds); !s.ok()) return s;
-    std::string reply;
+    protocol::ZygoteMessage reply;
     {
       std::unique_lock lock(mu_);
       if (!cv_.wait_for(lock, kForkReplyTimeout,
@@ -225,20 +239,20 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
         zygote_->KillGroup();
         return DeadlineExceeded("the fork server did not answer a fork request in time");
       }
-      if (!fork_reply_) return Unavailable("the fork server exited");
+      if (!fork_reply_) return Unavailable(GoneMessage());
       reply = std::move(*fork_reply_);
       fork_reply_.reset();
     }
-    if (reply[0] == 'E')
-      return Unavailable("the fork server could not fork: " +
-                         reply.substr(std::min<std::size_t>(2, reply.size())));
-    char* end = nullptr;
-    const long pid = std::strtol(reply.c_str() + 1, &end, 10);
-    if (pid <= 0) return Internal("the fork server sent a malformed reply");
+    if (const auto* failed = std::get_if<protocol::ForkFailed>(&reply)) {
+      return Unavailable("the fork server could not fork: " + failed->message);
+    }
+    const auto* forked = std::get_if<protocol::Forked>(&reply);
+    if (forked == nullptr)
+      return Internal("the fork server answered a fork request with an exit report");
+    const auto pid = static_cast<pid_t>(forked->pid);
     // The child-side ends close here: the child has its own copies now.
-    return Child::Adopt(static_cast<pid_t>(pid), std::move(*token), out->read.release(),
-                        err->read.release(), to->write.release(), from->read.release(),
-                        shared_from_this());
+    return Child::Adopt(pid, std::move(*token), out->read.release(), err->read.release(),
+                        to->write.release(), from->read.release(), shared_from_this());
   } catch (const std::exception& e) {
     return Internal(std::string("ForkServer::Fork: ") + e.what());
   }
@@ -246,7 +260,7 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
 
 void ForkServer::KillGroup(pid_t pid) {
   // The zygote kills only a child it has not reaped, so this can never hit a reused pid.
-  [[maybe_unused]] Status s = Send("K " + std::to_string(pid), nullptr, 0);
+  [[maybe_unused]] Status s = Send(protocol::EncodeKill(pid), nullptr, 0);
 }
 
 ExitInfo ForkServer::Wait(pid_t pid) {

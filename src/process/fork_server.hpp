@@ -15,10 +15,12 @@
 // which its working directory is a sized tmpfs.
 // The rlimits are the zygote's, which the start key fixes; CPU time counts from the fork.
 //
-// The zygote alone reaps its children: the host asks it to SIGKILL a child's group ("K"), and
+// The zygote alone reaps its children: the host asks it to SIGKILL a child's group ("kill"), and
 // it does so only while the child is unreaped, so a kill can never hit a reused pid; it reports
-// each exit with the wait status and CPU time ("X"). Nothing of one run reaches another: each
-// child is a fresh copy of a zygote that never ran user code, and serves one run.
+// each exit with the wait status and CPU time ("exited"). The messages are typed in
+// bridge/fork_messages.hpp; one the host cannot decode marks the zygote broken (no more forks).
+// Nothing of one run reaches another: each child is a fresh copy of a zygote that never ran user
+// code, and serves one run.
 //
 // Differences from a cold start, written down where a user looks (README): children of one
 // zygote share its hash seed (str hashes) and the addresses of its memory layout.
@@ -35,6 +37,7 @@
 #include <string>
 #include <thread>
 
+#include "bridge/fork_messages.hpp"
 #include "codeact/status.hpp"
 #include "process/child.hpp"
 
@@ -76,6 +79,7 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
   explicit ForkServer(std::unique_ptr<Child> zygote);
   void ReadLoop();
   Status Send(const std::string& message, const int* fds, int fd_count);
+  std::string GoneMessage() const;  // under mu_
 
   std::unique_ptr<Child> zygote_;
   const int socket_fd_;  // owned by zygote_ (its bridge), non-blocking
@@ -86,8 +90,9 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool dead_ = false;                      // the zygote closed its socket
-  std::optional<std::string> fork_reply_;  // "P <pid>" or "E <message>"
+  bool dead_ = false;   // the zygote closed its socket, or broke the protocol
+  std::string broken_;  // what it sent that the host could not decode
+  std::optional<protocol::ZygoteMessage> fork_reply_;  // Forked or ForkFailed
   std::map<pid_t, ExitInfo> exits_;        // reported, not yet collected
   std::thread reader_;
 };

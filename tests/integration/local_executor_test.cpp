@@ -201,7 +201,8 @@ TEST(LocalExecutorTest, ForgedFrameEndsTheRunWithAClearError) {
   const ExecutionResult typed = RunCode("import os\nos.write(4, b'{\"type\":\"tool_call\",\"id\":\"x\"}\\n')\n");
   EXPECT_EQ(typed.outcome, Outcome::kError);
   ASSERT_TRUE(typed.error.has_value());
-  EXPECT_EQ(typed.error->message, "malformed tool_call frame from the child");
+  EXPECT_EQ(typed.error->message,
+            "malformed tool_call frame from the child: \"id\" must be an integer");
 }
 
 TEST(LocalExecutorTest, BadLimitsAreRefusedNotIgnored) {

@@ -66,29 +66,49 @@ class ClearOutputTest(unittest.TestCase):
 class GuestPreludeTest(unittest.TestCase):
     """Runs the prelude as the guest would, with call_tool answering like the worker does."""
 
-    def run_guest(self, src, tools=None, env=None):
+    def run_guest(self, src, tools=None, env=None, size_limit=1 << 20):
         reports = []
         calls = []
 
         def call_tool(name, **kwargs):
-            if name == worker._REPORT_TOOL:
+            if name == worker.REPORT_TOOL:
                 reports.append(kwargs)
                 return True
-            self.assertEqual(name, worker._CALL_TOOL)
+            self.assertEqual(name, worker.CALL_TOOL)
             calls.append(kwargs)
             if kwargs["tool"] == "fail":
-                return {worker._TOOL_ERROR_KEY: {"error_type": "Boom", "message": "no"}}
+                return {worker.TOOL_ERROR_KEY: {"error_type": "Boom", "message": "no"}}
             return sum(kwargs["kwargs"].values())
 
         guest = {"__name__": "__main__", "call_tool": call_tool}
-        exec(worker._GUEST_PRELUDE + "\n_codeact_main(%r, %r, %r)\n" % (src, tools or [], env or {}),
-             guest)
+        exec(worker.guest_source() + "\n_codeact_main(%r, %r, %r, %d)\n"
+             % (src, tools or [], env or {}, size_limit), guest)
         self.assertEqual(len(reports), 1, reports)
         return reports[0], calls
 
     def test_final_expression_is_the_json_safe_output(self):
         report, _ = self.run_guest("x = 2\n(x, float('inf'))")
         self.assertEqual(report, {"kind": "complete", "output_present": True, "output": [2, None]})
+
+    def test_output_is_converted_as_the_local_runner_converts_it(self):
+        # One implementation for both backends (resources/codeact_convert.py): a set becomes a
+        # sorted list, non-str keys their str, NaN null, ints beyond 64 bits their repr.
+        import sys
+        sys.path.insert(0, os.path.dirname(WORKER))
+        try:
+            import codeact_convert
+        finally:
+            sys.path.remove(os.path.dirname(WORKER))
+        value = "{1: (1, 2), 'nan': float('nan'), 'set': {3, 1, 2}, 'big': 1 << 70}"
+        report, _ = self.run_guest(value)
+        self.assertEqual(report["output"], {"1": [1, 2], "nan": None, "set": [1, 2, 3],
+                                            "big": "1180591620717411303424"})
+        self.assertEqual(report["output"], codeact_convert.jsonable(eval(value), 1 << 20))
+
+    def test_an_output_over_the_bound_is_reported_as_a_limit(self):
+        report, _ = self.run_guest("'x' * 5000", size_limit=1000)
+        self.assertEqual(report["kind"], "limit")
+        self.assertGreater(report["size"], 1000)
 
     def test_tools_are_awaitable_and_errors_are_tool_errors(self):
         report, calls = self.run_guest(

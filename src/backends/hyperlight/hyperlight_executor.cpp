@@ -13,11 +13,13 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "limits/limit_table.hpp"
 #include "bridge/host_loop.hpp"
+#include "bridge/protocol.hpp"
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
@@ -166,6 +168,44 @@ class HyperlightExecutor final : public Executor {
     return r;
   }
 
+  // A configured worker: an idle one when there is one (it may have died while idle: then one
+  // fresh start is tried), else a new one; or the result of a run that cannot start.
+  std::variant<std::unique_ptr<Worker>, ExecutionResult> AcquireWorker(const RunSnapshot& snapshot,
+                                                                       Clock::time_point deadline) {
+    const ExecutionLimits& limits = snapshot.limits;
+    for (int attempt = 0;; ++attempt) {
+      const bool fresh = attempt > 0;
+      StatusOr<std::unique_ptr<Worker>> got =
+          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
+      if (!got.ok()) {
+        if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
+          return TimeoutResult(limits, "while the hyperlight worker started");
+        }
+        return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                                            : Outcome::kSetupError,
+                            got.status().message());
+      }
+      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
+      if (!reply.ok()) {
+        (*got)->child->KillAll();
+        if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+          return TimeoutResult(limits, "while the hyperlight sandbox was built");
+        }
+        if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
+        return NotRunResult(Outcome::kUnavailable,
+                            "the hyperlight worker failed: " + reply.status().message());
+      }
+      if (reply->type == protocol::Name(protocol::MessageType::kUnavailable)) {
+        return NotRunResult(Outcome::kUnavailable, reply->message);
+      }
+      if (reply->type != protocol::Name(protocol::MessageType::kConfigured)) {
+        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
+                                                       reply->type + "\" to its configuration");
+      }
+      return std::move(*got);
+    }
+  }
+
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
                       Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
@@ -191,38 +231,9 @@ class HyperlightExecutor final : public Executor {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
 
-    // A configured worker: an idle one when there is one (it may have died while idle: then one
-    // fresh start is tried), else a new one.
-    std::unique_ptr<Worker> worker;
-    for (int attempt = 0; !worker; ++attempt) {
-      const bool fresh = attempt > 0;
-      StatusOr<std::unique_ptr<Worker>> got =
-          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
-      if (!got.ok()) {
-        if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
-          return TimeoutResult(limits, "while the hyperlight worker started");
-        }
-        return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
-                                                                            : Outcome::kSetupError,
-                            got.status().message());
-      }
-      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
-      if (!reply.ok()) {
-        (*got)->child->KillAll();
-        if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-          return TimeoutResult(limits, "while the hyperlight sandbox was built");
-        }
-        if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
-        return NotRunResult(Outcome::kUnavailable,
-                            "the hyperlight worker failed: " + reply.status().message());
-      }
-      if (reply->type == "unavailable") return NotRunResult(Outcome::kUnavailable, reply->message);
-      if (reply->type != "configured") {
-        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
-                                                       reply->type + "\" to its configuration");
-      }
-      worker = std::move(*got);
-    }
+    auto acquired = AcquireWorker(snapshot, deadline);
+    if (auto* failed = std::get_if<ExecutionResult>(&acquired)) return std::move(*failed);
+    std::unique_ptr<Worker> worker = std::move(std::get<std::unique_ptr<Worker>>(acquired));
     worker->last_fingerprint = snapshot.fingerprint;
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
@@ -365,11 +376,11 @@ class HyperlightExecutor final : public Executor {
       }
       return Unavailable("the hyperlight worker failed to start: " + reply.status().message());
     }
-    if (reply->type == "unavailable") {
+    if (reply->type == protocol::Name(protocol::MessageType::kUnavailable)) {
       worker->child->KillAll();
       return Unavailable(reply->message);
     }
-    if (reply->type != "ready") {
+    if (reply->type != protocol::Name(protocol::MessageType::kReady)) {
       worker->child->KillAll();
       return Unavailable("the hyperlight worker's first frame is \"" + reply->type +
                          "\", not \"ready\"");

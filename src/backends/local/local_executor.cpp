@@ -534,6 +534,57 @@ WarmPoolCounters PoolCounters(const Executor& executor) {
   return local ? local->PoolCounters() : WarmPoolCounters{};
 }
 
+namespace {
+
+// The runner's modules (resources/runner.py imports the others from its own directory).
+constexpr const char* kRunnerModules[] = {"runner", "codeact_protocol", "codeact_convert",
+                                          "runner_cold", "runner_zygote"};
+
+// Children start from the runner compiled once, here, rather than compiling their script on
+// every start (~8 ms of a ~33 ms cold start on the 2-core test VM): every module of it as a .pyc
+// in a private directory, which the namespaces level shows at kSandboxResourceDir. If compiling
+// fails the children run the sources, as they always could. With the runtime guard the runner
+// always runs from that directory (the sources copied there when compiling failed), because the
+// namespaces level shows the guard's module from there too. `runner` becomes the path children
+// start; nullopt: they start the sources where they are.
+StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner, bool runtime_guard) {
+  const std::filesystem::path source_dir = std::filesystem::path(runner).parent_path();
+  std::vector<std::string> compiled;
+  for (const char* module : kRunnerModules) {
+    auto pyc = CompileToPyc((source_dir / (std::string(module) + ".py")).string());
+    if (!pyc.ok()) {
+      compiled.clear();
+      break;
+    }
+    compiled.push_back(std::move(*pyc));
+  }
+  if (compiled.empty() && !runtime_guard) return std::optional<TempDir>();
+  auto dir = TempDir::Create("codeact-runner-");
+  if (!dir.ok())
+    return runtime_guard ? StatusOr<std::optional<TempDir>>(dir.status())
+                         : std::optional<TempDir>();
+  for (std::size_t i = 0; i < std::size(kRunnerModules); ++i) {
+    const std::string name = kRunnerModules[i];
+    const std::string path = dir->path() + "/" + name + (compiled.empty() ? ".py" : ".pyc");
+    std::error_code written;
+    if (compiled.empty()) {
+      std::filesystem::copy_file(source_dir / (name + ".py"), path, written);
+    } else {
+      std::ofstream out(path, std::ios::binary);
+      out.write(compiled[i].data(), static_cast<std::streamsize>(compiled[i].size()));
+      out.close();
+      if (!out.good()) written = std::make_error_code(std::errc::io_error);
+    }
+    if (written && runtime_guard)
+      return Internal("cannot write the runner to " + path + ": " + written.message());
+    if (written) return std::optional<TempDir>();
+  }
+  runner = dir->path() + (compiled.empty() ? "/runner.py" : "/runner.pyc");
+  return std::optional<TempDir>(std::move(*dir));
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
   auto validator = Validator::Embedded();
   if (!validator.ok()) return validator.status();
@@ -553,12 +604,6 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (options.isolation == IsolationLevel::kMicroVm) {
     return InvalidArgument("the local backend runs at the process or namespaces level, not microvm");
   }
-  // Children start from the runner compiled once, here, rather than compiling their script on
-  // every start (~8 ms of a ~33 ms cold start on the 2-core test VM). At the namespaces level the
-  // sandbox shows the private directory holding runner.pyc at kSandboxResourceDir. If compiling
-  // fails the children run the source, as they always could.
-  // With the runtime guard the runner always runs from that directory (its source copied there
-  // when compiling failed), because the namespaces level shows the guard's module from there too.
   std::string guard_module;
   if (options.runtime_guard) {
     guard_module = GuardModulePath();
@@ -568,30 +613,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
           "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
     }
   }
-  std::optional<TempDir> bytecode_dir;
-  auto pyc = CompileToPyc(runner);
-  if (pyc.ok() || options.runtime_guard) {
-    auto dir = TempDir::Create("codeact-runner-");
-    if (!dir.ok() && options.runtime_guard) return dir.status();
-    if (dir.ok()) {
-      const std::string path = dir->path() + (pyc.ok() ? "/runner.pyc" : "/runner.py");
-      std::error_code written;
-      if (pyc.ok()) {
-        std::ofstream out(path, std::ios::binary);
-        out.write(pyc->data(), static_cast<std::streamsize>(pyc->size()));
-        out.close();
-        if (!out.good()) written = std::make_error_code(std::errc::io_error);
-      } else {
-        std::filesystem::copy_file(runner, path, written);
-      }
-      if (!written) {
-        runner = path;
-        bytecode_dir = std::move(*dir);
-      } else if (options.runtime_guard) {
-        return Internal("cannot write the runner to " + path + ": " + written.message());
-      }
-    }
-  }
+  auto bytecode_dir = PrivateRunnerDir(runner, options.runtime_guard);
+  if (!bytecode_dir.ok()) return bytecode_dir.status();
   // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
   // level runs as asked or not at all.
   std::optional<SandboxPlan> sandbox;
@@ -623,16 +646,16 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   }
   // Children of a root host run as other uids and must read the runner and the guard's module
   // (nothing in them is secret).
-  if (bytecode_dir) {
-    ::chmod(bytecode_dir->path().c_str(), 0755);
+  if (*bytecode_dir) {
+    ::chmod((*bytecode_dir)->path().c_str(), 0755);
     std::error_code listed;
-    for (const auto& entry : std::filesystem::directory_iterator(bytecode_dir->path(), listed)) {
+    for (const auto& entry : std::filesystem::directory_iterator((*bytecode_dir)->path(), listed)) {
       ::chmod(entry.path().c_str(), 0644);
     }
   }
-  auto executor = std::unique_ptr<LocalExecutor>(new LocalExecutor(std::move(python), std::move(runner),
-                                                                   std::move(bytecode_dir), options,
-                                                                   std::move(sandbox), std::move(guard), *validator));
+  auto executor = std::unique_ptr<LocalExecutor>(
+      new LocalExecutor(std::move(python), std::move(runner), std::move(*bytecode_dir), options,
+                        std::move(sandbox), std::move(guard), *validator));
   if (executor->isolation() == IsolationLevel::kProcess && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).
     fallback_note += std::string(fallback_note.empty() ? "" : "; ") +

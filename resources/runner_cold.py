@@ -1,0 +1,328 @@
+"""The runner's cold half: what a run needs only when it calls a tool, raises, or ends with an
+output that is not a simple value. runner.py imports it on first need (a warm child while it
+waits for its request), so that a cold start compiles and loads none of it. It shares the
+runner's state and frame writers (runner.py); the frames themselves are codeact_protocol.py's.
+"""
+
+import os
+
+from codeact_convert import (OutputTooLarge, clean_json, clean_str, jsonable, safe_repr, safe_str,
+                             truncate, truncate_middle)
+from codeact_protocol import (ProtocolError, complete_frame, encode, error_frame, is_tool_result,
+                              limit_frame, parse_host_frame, tool_answer, tool_call_frame)
+from runner import (ToolError, _CODE_NAME, _abort_bridge, _finish, _read, _register_source,
+                    _reserve, _send_text, _state, is_runner_file)
+
+ERROR_TYPE_MAX = 200
+
+
+# Error reports --------------------------------------------------------------------------------
+
+def error_frame_text(error_type, message, traceback_text, max_frame):
+    """An error frame that fits in max_frame: message and traceback are cut to a quarter of it
+    each, then halved again while the frame is still too large."""
+    error_type = truncate(clean_str(error_type), ERROR_TYPE_MAX)
+    message = clean_str(message)
+    traceback_text = clean_str(traceback_text)
+
+    def build(m, t):
+        return error_frame(error_type, m, t)
+
+    frame = build(message, traceback_text)
+    budget = max_frame // 4
+    while len(frame) + 1 > max_frame and budget > 0:  # + 1: the newline
+        frame = build(truncate(message, budget), truncate_middle(traceback_text, budget))
+        budget //= 2
+    return frame
+
+
+def _trim_stack(stack, traceback_mod):
+    """The user's frames: from the first <code> frame on, without the runner's own."""
+    frames = list(stack)
+    for i, fs in enumerate(frames):
+        if fs.filename == _CODE_NAME:
+            return traceback_mod.StackSummary.from_list(
+                [f for f in frames[i:] if not is_runner_file(f.filename)])
+    return traceback_mod.StackSummary()
+
+
+def _format_traceback(exc):
+    import traceback
+    if _state.code_lines is not None:
+        _register_source(_state.code_lines)
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+    todo = [te]
+    seen = set()
+    while todo:  # every exception of the chain and of exception groups
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        cur.stack = _trim_stack(cur.stack, traceback)
+        todo.append(cur.__cause__)
+        todo.append(cur.__context__)
+        todo.extend(getattr(cur, "exceptions", None) or ())
+    return "".join(te.format())
+
+
+def format_runner_traceback(exc):
+    try:
+        import traceback
+        return "".join(traceback.format_exception(exc))
+    except BaseException:
+        return ""
+
+
+def _exception_frame(exc):
+    if isinstance(exc, SystemExit):
+        error_type = "SystemExit"
+        message = exc.code if isinstance(exc.code, str) else safe_repr(exc.code)
+    else:
+        try:
+            error_type = type(exc).__name__
+        except BaseException:
+            error_type = "Exception"
+        message = safe_str(exc)
+    try:
+        tb_text = _format_traceback(exc)
+    except MemoryError:
+        raise
+    except BaseException:
+        tb_text = "%s: %s\n" % (error_type, message)
+    return error_frame_text(error_type, message, tb_text, _state.max_frame)
+
+
+def report_exception(exc, user_globals):
+    """Sends the error frame for exc and ends the process."""
+    try:
+        frame = _exception_frame(exc)
+    except MemoryError:
+        if user_globals is None:
+            raise
+        try:
+            user_globals.clear()  # drop what the code allocated, then try once more
+        except BaseException:
+            pass
+        frame = _exception_frame(exc)
+    _finish(frame, 1)
+
+
+# Output value -> JSON -------------------------------------------------------------------------
+def output_frame(value):
+    """(frame, exit code) for an output value that is present: complete, or limit."""
+    max_output = _state.max_output
+    max_frame = _state.max_frame
+    try:
+        try:
+            data = jsonable(value, 4 * max_output + 65536)
+        except (OutputTooLarge, MemoryError):
+            raise
+        except BaseException:  # RecursionError, or a container whose own methods raise
+            data = safe_repr(value)
+        out = encode(data)
+    except OutputTooLarge as e:
+        return limit_frame("output value of at least %d bytes exceeds the limit of %d bytes"
+                            % (e.args[0], max_output)), 1
+    except MemoryError:
+        _reserve.clear()
+        return limit_frame("output value too large to serialise (out of memory)"), 1
+    if len(out) > max_output:
+        return limit_frame("output value of %d bytes exceeds the limit of %d bytes"
+                            % (len(out), max_output)), 1
+    frame = complete_frame(out)
+    if len(frame) + 1 > max_frame:
+        return limit_frame("output value of %d bytes exceeds the frame limit of %d bytes"
+                            % (len(out), max_frame)), 1
+    return frame, 0
+
+
+# Tool calls -----------------------------------------------------------------------------------
+# One reader of the host's frames, attached to whichever asyncio loop is running when a call is
+# made (asyncio.run() in the user's code makes a new loop each time); a dict id -> Future.
+
+_get_running_loop = None
+
+
+def _attach_reader(loop):
+    st = _state
+    if st.loop is loop:
+        return
+    old = st.loop
+    if old is not None and not st.eof:
+        try:
+            if not old.is_closed():
+                old.remove_reader(st.rfd)
+        except BaseException:
+            pass
+    st.loop = loop
+    if not st.eof:
+        os.set_blocking(st.rfd, False)
+        loop.add_reader(st.rfd, _on_readable)
+    if st.buf:
+        loop.call_soon(dispatch_buffer)
+
+
+def _on_readable():
+    st = _state
+    chunk = 1 << 18
+    while True:
+        try:
+            data = _read(st.rfd, chunk)
+        except BlockingIOError:
+            break
+        except OSError:
+            data = b""
+        if not data:
+            dispatch_buffer()
+            _on_eof()
+            return
+        st.buf += data
+        if len(data) < chunk:
+            break
+    dispatch_buffer()
+
+
+def dispatch_buffer():
+    buf = _state.buf
+    start = 0
+    try:
+        while True:
+            end = buf.find(b"\n", start)
+            if end < 0:
+                break
+            line = bytes(buf[start:end])
+            start = end + 1
+            _dispatch(line)
+    finally:
+        del buf[:start]
+    if len(buf) > _state.max_frame + 1:
+        _abort_bridge("frame from host exceeds the limit of %d bytes" % _state.max_frame)
+
+
+def _dispatch(line):
+    if not line.strip():
+        return
+    if len(line) > _state.max_frame + 1:
+        _abort_bridge("frame from host exceeds the limit of %d bytes" % _state.max_frame)
+    try:
+        msg = parse_host_frame(line)
+        if not is_tool_result(msg):
+            return  # unknown frame types are ignored
+        call_id, answer = tool_answer(msg)
+    except ProtocolError as e:
+        _abort_bridge(str(e))
+    fut = _state.pending.get(call_id)
+    if fut is None or fut.done():
+        return  # a late answer to a call nobody waits for any more
+    try:
+        fut.set_result(answer)
+    except RuntimeError:  # that future's loop is closed
+        pass
+
+
+def _on_eof():
+    st = _state
+    st.eof = True
+    if st.loop is not None:
+        try:
+            st.loop.remove_reader(st.rfd)
+        except BaseException:
+            pass
+    for fut in list(st.pending.values()):
+        if not fut.done():
+            try:
+                fut.set_result((False, "BridgeError", "the host closed the bridge"))
+            except RuntimeError:
+                pass
+
+
+def _bad_kwargs_error(name, kwargs, err):
+    for key, value in kwargs.items():
+        try:
+            encode(value)
+        except (TypeError, ValueError, RecursionError) as e:
+            return TypeError("argument %r of tool %r is not JSON-serialisable: %s"
+                             % (key, name, e))
+    return TypeError("arguments of tool %r are not JSON-serialisable: %s" % (name, err))
+
+
+def _all_tasks(loop):
+    global _all_tasks_fn
+    if _all_tasks_fn is None:
+        from asyncio import all_tasks
+        _all_tasks_fn = all_tasks
+    return _all_tasks_fn(loop)
+
+
+_all_tasks_fn = None
+
+
+def _wait_for_answer(fut):
+    """The one call in flight, awaited by the only task: read the host's frames right here until
+    its answer is in (a round trip through the event loop's selector costs more than the call).
+    It reads before it selects, unlike _on_readable: measured, that order is what makes it fast
+    (~12,000 calls/s against ~7,000 for select-then-_on_readable on the benchmark VM)."""
+    import select
+    st = _state
+    while not fut.done() and not st.eof:
+        try:
+            data = _read(st.rfd, 1 << 18)
+        except BlockingIOError:
+            select.select([st.rfd], [], [])
+            continue
+        except OSError:
+            data = b""
+        if not data:
+            dispatch_buffer()
+            _on_eof()
+            return
+        st.buf += data
+        dispatch_buffer()
+
+
+async def call_tool(name, kwargs):
+    """Sends one tool call and returns its result, or raises ToolError."""
+    global _get_running_loop
+    st = _state
+    if type(name) is not str:
+        raise TypeError("call_tool: the tool name must be a str, not %s" % type(name).__name__)
+    if st.calls >= st.max_calls:
+        raise ToolError("ToolBudgetExceeded",
+                        "the run may make at most %d tool calls" % st.max_calls, name)
+    try:
+        kw = encode(kwargs)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise _bad_kwargs_error(name, kwargs, e) from None
+    if "\\ud" in kw:  # astral characters, or lone surrogates the host's JSON parser would refuse
+        kw = encode(clean_json(kwargs))
+    call_id = st.next_id
+    frame = tool_call_frame(call_id, encode(clean_str(name)), kw)
+    if len(frame) + 1 > st.max_frame:  # frame sizes count the newline
+        raise ToolError("FrameTooLarge", "argument frame of %d bytes exceeds the limit of %d bytes"
+                        % (len(frame) + 1, st.max_frame), name)
+    if st.eof:
+        raise ToolError("BridgeError", "the host closed the bridge", name)
+    if _get_running_loop is None:
+        from asyncio import get_running_loop
+        _get_running_loop = get_running_loop
+    loop = _get_running_loop()
+    _attach_reader(loop)
+    st.next_id = call_id + 1
+    st.calls += 1
+    fut = loop.create_future()
+    alone = not st.pending and len(_all_tasks(loop)) == 1
+    st.pending[call_id] = fut
+    try:
+        _send_text(frame)
+        if alone:
+            _wait_for_answer(fut)  # nothing else could run meanwhile: skip the event loop
+        answer = fut.result() if fut.done() else await fut
+    finally:
+        st.pending.pop(call_id, None)
+    if answer[0]:
+        return answer[1]
+    error_type = answer[1] if type(answer[1]) is str and answer[1] else "ToolError"
+    message = answer[2]
+    if type(message) is not str:
+        message = "" if message is None else safe_str(message)
+    raise ToolError(error_type, message, name)
