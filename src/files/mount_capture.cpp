@@ -23,36 +23,10 @@
 #include <vector>
 
 #include "json/result_size.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 struct DirCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
@@ -270,7 +244,7 @@ class CaptureRun {
 
   void ScanMount(const FileMount& mount) {
     const UniqueFd root = OpenMountRoot(mount);
-    if (!root.valid()) {
+    if (!root) {
       const int err = errno;
       omissions_.List({mount.mount_path, "mount directory could not be opened: " + ErrnoText(err)});
       return;
@@ -352,7 +326,7 @@ class CaptureRun {
     // walk saw, or a link (refused) or something else (checked below) put there since.
     const UniqueFd fd(::openat(item.dir_fd, item.name,
                                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd.valid()) {
+    if (!fd) {
       const int err = errno;
       if (err == ELOOP) return omit("symlink not followed");
       if (err == ENOENT) return omit("file disappeared during capture");
@@ -427,7 +401,7 @@ MountSnapshot MountSnapshot::Take(const std::vector<FileMount>& mounts,
   for (const FileMount& mount : mounts) {
     if (mount.mode != MountMode::kReadWrite) continue;
     const UniqueFd root = OpenMountRoot(mount);
-    if (!root.valid()) continue;
+    if (!root) continue;
     // Links, special files and unreadable directories are recorded too, so that ones that were
     // already there before the run are not reported as omitted after every run.
     Walk(root.get(), HostPathSeed(mount.host_path), limits, [&](const WalkItem& item) {

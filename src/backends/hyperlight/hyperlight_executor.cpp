@@ -4,15 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <mutex>
-#include <thread>
+#include <optional>
 
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
@@ -20,8 +18,10 @@
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -58,60 +58,13 @@ Status CheckInputDir(const std::string& path) {
   if (path.empty()) return Status::Ok();
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
-    return InvalidArgument("input directory " + path + ": " + std::strerror(errno));
+    return InvalidArgument("input directory " + path + ": " + ErrnoText(errno));
   }
   if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
   if (!S_ISDIR(st.st_mode))
     return InvalidArgument("input directory " + path + " is not a directory");
   return Status::Ok();
 }
-
-// Runs tasks on one thread that lives as long as the executor. Workers are started there: the
-// parent-death signal follows the thread that forked, and a worker outlives the run (and the
-// caller's thread) that started it.
-class Launcher {
- public:
-  Launcher() : thread_([this] { Loop(); }) {}
-  ~Launcher() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  template <typename T>
-  T Run(std::function<T()> fn) {
-    std::packaged_task<T()> task(std::move(fn));
-    std::future<T> result = task.get_future();
-    {
-      std::lock_guard lock(mu_);
-      tasks_.push_back([&task] { task(); });
-    }
-    cv_.notify_one();
-    return result.get();
-  }
-
- private:
-  void Loop() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      auto task = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      task();
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the members above exist
-};
 
 // One worker process. The directory is declared first so that it is removed after the child has
 // been killed and reaped (Child's destructor does both).
@@ -321,7 +274,7 @@ class HyperlightExecutor final : public Executor {
     auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, "", "", ""});
     worker->output_dir = worker->dir.path() + "/output";
     if (::mkdir(worker->output_dir.c_str(), 0700) != 0) {
-      return Internal("cannot create " + worker->output_dir + ": " + std::strerror(errno));
+      return Internal("cannot create " + worker->output_dir + ": " + ErrnoText(errno));
     }
     LaunchSpec spec;
     spec.executable = python_;
@@ -337,7 +290,7 @@ class HyperlightExecutor final : public Executor {
     spec.limits = WorkerLimits(limits);
     worker->start_key = StartKey(spec.limits);
     StatusOr<std::unique_ptr<Child>> child =
-        launcher_.Run<StatusOr<std::unique_ptr<Child>>>([&spec] { return Child::Start(spec); });
+        launcher_.Call([&spec] { return Child::Start(spec); });
     if (!child.ok())
       return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
     worker->child = std::move(*child);
@@ -370,7 +323,10 @@ class HyperlightExecutor final : public Executor {
   const std::string python_;
   const std::string worker_script_;
   const HyperlightOptions options_;
-  Launcher launcher_;  // destroyed after the idle workers below
+  // Workers are started on this thread, which lives as long as the executor: the parent-death
+  // signal follows the thread that forked, and a worker outlives the run (and the caller's
+  // thread) that started it.
+  TaskThread launcher_;  // destroyed after the idle workers below
   std::mutex mu_;
   std::deque<std::unique_ptr<Worker>> idle_;
 };
