@@ -107,10 +107,10 @@ class HyperlightExecutor final : public Executor {
     return r;
   }
 
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
-                      Clock::time_point start) {
-    const ExecutionLimits& limits = snapshot.limits;
-    if (Status s = CheckLimits(limits); !s.ok())
+  // A setup-error result when the run cannot start here (limits, mounts, reserved tool names,
+  // the input directory), a cancelled one when it was cancelled already; nullopt when it may.
+  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request, const RunSnapshot& snapshot) const {
+    if (Status s = CheckLimits(snapshot.limits); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
     if (!snapshot.mounts.empty()) {
       return NotRunResult(
@@ -127,43 +127,88 @@ class HyperlightExecutor final : public Executor {
     }
     if (Status s = CheckInputDir(options_.input_dir); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
-    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
+    return std::nullopt;
+  }
 
-    // A configured worker: an idle one when there is one (it may have died while idle: then one
-    // fresh start is tried), else a new one.
-    std::unique_ptr<Worker> worker;
-    for (int attempt = 0; !worker; ++attempt) {
+  // A configured worker: an idle one when there is one (it may have died while idle: then one
+  // fresh start is tried), else a new one. Null, with the run's result in `failure`, when none
+  // could be had.
+  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, Clock::time_point deadline,
+                                           ExecutionResult& failure) {
+    const ExecutionLimits& limits = snapshot.limits;
+    for (int attempt = 0;; ++attempt) {
       const bool fresh = attempt > 0;
       StatusOr<std::unique_ptr<Worker>> got =
           fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
       if (!got.ok()) {
         if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
-          return TimeoutResult(limits, "while the hyperlight worker started");
+          failure = TimeoutResult(limits, "while the hyperlight worker started");
+        } else {
+          failure = NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                                                 : Outcome::kSetupError,
+                                 got.status().message());
         }
-        return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
-                                                                            : Outcome::kSetupError,
-                            got.status().message());
+        return nullptr;
       }
       StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
       if (!reply.ok()) {
         (*got)->child->KillAll();
         if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-          return TimeoutResult(limits, "while the hyperlight sandbox was built");
+          failure = TimeoutResult(limits, "while the hyperlight sandbox was built");
+          return nullptr;
         }
         if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
-        return NotRunResult(Outcome::kUnavailable,
-                            "the hyperlight worker failed: " + reply.status().message());
+        failure = NotRunResult(Outcome::kUnavailable, "the hyperlight worker failed: " + reply.status().message());
+        return nullptr;
       }
-      if (reply->type == "unavailable") return NotRunResult(Outcome::kUnavailable, reply->message);
+      if (reply->type == "unavailable") {
+        failure = NotRunResult(Outcome::kUnavailable, reply->message);
+        return nullptr;
+      }
       if (reply->type != "configured") {
-        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
-                                                       reply->type + "\" to its configuration");
+        failure = NotRunResult(Outcome::kUnavailable,
+                               "the hyperlight worker answered \"" + reply->type + "\" to its configuration");
+        return nullptr;
       }
-      worker = std::move(*got);
+      return std::move(*got);
     }
+  }
+
+  // After a run without its terminal frame: waits for the worker until the deadline (one that
+  // merely closed its bridge and went on ends as a timeout), then kills it. `ended` is
+  // corrected to a timeout or a cancellation where that is what ended the run.
+  static ExitInfo EndWithoutTerminalFrame(Child& child, HostLoop& loop, LoopResult& ended,
+                                          Clock::time_point deadline, const CancellationToken& cancel) {
+    bool timed_out = ended.end == LoopEnd::kTimeout;
+    bool cancelled = false;
+    if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, cancel)) {
+      cancelled = cancel.cancelled();
+      timed_out = !cancelled;
+    }
+    // The SDK cannot stop a running guest: the wall clock (or a cancellation) ends the
+    // worker, and with it the VM.
+    child.KillAll();
+    loop.DrainOutput(kDrainGrace);
+    const ExitInfo exit = child.Wait();
+    if (timed_out) ended.end = LoopEnd::kTimeout;
+    if (cancelled) {
+      ended.end = LoopEnd::kCancelled;
+      ended.message = cancel.reason();
+    }
+    return exit;
+  }
+
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
+    const ExecutionLimits& limits = snapshot.limits;
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot)) return std::move(*refused);
+    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+    ExecutionResult failure;
+    std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, deadline, failure);
+    if (!worker) return failure;
     worker->last_fingerprint = snapshot.fingerprint;
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
@@ -177,27 +222,13 @@ class HyperlightExecutor final : public Executor {
                   snapshot.tools, limits);
     // The worker said ready when it started: a "setup_error" frame is not its to send.
     LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true, {}, request.cancel);
+    const bool terminal_frame = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError;
     ExitInfo exit;
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError) {
+    if (terminal_frame) {
       // The worker wrote the guest's output before its terminal frame: it is in the pipes.
       loop.DrainAvailableOutput();
     } else {
-      bool timed_out = ended.end == LoopEnd::kTimeout;
-      bool cancelled = false;
-      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, request.cancel)) {
-        cancelled = request.cancel.cancelled();
-        timed_out = !cancelled;
-      }
-      // The SDK cannot stop a running guest: the wall clock (or a cancellation) ends the
-      // worker, and with it the VM.
-      child.KillAll();
-      loop.DrainOutput(kDrainGrace);
-      exit = child.Wait();
-      if (timed_out) ended.end = LoopEnd::kTimeout;
-      if (cancelled) {
-        ended.end = LoopEnd::kCancelled;
-        ended.message = request.cancel.reason();
-      }
+      exit = EndWithoutTerminalFrame(child, loop, ended, deadline, request.cancel);
     }
 
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
@@ -210,8 +241,7 @@ class HyperlightExecutor final : public Executor {
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     FitResult(r, limits.max_result_bytes, output_mount);
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError)
-      Release(std::move(worker));
+    if (terminal_frame) Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }
 
