@@ -526,8 +526,15 @@ struct McpServer::Impl {
       return d;
     }
     const json::object empty;
-    const json::object& p = params != nullptr ? params->as_object() : empty;
+    DispatchRequest(name, params != nullptr ? params->as_object() : empty, *id, id_text, in_batch, d);
+    return d;
+  }
 
+  // A request with a valid envelope, by its method: the answer in `d.response`, or for a
+  // tools/call of execute_code what the call needs.
+  void DispatchRequest(std::string_view name, const json::object& p, const json::value& id, std::string_view id_text,
+                       bool in_batch, Dispatch& d) {
+    const std::string reply_id(id_text);
     if (name == "initialize") {
       d.response = in_batch ? ErrorLine(reply_id, kInvalidRequest,
                                         "Invalid Request: initialize must not be part of a batch")
@@ -548,7 +555,7 @@ struct McpServer::Impl {
       } else {
         d.is_call = true;
         d.id = reply_id;
-        d.id_key = IdKey(*id, id_text);
+        d.id_key = IdKey(id, id_text);
         const json::value* args = p.if_contains("arguments");
         // Wrong arguments are the tool's business: the provider answers with an argument error
         // the model can read, so they are passed through as they came.
@@ -557,7 +564,6 @@ struct McpServer::Impl {
     } else {
       d.response = ErrorLine(reply_id, kMethodNotFound, "Method not found: " + std::string(name));
     }
-    return d;
   }
 
   // notifications/cancelled {"requestId": ..., "reason": "..."}: which request, and why.
