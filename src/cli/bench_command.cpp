@@ -95,7 +95,8 @@ struct Bench {
 
 // The executor `options` describe, with one print(1) run done; null (after saying why) when it
 // cannot start or run.
-std::unique_ptr<Executor> StartExecutor(const ExecutorOptions& options, const RunSnapshot& snapshot) {
+std::unique_ptr<Executor> StartExecutor(const ExecutorOptions& options,
+                                        const RunSnapshot& snapshot) {
   auto executor = CreateExecutor(options);
   if (!executor.ok()) {
     std::cerr << "codeact bench: " << executor.status().message() << "\n";
@@ -122,8 +123,8 @@ void MeasureBareStarts(Bench& b) {
   const Samples start = bare_start({"-I", "-c", "pass"});
   b.bare_start_p50_us = start.PercentileUs(50);
   b.figures.push_back(Latency("python3 -I -c pass (bare start)", start, "yardstick"));
-  b.figures.push_back(
-      Latency("python3 -I -S -c pass (no site)", bare_start({"-I", "-S", "-c", "pass"}), "reference"));
+  b.figures.push_back(Latency("python3 -I -S -c pass (no site)",
+                              bare_start({"-I", "-S", "-c", "pass"}), "reference"));
 }
 
 // 2. Validation of a 50-line program, in process.
@@ -178,8 +179,8 @@ bool MeasureToolCalls(Bench& b, Executor& executor, double empty_run_s) {
   const ExecutionResult many = executor.Execute({code}, b.snapshot);
   const double with_calls = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!Check(many, "the tool-call loop")) return false;
-  b.figures.push_back({"tool-call round trips", "calls/s", 0, 0, 0, calls / std::max(1e-6, with_calls - empty_run_s),
-                       ">= 10000"});
+  b.figures.push_back({"tool-call round trips", "calls/s", 0, 0, 0,
+                       calls / std::max(1e-6, with_calls - empty_run_s), ">= 10000"});
   return true;
 }
 
@@ -220,14 +221,17 @@ void MeasurePoolMemory(Bench& b, const Executor& executor, int pool, const std::
     // PSS splits shared pages between their users; USS is what the child alone holds, i.e.
     // what one more pooled child costs the host.
     const double n = static_cast<double>(idle.size());
-    b.figures.push_back({"RSS per warm pooled child" + variant, "MiB", 0, 0, 0, rss_kib / 1024.0 / n,
-                         variant.empty() ? "<= 15 MiB" : "reference"});
-    b.figures.push_back({"PSS per warm pooled child" + variant, "MiB", 0, 0, 0, pss_kib / 1024.0 / n, "reference"});
-    b.figures.push_back({"USS per warm pooled child" + variant, "MiB", 0, 0, 0, uss_kib / 1024.0 / n, "reference"});
+    b.figures.push_back({"RSS per warm pooled child" + variant, "MiB", 0, 0, 0,
+                         rss_kib / 1024.0 / n, variant.empty() ? "<= 15 MiB" : "reference"});
+    b.figures.push_back(
+        {"PSS per warm pooled child" + variant, "MiB", 0, 0, 0, pss_kib / 1024.0 / n, "reference"});
+    b.figures.push_back(
+        {"USS per warm pooled child" + variant, "MiB", 0, 0, 0, uss_kib / 1024.0 / n, "reference"});
   }
   for (pid_t pid : internal::ForkServerPids(executor)) {
     b.figures.push_back({"RSS of the fork server (one per key)", "MiB", 0, 0, 0,
-                         std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS")) / 1024.0, "reference"});
+                         std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS")) / 1024.0,
+                         "reference"});
   }
 }
 
@@ -244,7 +248,8 @@ bool MeasureConfiguration(Bench& b, const Config& c) {
   const std::optional<Samples> exec = MeasureExecuteLatency(b, *executor, c);
   if (!exec) return false;
   if (c.pool == 0) return true;
-  if (variant.empty() && !MeasureToolCalls(b, *executor, exec->PercentileUs(50) / 1e6)) return false;
+  if (variant.empty() && !MeasureToolCalls(b, *executor, exec->PercentileUs(50) / 1e6))
+    return false;
   MeasureSustained(b, *executor, variant);
   if (c.isolation == IsolationLevel::kProcess) MeasurePoolMemory(b, *executor, c.pool, variant);
   return true;
@@ -283,25 +288,29 @@ bool MeasureGuardCost(Bench& b) {
   const int calls = 5000;
   const std::string code = "for i in range(" + std::to_string(calls) + "):\n    await noop(i=i)\n";
   double best_rate[2] = {0, 0};
-  for (int round = 0; round < 3; ++round) {  // the best of three: the loop is long, the machine noisy
+  for (int round = 0; round < 3;
+       ++round) {  // the best of three: the loop is long, the machine noisy
     for (int k : {round % 2, 1 - round % 2}) {
       both_full();
       const auto t0 = Clock::now();
       const ExecutionResult many = executors[k]->Execute({code}, b.snapshot);
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       if (!Check(many, "the tool-call loop")) return false;
-      best_rate[k] = std::max(best_rate[k], calls / std::max(1e-6, secs - warm[k].PercentileUs(50) / 1e6));
+      best_rate[k] =
+          std::max(best_rate[k], calls / std::max(1e-6, secs - warm[k].PercentileUs(50) / 1e6));
     }
   }
   std::vector<Figure>& f = b.figures;
   f.push_back(Latency("execute print(1), warm pool, runtime guard", warm[0], "reference"));
   f.push_back(Latency("execute print(1), warm pool, no runtime guard", warm[1], "reference"));
-  f.push_back({"runtime guard: warm p50 cost", "usec", 0, 0, 0, warm[0].PercentileUs(50) - warm[1].PercentileUs(50),
-               "<= 300 us"});
-  f.push_back({"tool-call round trips, runtime guard", "calls/s", 0, 0, 0, best_rate[0], "reference"});
-  f.push_back({"tool-call round trips, no runtime guard", "calls/s", 0, 0, 0, best_rate[1], "reference"});
-  f.push_back({"runtime guard: tool-call rate ratio", "x", 0, 0, 0, best_rate[0] / std::max(1.0, best_rate[1]),
-               ">= 0.9"});
+  f.push_back({"runtime guard: warm p50 cost", "usec", 0, 0, 0,
+               warm[0].PercentileUs(50) - warm[1].PercentileUs(50), "<= 300 us"});
+  f.push_back(
+      {"tool-call round trips, runtime guard", "calls/s", 0, 0, 0, best_rate[0], "reference"});
+  f.push_back(
+      {"tool-call round trips, no runtime guard", "calls/s", 0, 0, 0, best_rate[1], "reference"});
+  f.push_back({"runtime guard: tool-call rate ratio", "x", 0, 0, 0,
+               best_rate[0] / std::max(1.0, best_rate[1]), ">= 0.9"});
   return true;
 }
 
@@ -321,8 +330,11 @@ bool MeasureMcpCall(Bench& b) {
   const ExecuteCodeFunction function(*provider);
   internal::McpServerOptions server_options;
   server_options.log_to_stderr = false;
-  server_options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-  server_options.execute = [function](const std::string& arguments, const CancellationToken& cancel) {
+  server_options.tool_definition = [function] {
+    return function.Definition(DefinitionFormat::kMcp);
+  };
+  server_options.execute = [function](const std::string& arguments,
+                                      const CancellationToken& cancel) {
     return function.InvokeResult(arguments, {.cancel = cancel});
   };
   internal::McpServer server(std::move(server_options));
@@ -339,7 +351,8 @@ bool MeasureMcpCall(Bench& b) {
     const std::optional<std::string> response = server.HandleLine(call);
     mcp.Add(Clock::now() - t0);
     if (!response || response->find(R"("isError":false)") == std::string::npos) {
-      std::cerr << "codeact bench: the MCP tools/call failed: " << response.value_or("(no response)") << "\n";
+      std::cerr << "codeact bench: the MCP tools/call failed: "
+                << response.value_or("(no response)") << "\n";
       return false;
     }
   }
@@ -364,13 +377,14 @@ void WriteJson(const std::string& path, int runs, const std::vector<Figure>& fig
   std::ostringstream out;
   std::string load;
   std::getline(std::ifstream("/proc/loadavg"), load);  // the machine's load, for the record
-  out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency() << ",\"loadavg\":\""
-      << load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1)) << "\",\"figures\":[";
+  out << "{\"runs\":" << runs << ",\"cores\":" << std::thread::hardware_concurrency()
+      << ",\"loadavg\":\"" << load.substr(0, load.find(' ', load.find(' ', load.find(' ') + 1) + 1))
+      << "\",\"figures\":[";
   for (std::size_t i = 0; i < figures.size(); ++i) {
     const auto& f = figures[i];
-    out << (i ? "," : "") << "{\"name\":\"" << f.name << "\",\"unit\":\"" << f.unit << "\",\"p50\":" << f.p50
-        << ",\"p95\":" << f.p95 << ",\"p99\":" << f.p99 << ",\"value\":" << f.value << ",\"goal\":\"" << f.goal
-        << "\"}";
+    out << (i ? "," : "") << "{\"name\":\"" << f.name << "\",\"unit\":\"" << f.unit
+        << "\",\"p50\":" << f.p50 << ",\"p95\":" << f.p95 << ",\"p99\":" << f.p99
+        << ",\"value\":" << f.value << ",\"goal\":\"" << f.goal << "\"}";
   }
   out << "]}\n";
   std::ofstream(path) << out.str();

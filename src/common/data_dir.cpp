@@ -58,7 +58,8 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable, bo
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
       const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
-      if (!ec && PathWithin(exe.native(), build_dir.native())) candidates.push_back(build_dir / name);
+      if (!ec && PathWithin(exe.native(), build_dir.native()))
+        candidates.push_back(build_dir / name);
       candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / name);
     }
     candidates.push_back(fs::path(kInstallLibexecDir) / name);

@@ -43,8 +43,8 @@
 #include "guard/audit_rules.hpp"
 #include "guard/import_patterns.hpp"
 #include "guard/landlock.hpp"
-#include "process/posix_util.hpp"
 #include "guard/signal_filter.hpp"
+#include "process/posix_util.hpp"
 #include "sandbox/seccomp_programs.hpp"
 
 namespace codeact::internal {

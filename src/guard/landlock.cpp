@@ -84,7 +84,8 @@ std::string ApplyLandlock(const LandlockPaths& paths, int abi) {
     attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
     attr_size = sizeof attr;
   }
-  const UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
+  const UniqueFd ruleset(
+      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
   if (!ruleset) return Errno("landlock_create_ruleset", errno);
 
   auto add = [&](const std::string& path, std::uint64_t rights) -> std::string {
@@ -98,7 +99,8 @@ std::string ApplyLandlock(const LandlockPaths& paths, int abi) {
       landlock_path_beneath_attr rule{};
       rule.allowed_access = rights & handled & (S_ISDIR(st.st_mode) ? ~0ULL : kFileRights);
       rule.parent_fd = fd.get();
-      if (::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+      if (::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) !=
+          0) {
         error = Errno("landlock_add_rule " + path, errno);
       }
     }

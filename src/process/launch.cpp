@@ -209,7 +209,8 @@ void BecomeRunIdentity(const ChildSetup& setup, int report_fd) {
       FailSetup(report_fd, Step::kPrivateMounts, errno);
     }
     if (setup.workdir_tmpfs_options != nullptr &&
-        ::mount("tmpfs", setup.working_dir, "tmpfs", MS_NOSUID | MS_NODEV, setup.workdir_tmpfs_options) != 0) {
+        ::mount("tmpfs", setup.working_dir, "tmpfs", MS_NOSUID | MS_NODEV,
+                setup.workdir_tmpfs_options) != 0) {
       FailSetup(report_fd, Step::kWorkdirTmpfs, errno);
     }
     for (int i = 0; i < setup.tree_count; ++i) {
@@ -252,7 +253,8 @@ int LayOutFds(const ChildSetup& setup, int report_fd) {
 // whitelisted (its error pipe). The launcher's parent side waits for EOF on that pipe, so
 // keeping it makes the host thread sleep until the exec instead of running (and taking
 // copy-on-write faults) alongside the child's last steps.
-void CloseOtherFds(const ChildSetup& setup, int report_fd, const int* launcher_fds, int launcher_fd_count) {
+void CloseOtherFds(const ChildSetup& setup, int report_fd, const int* launcher_fds,
+                   int launcher_fd_count) {
   int keep[kMaxKeptFds];
   int keep_count = 0;
   AddKeptFd(report_fd, setup.fd_count, keep, keep_count);
@@ -486,7 +488,8 @@ void FillSetup(const LaunchPlan& plan, ChildSetup& setup, std::string& workdir_t
   setup.fd_count = static_cast<int>(plan.child_fds.size());
   for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
   setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
-  for (const std::string& file : plan.cgroup_procs) setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
+  for (const std::string& file : plan.cgroup_procs)
+    setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
   if (plan.limits) {
     AddLimit(setup, RLIMIT_CORE, 0, 0);
     for (const Rlimit& l : *plan.limits) {
@@ -497,8 +500,8 @@ void FillSetup(const LaunchPlan& plan, ChildSetup& setup, std::string& workdir_t
     setup.run_as_uid = static_cast<long>(plan.run_as_uid);
     if (plan.private_workdir_bytes > 0) {
       const std::string id = std::to_string(plan.run_as_uid);
-      workdir_tmpfs_options =
-          "size=" + std::to_string(plan.private_workdir_bytes) + ",mode=0700,uid=" + id + ",gid=" + id;
+      workdir_tmpfs_options = "size=" + std::to_string(plan.private_workdir_bytes) +
+                              ",mode=0700,uid=" + id + ",gid=" + id;
       setup.workdir_tmpfs_options = workdir_tmpfs_options.c_str();
     }
     setup.trees = plan.trees.data();
@@ -530,8 +533,9 @@ ForkResult Fork(const LaunchPlan& plan, const ChildSetup& setup, const char* con
   launcher.env = envp;
   try {
     // The executor overload: in 1.81 the execution-context overload drops the error_code.
-    auto process = launcher(context.get_executor(), result.error, std::filesystem::path(plan.executable),
-                            plan.args, ChildSetupInitializer{&setup});
+    auto process =
+        launcher(context.get_executor(), result.error, std::filesystem::path(plan.executable),
+                 plan.args, ChildSetupInitializer{&setup});
     // Detach: basic_process's destructor would waitpid(WNOHANG) and could reap the child
     // before we collect its status and rusage.
     process.detach();

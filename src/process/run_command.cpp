@@ -102,8 +102,8 @@ StatusOr<StdioPipes> MakeStdioPipes() {
 // most), or the token was cancelled (killed, not drained).
 class CommandPump {
  public:
-  CommandPump(pid_t pid, StdioPipes& pipes, const std::string& stdin_data, std::int64_t max_output_bytes,
-              int cancel_fd)
+  CommandPump(pid_t pid, StdioPipes& pipes, const std::string& stdin_data,
+              std::int64_t max_output_bytes, int cancel_fd)
       : pid_(pid),
         stdin_(std::move(pipes.in.write)),
         stdout_(std::move(pipes.out.read)),
@@ -183,10 +183,12 @@ class CommandPump {
       return ErrnoStatus("poll", errno);  // ReapGuard kills and reaps
     }
     if (in_slot >= 0 && fds[in_slot].revents != 0) WriteStdin();
-    if (out_slot >= 0 && fds[out_slot].revents != 0 && !DrainAvailable(stdout_.get(), stdout_buffer_)) {
+    if (out_slot >= 0 && fds[out_slot].revents != 0 &&
+        !DrainAvailable(stdout_.get(), stdout_buffer_)) {
       stdout_.reset();
     }
-    if (err_slot >= 0 && fds[err_slot].revents != 0 && !DrainAvailable(stderr_.get(), stderr_buffer_)) {
+    if (err_slot >= 0 && fds[err_slot].revents != 0 &&
+        !DrainAvailable(stderr_.get(), stderr_buffer_)) {
       stderr_.reset();
     }
     if (pid_slot >= 0 && fds[pid_slot].revents != 0) exited_ = true;
@@ -199,7 +201,8 @@ class CommandPump {
     const ssize_t n = ::write(stdin_.get(), stdin_data_.data() + stdin_offset_, size);
     if (n > 0) stdin_offset_ += static_cast<std::size_t>(n);
     // EPIPE: the command stopped reading stdin, which is its right.
-    if ((n < 0 && errno != EAGAIN && errno != EINTR) || stdin_offset_ == stdin_data_.size()) stdin_.reset();
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || stdin_offset_ == stdin_data_.size())
+      stdin_.reset();
   }
 
   const pid_t pid_;

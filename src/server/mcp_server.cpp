@@ -526,14 +526,15 @@ struct McpServer::Impl {
       return d;
     }
     const json::object empty;
-    DispatchRequest(name, params != nullptr ? params->as_object() : empty, *id, id_text, in_batch, d);
+    DispatchRequest(name, params != nullptr ? params->as_object() : empty, *id, id_text, in_batch,
+                    d);
     return d;
   }
 
   // A request with a valid envelope, by its method: the answer in `d.response`, or for a
   // tools/call of execute_code what the call needs.
-  void DispatchRequest(std::string_view name, const json::object& p, const json::value& id, std::string_view id_text,
-                       bool in_batch, Dispatch& d) {
+  void DispatchRequest(std::string_view name, const json::object& p, const json::value& id,
+                       std::string_view id_text, bool in_batch, Dispatch& d) {
     const std::string reply_id(id_text);
     if (name == "initialize") {
       d.response = in_batch ? ErrorLine(reply_id, kInvalidRequest,
@@ -674,7 +675,8 @@ struct McpServer::Impl {
     bool stopped = false;
     {
       // Post blocks while the queue is full, so a client that floods calls is slowed down.
-      TaskThread pool(options.max_concurrent_calls, std::max<std::size_t>(options.max_queued_calls, 1));
+      TaskThread pool(options.max_concurrent_calls,
+                      std::max<std::size_t>(options.max_queued_calls, 1));
       std::string line;
       bool oversized = false;
       for (;;) {
@@ -712,7 +714,7 @@ struct McpServer::Impl {
   }
 
   void Handle(Parsed& parsed, TaskThread& pool, Flights& flights,
-                const std::function<void(const std::string&)>& emit) {
+              const std::function<void(const std::string&)>& emit) {
     std::shared_ptr<BatchReply> batch;
     if (parsed.batch) batch = std::make_shared<BatchReply>(parsed.items.size(), emit);
     for (std::size_t i = 0; i < parsed.items.size(); ++i) {
@@ -724,8 +726,8 @@ struct McpServer::Impl {
       if (d.is_call) {
         auto flight = flights.Add(d.id_key);
         if (batch) batch->Expect();
-        pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key), id = std::move(d.id),
-                     args = std::move(d.arguments_json)] {
+        pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
+                   id = std::move(d.id), args = std::move(d.arguments_json)] {
           std::string response;
           try {
             response = RunCall(id, args, flight->source.token());

@@ -35,7 +35,8 @@ TEST(TaskThreadTest, OneThreadRunsTasksInOrderOffTheCallersThread) {
 TEST(TaskThreadTest, CallReturnsTheValueOrTheException) {
   TaskThread thread;
   EXPECT_EQ(thread.Call([] { return std::string("done"); }), "done");
-  EXPECT_THROW(thread.Call([]() -> int { throw std::runtime_error("failed"); }), std::runtime_error);
+  EXPECT_THROW(thread.Call([]() -> int { throw std::runtime_error("failed"); }),
+               std::runtime_error);
   int calls = 0;
   thread.Call([&calls] { ++calls; });
   EXPECT_EQ(calls, 1);

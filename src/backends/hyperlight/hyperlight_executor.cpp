@@ -109,7 +109,8 @@ class HyperlightExecutor final : public Executor {
 
   // A setup-error result when the run cannot start here (limits, mounts, reserved tool names,
   // the input directory), a cancelled one when it was cancelled already; nullopt when it may.
-  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request, const RunSnapshot& snapshot) const {
+  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request,
+                                           const RunSnapshot& snapshot) const {
     if (Status s = CheckLimits(snapshot.limits); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
     if (!snapshot.mounts.empty()) {
@@ -147,9 +148,10 @@ class HyperlightExecutor final : public Executor {
         if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
           failure = TimeoutResult(limits, "while the hyperlight worker started");
         } else {
-          failure = NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
-                                                                                 : Outcome::kSetupError,
-                                 got.status().message());
+          failure =
+              NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                                           : Outcome::kSetupError,
+                           got.status().message());
         }
         return nullptr;
       }
@@ -161,7 +163,8 @@ class HyperlightExecutor final : public Executor {
           return nullptr;
         }
         if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
-        failure = NotRunResult(Outcome::kUnavailable, "the hyperlight worker failed: " + reply.status().message());
+        failure = NotRunResult(Outcome::kUnavailable,
+                               "the hyperlight worker failed: " + reply.status().message());
         return nullptr;
       }
       if (reply->type == "unavailable") {
@@ -169,8 +172,8 @@ class HyperlightExecutor final : public Executor {
         return nullptr;
       }
       if (reply->type != "configured") {
-        failure = NotRunResult(Outcome::kUnavailable,
-                               "the hyperlight worker answered \"" + reply->type + "\" to its configuration");
+        failure = NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
+                                                          reply->type + "\" to its configuration");
         return nullptr;
       }
       return std::move(*got);
@@ -181,7 +184,8 @@ class HyperlightExecutor final : public Executor {
   // merely closed its bridge and went on ends as a timeout), then kills it. `ended` is
   // corrected to a timeout or a cancellation where that is what ended the run.
   static ExitInfo EndWithoutTerminalFrame(Child& child, HostLoop& loop, LoopResult& ended,
-                                          Clock::time_point deadline, const CancellationToken& cancel) {
+                                          Clock::time_point deadline,
+                                          const CancellationToken& cancel) {
     bool timed_out = ended.end == LoopEnd::kTimeout;
     bool cancelled = false;
     if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, cancel)) {
@@ -204,7 +208,8 @@ class HyperlightExecutor final : public Executor {
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
                       Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
-    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot)) return std::move(*refused);
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot))
+      return std::move(*refused);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     ExecutionResult failure;
     std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, deadline, failure);
@@ -319,8 +324,7 @@ class HyperlightExecutor final : public Executor {
     spec.working_dir = worker->dir.path();
     spec.limits = WorkerLimits(limits);
     worker->start_key = StartKey(spec.limits);
-    StatusOr<std::unique_ptr<Child>> child =
-        launcher_.Call([&spec] { return Child::Start(spec); });
+    StatusOr<std::unique_ptr<Child>> child = launcher_.Call([&spec] { return Child::Start(spec); });
     if (!child.ok())
       return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
     worker->child = std::move(*child);

@@ -42,7 +42,8 @@ std::vector<std::string> Distinct(const std::vector<std::string>& paths) {
   for (std::size_t i = 0; i < real.size(); ++i) {
     bool covered = false;
     for (std::size_t j = 0; j < real.size() && !covered; ++j) {
-      covered = j != i && PathWithin(real[i].native(), real[j].native()) && (real[i] != real[j] || j < i);
+      covered =
+          j != i && PathWithin(real[i].native(), real[j].native()) && (real[i] != real[j] || j < i);
     }
     if (!covered) out.push_back(real[i].string());
   }
@@ -108,7 +109,8 @@ std::string ProcessTmpDir(const std::string& scratch_dir) { return scratch_dir +
 
 Status PrepareProcessScratch(const std::string& scratch_dir) {
   for (const std::string& dir : {ProcessWorkDir(scratch_dir), ProcessTmpDir(scratch_dir)}) {
-    if (::mkdir(dir.c_str(), 0700) != 0) return Internal("cannot create " + dir + ": " + ErrnoText(errno));
+    if (::mkdir(dir.c_str(), 0700) != 0)
+      return Internal("cannot create " + dir + ": " + ErrnoText(errno));
   }
   return Status::Ok();
 }

@@ -110,13 +110,16 @@ std::string DegradedNote(const CgroupSite& site) {
 // resources/runner.py of the data dir; with an explicit resource_dir that holds runner.py
 // itself, that one.
 StatusOr<std::string> FindRunner(const ExecutorOptions& options) {
-  const std::string data_dir = options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
+  const std::string data_dir =
+      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
   std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
-  if (!options.resource_dir.empty() && std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
+  if (!options.resource_dir.empty() &&
+      std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
     runner = (std::filesystem::path(data_dir) / "runner.py").string();
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(runner, ec)) return NotFound("runner not found at " + runner);
+  if (!std::filesystem::is_regular_file(runner, ec))
+    return NotFound("runner not found at " + runner);
   return runner;
 }
 
@@ -124,9 +127,11 @@ Status CheckPoolAndLevel(const ExecutorOptions& options) {
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
   }
-  if (options.pool_idle_timeout_ms <= 0) return InvalidArgument("pool_idle_timeout_ms must be positive");
+  if (options.pool_idle_timeout_ms <= 0)
+    return InvalidArgument("pool_idle_timeout_ms must be positive");
   if (options.isolation == IsolationLevel::kMicroVm) {
-    return InvalidArgument("the local backend runs at the process or namespaces level, not microvm");
+    return InvalidArgument(
+        "the local backend runs at the process or namespaces level, not microvm");
   }
   return Status::Ok();
 }
@@ -157,7 +162,8 @@ StatusOr<std::optional<TempDir>> CompileRunner(std::string& runner, bool runtime
     std::filesystem::copy_file(runner, path, written);
   }
   if (written) {
-    if (runtime_guard) return Internal("cannot write the runner to " + path + ": " + written.message());
+    if (runtime_guard)
+      return Internal("cannot write the runner to " + path + ": " + written.message());
     return std::optional<TempDir>();
   }
   runner = path;
@@ -166,8 +172,10 @@ StatusOr<std::optional<TempDir>> CompileRunner(std::string& runner, bool runtime
 
 // kAuto: the namespaces level where this kernel allows it, else the process level (with a note
 // in `fallback_note`). An explicit level runs as asked or not at all.
-StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation, const std::string& python,
-                                                   const std::string& runner_dir, std::string& fallback_note) {
+StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation,
+                                                   const std::string& python,
+                                                   const std::string& runner_dir,
+                                                   std::string& fallback_note) {
   if (isolation == IsolationLevel::kProcess) return std::optional<SandboxPlan>();
   std::optional<SandboxPlan> sandbox;
   Status ready = [&]() -> Status {
@@ -182,8 +190,9 @@ StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation, con
   }
   if (!ready.ok()) {
     // auto never drops a level silently: every result says so, and so does the log.
-    fallback_note = "isolation auto: ran at the process level; the namespaces level is not available here: " +
-                    ready.message();
+    fallback_note =
+        "isolation auto: ran at the process level; the namespaces level is not available here: " +
+        ready.message();
     LogWarning(fallback_note);
   }
   return sandbox;
@@ -275,7 +284,8 @@ class LocalExecutor final : public Executor {
   // A setup-error result when the run may not start (limits, mounts, the guard's imports into
   // `imports`, limits no cgroup here can enforce), a cancelled one when it was cancelled already;
   // nullopt when it may start.
-  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request, const RunSnapshot& snapshot,
+  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request,
+                                           const RunSnapshot& snapshot,
                                            std::vector<std::string>& imports) {
     const ExecutionLimits& limits = snapshot.limits;
     if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
@@ -301,10 +311,12 @@ class LocalExecutor final : public Executor {
     return std::nullopt;
   }
 
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
     std::vector<std::string> imports;
-    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot, imports)) return std::move(*refused);
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot, imports))
+      return std::move(*refused);
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
@@ -321,13 +333,16 @@ class LocalExecutor final : public Executor {
     }
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
                                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
-    const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
-                                 ended.end == LoopEnd::kOutputLimit
-                             ? EndAfterTerminalFrame(*ready, loop)
-                             : EndWithoutTerminalFrame(*ready, loop, ended, deadline, request.cancel);
-    reaper_.Finish(std::move(*ready));  // the exits of the rest and the removals, off the caller's path
+    const ChildEnd end =
+        ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
+                ended.end == LoopEnd::kOutputLimit
+            ? EndAfterTerminalFrame(*ready, loop)
+            : EndWithoutTerminalFrame(*ready, loop, ended, deadline, request.cancel);
+    reaper_.Finish(
+        std::move(*ready));  // the exits of the rest and the removals, off the caller's path
 
-    ExecutionResult r = ResultOfRun(loop, ended, end.exit, limits, {"the interpreter"}, end.oom_killed);
+    ExecutionResult r =
+        ResultOfRun(loop, ended, end.exit, limits, {"the interpreter"}, end.oom_killed);
     if (guard_ && guard_->landlock_abi < 1) {
       r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
     }
@@ -365,7 +380,8 @@ class LocalExecutor final : public Executor {
   // (timeout, cancellation, crash or protocol error) everything is killed, now, and the exit
   // status classifies it; `ended` says which.
   static ChildEnd EndWithoutTerminalFrame(ReadyChild& ready, HostLoop& loop, LoopResult& ended,
-                                          Clock::time_point deadline, const CancellationToken& cancel) {
+                                          Clock::time_point deadline,
+                                          const CancellationToken& cancel) {
     Child& child = *ready.child;
     bool timed_out = ended.end == LoopEnd::kTimeout;
     bool cancelled = false;
@@ -386,7 +402,8 @@ class LocalExecutor final : public Executor {
     if ((timed_out || cancelled) && ready.cgroup) {
       // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
       // that forked a thousand copies of itself) is the reaper's to wait for.
-      end.exit = child.TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
+      end.exit =
+          child.TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
     } else {
       end.exit = child.Wait();
     }

@@ -67,9 +67,9 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   }
   // An interpreter outside the system paths (pyenv, /opt): show its whole prefix.
   const fs::path prefix = real.parent_path().parent_path();
-  if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() || PathWithin(kSandboxWorkDir, prefix.native()) ||
-      PathWithin("/tmp", prefix.native()) || PathWithin(prefix.native(), "/tmp") ||
-      PathWithin(prefix.native(), kSandboxWorkDir)) {
+  if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() ||
+      PathWithin(kSandboxWorkDir, prefix.native()) || PathWithin("/tmp", prefix.native()) ||
+      PathWithin(prefix.native(), "/tmp") || PathWithin(prefix.native(), kSandboxWorkDir)) {
     return Unavailable("the interpreter's installation " + prefix.string() + " cannot be shown in the sandbox");
   }
   plan.system_paths.push_back(prefix.string());
