@@ -8,6 +8,7 @@
 
 #include "files/mount_capture.hpp"
 #include "json/result_size.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -28,20 +29,12 @@ struct Cuts {
   std::int64_t violations_dropped = 0;
 };
 
-bool IsUnder(const std::string& path, const std::string& mount_path) {
-  if (mount_path.empty()) return false;
-  if (path == mount_path) return true;
-  const bool slash_ends = mount_path.back() == '/';
-  return path.size() > mount_path.size() && path.compare(0, mount_path.size(), mount_path) == 0 &&
-         (slash_ends || path[mount_path.size()] == '/');
-}
-
 // The mount a reported path belongs to (the longest mount path holding it), else its first
 // component: what a summary entry is named after.
 std::string MountPathOf(const std::string& path, const std::vector<FileMount>& mounts) {
   const FileMount* best = nullptr;
   for (const FileMount& m : mounts) {
-    if (IsUnder(path, m.mount_path) &&
+    if (PathWithin(path, m.mount_path) &&
         (best == nullptr || m.mount_path.size() > best->mount_path.size()))
       best = &m;
   }

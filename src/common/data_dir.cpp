@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codeact_build_config.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -19,10 +20,6 @@ namespace fs = std::filesystem;
 bool HasValidator(const fs::path& dir) {
   std::error_code ec;
   return fs::exists(dir / "validator" / "__init__.py", ec);
-}
-
-bool IsWithin(const fs::path& path, const fs::path& dir) {
-  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
 }
 
 }  // namespace
@@ -40,7 +37,7 @@ std::string DefaultDataDir() {
     const fs::path beside_binary = exe.parent_path().parent_path() / kInstallDataSubdir;
     if (HasValidator(beside_binary)) return beside_binary.string();
     const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
-    if (!ec && IsWithin(exe, build_dir)) return kSourceDir;
+    if (!ec && PathWithin(exe.native(), build_dir.native())) return kSourceDir;
   }
   if (HasValidator(kInstallDataDir)) return kInstallDataDir;
   return kSourceDir;
@@ -61,7 +58,8 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable, bo
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
       const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
-      if (!ec && IsWithin(exe, build_dir)) candidates.push_back(build_dir / name);
+      if (!ec && PathWithin(exe.native(), build_dir.native()))
+        candidates.push_back(build_dir / name);
       candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / name);
     }
     candidates.push_back(fs::path(kInstallLibexecDir) / name);

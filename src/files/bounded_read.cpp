@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <system_error>
 
+#include "process/posix_util.hpp"
+
 namespace codeact::internal {
 namespace {
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 std::string TypeName(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";

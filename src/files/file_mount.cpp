@@ -13,8 +13,12 @@
 #include <system_error>
 #include <vector>
 
+#include "process/posix_util.hpp"
+
 namespace codeact {
 namespace {
+
+using internal::ErrnoText;
 
 // Longer mount paths than this are rejected; PATH_MAX is the kernel's own bound.
 constexpr std::size_t kMaxMountPathBytes = PATH_MAX;
@@ -25,8 +29,6 @@ std::string Quoted(std::string_view s) {
   out += '"';
   return out;
 }
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 }  // namespace
 

@@ -23,36 +23,10 @@
 #include <vector>
 
 #include "json/result_size.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 struct DirCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
@@ -270,7 +244,7 @@ class CaptureRun {
 
   void ScanMount(const FileMount& mount) {
     const UniqueFd root = OpenMountRoot(mount);
-    if (!root.valid()) {
+    if (!root) {
       const int err = errno;
       omissions_.List({mount.mount_path, "mount directory could not be opened: " + ErrnoText(err)});
       return;
@@ -352,7 +326,7 @@ class CaptureRun {
     // walk saw, or a link (refused) or something else (checked below) put there since.
     const UniqueFd fd(::openat(item.dir_fd, item.name,
                                O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd.valid()) {
+    if (!fd) {
       const int err = errno;
       if (err == ELOOP) return omit("symlink not followed");
       if (err == ENOENT) return omit("file disappeared during capture");
@@ -427,7 +401,7 @@ MountSnapshot MountSnapshot::Take(const std::vector<FileMount>& mounts,
   for (const FileMount& mount : mounts) {
     if (mount.mode != MountMode::kReadWrite) continue;
     const UniqueFd root = OpenMountRoot(mount);
-    if (!root.valid()) continue;
+    if (!root) continue;
     // Links, special files and unreadable directories are recorded too, so that ones that were
     // already there before the run are not reported as omitted after every run.
     Walk(root.get(), HostPathSeed(mount.host_path), limits, [&](const WalkItem& item) {
@@ -514,90 +488,100 @@ Capture CaptureChanges(const MountSnapshot& before, const std::vector<FileMount>
   return run.Finish();
 }
 
-std::string MediaTypeForPath(const std::string& path) {
-  static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
-      {"7z", "application/x-7z-compressed"},
-      {"arrow", "application/vnd.apache.arrow.file"},
-      {"bmp", "image/bmp"},
-      {"bz2", "application/x-bzip2"},
-      {"c", "text/x-c"},
-      {"cfg", "text/plain"},
-      {"cpp", "text/x-c++"},
-      {"css", "text/css"},
-      {"csv", "text/csv"},
-      {"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
-      {"feather", "application/vnd.apache.arrow.file"},
-      {"gif", "image/gif"},
-      {"go", "text/x-go"},
-      {"gz", "application/gzip"},
-      {"h", "text/x-c"},
-      {"hpp", "text/x-c++"},
-      {"htm", "text/html"},
-      {"html", "text/html"},
-      {"ico", "image/vnd.microsoft.icon"},
-      {"ini", "text/plain"},
-      {"ipynb", "application/x-ipynb+json"},
-      {"java", "text/x-java"},
-      {"jpeg", "image/jpeg"},
-      {"jpg", "image/jpeg"},
-      {"js", "text/javascript"},
-      {"json", "application/json"},
-      {"jsonl", "application/jsonl"},
-      {"log", "text/plain"},
-      {"md", "text/markdown"},
-      {"mjs", "text/javascript"},
-      {"mp3", "audio/mpeg"},
-      {"mp4", "video/mp4"},
-      {"ndjson", "application/x-ndjson"},
-      {"npy", "application/x-npy"},
-      {"npz", "application/zip"},
-      {"ogg", "audio/ogg"},
-      {"parquet", "application/vnd.apache.parquet"},
-      {"pdf", "application/pdf"},
-      {"png", "image/png"},
-      {"pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
-      {"py", "text/x-python"},
-      {"rs", "text/x-rust"},
-      {"rst", "text/x-rst"},
-      {"sh", "application/x-sh"},
-      {"sql", "application/sql"},
-      {"svg", "image/svg+xml"},
-      {"tar", "application/x-tar"},
-      {"tgz", "application/gzip"},
-      {"tif", "image/tiff"},
-      {"tiff", "image/tiff"},
-      {"toml", "application/toml"},
-      {"tsv", "text/tab-separated-values"},
-      {"txt", "text/plain"},
-      {"wasm", "application/wasm"},
-      {"wav", "audio/wav"},
-      {"webm", "video/webm"},
-      {"webp", "image/webp"},
-      {"xls", "application/vnd.ms-excel"},
-      {"xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
-      {"xml", "application/xml"},
-      {"xz", "application/x-xz"},
-      {"yaml", "application/yaml"},
-      {"yml", "application/yaml"},
-      {"zip", "application/zip"},
-      {"zst", "application/zstd"},
-  };
-  constexpr std::string_view kDefault = "application/octet-stream";
+namespace {
 
+// Media types by lower-case file extension, sorted by extension.
+constexpr std::pair<std::string_view, std::string_view> kMediaTypes[] = {
+    {"7z", "application/x-7z-compressed"},
+    {"arrow", "application/vnd.apache.arrow.file"},
+    {"bmp", "image/bmp"},
+    {"bz2", "application/x-bzip2"},
+    {"c", "text/x-c"},
+    {"cfg", "text/plain"},
+    {"cpp", "text/x-c++"},
+    {"css", "text/css"},
+    {"csv", "text/csv"},
+    {"docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
+    {"feather", "application/vnd.apache.arrow.file"},
+    {"gif", "image/gif"},
+    {"go", "text/x-go"},
+    {"gz", "application/gzip"},
+    {"h", "text/x-c"},
+    {"hpp", "text/x-c++"},
+    {"htm", "text/html"},
+    {"html", "text/html"},
+    {"ico", "image/vnd.microsoft.icon"},
+    {"ini", "text/plain"},
+    {"ipynb", "application/x-ipynb+json"},
+    {"java", "text/x-java"},
+    {"jpeg", "image/jpeg"},
+    {"jpg", "image/jpeg"},
+    {"js", "text/javascript"},
+    {"json", "application/json"},
+    {"jsonl", "application/jsonl"},
+    {"log", "text/plain"},
+    {"md", "text/markdown"},
+    {"mjs", "text/javascript"},
+    {"mp3", "audio/mpeg"},
+    {"mp4", "video/mp4"},
+    {"ndjson", "application/x-ndjson"},
+    {"npy", "application/x-npy"},
+    {"npz", "application/zip"},
+    {"ogg", "audio/ogg"},
+    {"parquet", "application/vnd.apache.parquet"},
+    {"pdf", "application/pdf"},
+    {"png", "image/png"},
+    {"pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
+    {"py", "text/x-python"},
+    {"rs", "text/x-rust"},
+    {"rst", "text/x-rst"},
+    {"sh", "application/x-sh"},
+    {"sql", "application/sql"},
+    {"svg", "image/svg+xml"},
+    {"tar", "application/x-tar"},
+    {"tgz", "application/gzip"},
+    {"tif", "image/tiff"},
+    {"tiff", "image/tiff"},
+    {"toml", "application/toml"},
+    {"tsv", "text/tab-separated-values"},
+    {"txt", "text/plain"},
+    {"wasm", "application/wasm"},
+    {"wav", "audio/wav"},
+    {"webm", "video/webm"},
+    {"webp", "image/webp"},
+    {"xls", "application/vnd.ms-excel"},
+    {"xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
+    {"xml", "application/xml"},
+    {"xz", "application/x-xz"},
+    {"yaml", "application/yaml"},
+    {"yml", "application/yaml"},
+    {"zip", "application/zip"},
+    {"zst", "application/zstd"},
+};
+constexpr std::string_view kDefaultMediaType = "application/octet-stream";
+
+// The lower-case extension of the path's last component; empty when it has none (no dot, or
+// only a leading one, as in ".bashrc").
+std::string ExtensionOf(const std::string& path) {
   const std::size_t slash = path.find_last_of("/\\");
   const std::string_view name =
       std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
   const std::size_t dot = name.rfind('.');
-  // No dot, or only a leading one (".bashrc"): no extension.
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 == name.size()) {
-    return std::string(kDefault);
-  }
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == name.size()) return "";
   std::string extension(name.substr(dot + 1));
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const auto& [ext, type] : kTypes) {
+  return extension;
+}
+
+}  // namespace
+
+std::string MediaTypeForPath(const std::string& path) {
+  const std::string extension = ExtensionOf(path);
+  if (extension.empty()) return std::string(kDefaultMediaType);
+  for (const auto& [ext, type] : kMediaTypes) {
     if (ext == extension) return std::string(type);
   }
-  return std::string(kDefault);
+  return std::string(kDefaultMediaType);
 }
 
 }  // namespace codeact::internal

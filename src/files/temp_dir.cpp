@@ -16,6 +16,7 @@
 
 #include "files/mount_capture.hpp"
 #include "files/scratch_owner.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -25,8 +26,6 @@ namespace {
 constexpr std::size_t kMaxOpenDepth = 64;
 // A pass that removes nothing ends the attempt; this bounds even a tree that keeps changing.
 constexpr int kMaxPasses = 100000;
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // The code may have chmod'ed a directory to 000 to break cleanup; the owner can always undo it.
 void EnsureOwnerRwx(int parent_fd, const char* name, const struct stat& st) {

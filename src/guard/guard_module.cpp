@@ -44,6 +44,7 @@
 #include "guard/import_patterns.hpp"
 #include "guard/landlock.hpp"
 #include "guard/signal_filter.hpp"
+#include "process/posix_util.hpp"
 #include "sandbox/seccomp_programs.hpp"
 
 namespace codeact::internal {
@@ -122,18 +123,18 @@ PyObject* Arm(PyObject*, PyObject* spec) {
     }
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    return Fail(std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + std::strerror(errno));
+    return Fail(std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + ErrnoText(errno));
   }
   const int abi = LandlockAbi();
   if (abi >= 1) {
     if (std::string error = ApplyLandlock(paths, abi); !error.empty()) return Fail(error);
   }
   if (int err = LoadSeccompProgram(GuardSeccompProgram(), /*all_threads=*/true); err != 0) {
-    return Fail(std::string("loading the seccomp filter failed: ") + std::strerror(err));
+    return Fail(std::string("loading the seccomp filter failed: ") + ErrnoText(err));
   }
   const std::vector<sock_filter> signals = SelfSignalFilter(::getpid(), ::getpgrp());
   if (int err = LoadSeccompProgram({signals.data(), signals.size()}, /*all_threads=*/true); err != 0) {
-    return Fail(std::string("loading the signal filter failed: ") + std::strerror(err));
+    return Fail(std::string("loading the signal filter failed: ") + ErrnoText(err));
   }
   if (PySys_AddAuditHook(AuditHook, nullptr) != 0) return nullptr;
   return PyLong_FromLong(abi);

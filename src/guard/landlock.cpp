@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "process/posix_util.hpp"
+
 namespace codeact::internal {
 namespace {
 
@@ -60,7 +62,7 @@ std::uint64_t HandledFs(int abi) {
   return fs;
 }
 
-std::string Errno(const std::string& what, int err) { return what + " failed: " + std::strerror(err); }
+std::string Errno(const std::string& what, int err) { return what + " failed: " + ErrnoText(err); }
 
 }  // namespace
 
@@ -82,25 +84,26 @@ std::string ApplyLandlock(const LandlockPaths& paths, int abi) {
     attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
     attr_size = sizeof attr;
   }
-  const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
-  if (ruleset < 0) return Errno("landlock_create_ruleset", errno);
+  const UniqueFd ruleset(
+      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
+  if (!ruleset) return Errno("landlock_create_ruleset", errno);
 
   auto add = [&](const std::string& path, std::uint64_t rights) -> std::string {
-    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT || errno == ENOTDIR ? "" : Errno("open " + path, errno);
+    const UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!fd) return errno == ENOENT || errno == ENOTDIR ? "" : Errno("open " + path, errno);
     struct stat st {};
     std::string error;
-    if (::fstat(fd, &st) != 0) {
+    if (::fstat(fd.get(), &st) != 0) {
       error = Errno("fstat " + path, errno);
     } else {
       landlock_path_beneath_attr rule{};
       rule.allowed_access = rights & handled & (S_ISDIR(st.st_mode) ? ~0ULL : kFileRights);
-      rule.parent_fd = fd;
-      if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+      rule.parent_fd = fd.get();
+      if (::syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_PATH_BENEATH, &rule, 0) !=
+          0) {
         error = Errno("landlock_add_rule " + path, errno);
       }
     }
-    ::close(fd);
     return error;
   };
   std::string error;
@@ -110,10 +113,9 @@ std::string ApplyLandlock(const LandlockPaths& paths, int abi) {
       if (error.empty()) error = add(path, rights);
     }
   }
-  if (error.empty() && ::syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) {
+  if (error.empty() && ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
     error = Errno("landlock_restrict_self", errno);
   }
-  ::close(ruleset);
   return error;
 }
 

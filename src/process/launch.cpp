@@ -161,16 +161,13 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
   ++keep_count;
 }
 
-// Runs in the child between fork and exec. Never returns.
-// `launcher_fds` is the launcher's own whitelist (stdio and its error pipe).
-[[noreturn]] void RunChildSetup(const ChildSetup& setup, const char* executable,
-                                const char* const* argv, const char* const* envp,
-                                const int* launcher_fds, int launcher_fd_count) {
-  int report_fd = setup.report_fd;
+// The steps of RunChildSetup. Each runs in the child between fork and exec, so each is
+// async-signal-safe, and each either completes or reports its failure and _exit()s.
 
-  // 1. Signals: the host may ignore signals or block them in the forking thread (we block
-  // all of them around fork ourselves so no host handler can run here). Reset dispositions
-  // first, then unblock, so nothing pending is delivered to a host handler.
+// The host may ignore signals or block them in the forking thread (we block all of them around
+// fork ourselves so no host handler can run here). Reset dispositions first, then unblock, so
+// nothing pending is delivered to a host handler.
+void ResetSignals(int report_fd) {
   struct sigaction default_action = {};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
@@ -186,65 +183,51 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
   if (::sigprocmask(SIG_SETMASK, &empty_mask, nullptr) != 0) {
     FailSetup(report_fd, Step::kSignalMask, errno);
   }
+}
 
-  // 2. Own process group, so the host can kill everything the program starts in one call.
-  // (Boost.Process 1.81 has no process-group initializer.)
-  if (::setpgid(0, 0) != 0) FailSetup(report_fd, Step::kSetpgid, errno);
+// Writes the child's pid into each of the run's cgroup.procs files.
+void JoinCgroups(const ChildSetup& setup, int report_fd) {
+  char pid_text[16];
+  const std::size_t pid_len = FormatDecimal(static_cast<unsigned>(::getpid()), pid_text);
+  for (int i = 0; i < setup.cgroup_count; ++i) {
+    const int fd = ::open(setup.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0) FailSetup(report_fd, Step::kJoinCgroup, errno, i);
+    const bool written = ::write(fd, pid_text, pid_len) == static_cast<ssize_t>(pid_len);
+    const int err = errno;
+    ::close(fd);
+    if (!written) FailSetup(report_fd, Step::kJoinCgroup, err, i);
+  }
+}
 
-  // 2a. Join the run's cgroup before the program can fork or allocate (and while the child still
-  // has the host's credentials, which own the cgroup files): from here on all its processes and
-  // memory count against the group, and the group's kill reaches them.
-  if (setup.cgroup_count > 0) {
-    char pid_text[16];
-    const std::size_t pid_len = FormatDecimal(static_cast<unsigned>(::getpid()), pid_text);
-    for (int i = 0; i < setup.cgroup_count; ++i) {
-      const int fd = ::open(setup.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
-      if (fd < 0) FailSetup(report_fd, Step::kJoinCgroup, errno, i);
-      const bool written = ::write(fd, pid_text, pid_len) == static_cast<ssize_t>(pid_len);
-      const int err = errno;
-      ::close(fd);
-      if (!written) FailSetup(report_fd, Step::kJoinCgroup, err, i);
+// A private mount namespace with the run's working directory as a sized tmpfs and its mounts'
+// idmapped trees attached, then the run's own uid (and gid, with no supplementary groups).
+void BecomeRunIdentity(const ChildSetup& setup, int report_fd) {
+  const auto uid = static_cast<uid_t>(setup.run_as_uid);
+  if (setup.workdir_tmpfs_options != nullptr || setup.tree_count > 0) {
+    if (::unshare(CLONE_NEWNS) != 0) FailSetup(report_fd, Step::kUnshareMountNs, errno);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      FailSetup(report_fd, Step::kPrivateMounts, errno);
+    }
+    if (setup.workdir_tmpfs_options != nullptr &&
+        ::mount("tmpfs", setup.working_dir, "tmpfs", MS_NOSUID | MS_NODEV,
+                setup.workdir_tmpfs_options) != 0) {
+      FailSetup(report_fd, Step::kWorkdirTmpfs, errno);
+    }
+    for (int i = 0; i < setup.tree_count; ++i) {
+      if (int err = AttachTree(setup.trees[i].first, setup.trees[i].second.c_str()); err != 0) {
+        FailSetup(report_fd, Step::kAttachTree, err, i);
+      }
     }
   }
+  if (::setgroups(0, nullptr) != 0) FailSetup(report_fd, Step::kSetgroups, errno);
+  if (::setresgid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresgid, errno);
+  if (::setresuid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresuid, errno);
+}
 
-  // 2b. A root host: the run's own mounts in a private mount namespace (its working directory a
-  // sized tmpfs, the mounts idmapped trees), then the run's own unprivileged uid for good.
-  if (setup.run_as_uid >= 0) {
-    const auto uid = static_cast<uid_t>(setup.run_as_uid);
-    if (setup.workdir_tmpfs_options != nullptr || setup.tree_count > 0) {
-      if (::unshare(CLONE_NEWNS) != 0) FailSetup(report_fd, Step::kUnshareMountNs, errno);
-      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        FailSetup(report_fd, Step::kPrivateMounts, errno);
-      }
-      if (setup.workdir_tmpfs_options != nullptr &&
-          ::mount("tmpfs", setup.working_dir, "tmpfs", MS_NOSUID | MS_NODEV, setup.workdir_tmpfs_options) != 0) {
-        FailSetup(report_fd, Step::kWorkdirTmpfs, errno);
-      }
-      for (int i = 0; i < setup.tree_count; ++i) {
-        if (int err = AttachTree(setup.trees[i].first, setup.trees[i].second.c_str()); err != 0) {
-          FailSetup(report_fd, Step::kAttachTree, err, i);
-        }
-      }
-    }
-    if (::setgroups(0, nullptr) != 0) FailSetup(report_fd, Step::kSetgroups, errno);
-    if (::setresgid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresgid, errno);
-    if (::setresuid(uid, uid, uid) != 0) FailSetup(report_fd, Step::kSetresuid, errno);
-  }
-
-  // 3. Die with the host. If the parent already died between fork and prctl, the signal
-  // will never come: detect that by the parent pid changing (reparenting).
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
-    FailSetup(report_fd, Step::kParentDeathSignal, errno);
-  if (::getppid() != setup.parent_pid) FailSetup(report_fd, Step::kParentExited, ESRCH);
-
-  // 4. Working directory (before the fd layout, so a relative path means the host's cwd).
-  if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
-    FailSetup(report_fd, Step::kChdir, errno);
-  }
-
-  // 5. Fd layout. A source may itself sit on 0-4 (a host with stdio closed, or a descriptor
-  // another thread just freed), where an earlier dup2 would clobber it: move every such fd,
-  // and the report pipe, above the layout first.
+// Puts the plan's fds at 0..fd_count-1. A source may itself sit on 0-4 (a host with stdio
+// closed, or a descriptor another thread just freed), where an earlier dup2 would clobber it:
+// every such fd, and the report pipe, moves above the layout first. Returns the report pipe's fd.
+int LayOutFds(const ChildSetup& setup, int report_fd) {
   int sources[kMaxChildFds];
   for (int i = 0; i < setup.fd_count; ++i) {
     sources[i] = setup.fds[i];
@@ -262,12 +245,16 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
     // dup2 clears FD_CLOEXEC on the target, so exactly these survive the exec.
     if (::dup2(sources[target], target) < 0) FailSetup(report_fd, Step::kDup2, errno, target);
   }
+  return report_fd;
+}
 
-  // 6. Close everything else, including any descriptor the host opened without O_CLOEXEC.
-  // Kept until execve closes them (O_CLOEXEC): the report pipe, and the fds the launcher
-  // whitelisted (its error pipe). The launcher's parent side waits for EOF on that pipe, so
-  // keeping it makes the host thread sleep until the exec instead of running (and taking
-  // copy-on-write faults) alongside the child's last steps.
+// Closes everything above the layout, including any descriptor the host opened without
+// O_CLOEXEC. Kept until execve closes them (O_CLOEXEC): the report pipe, and the fds the launcher
+// whitelisted (its error pipe). The launcher's parent side waits for EOF on that pipe, so
+// keeping it makes the host thread sleep until the exec instead of running (and taking
+// copy-on-write faults) alongside the child's last steps.
+void CloseOtherFds(const ChildSetup& setup, int report_fd, const int* launcher_fds,
+                   int launcher_fd_count) {
   int keep[kMaxKeptFds];
   int keep_count = 0;
   AddKeptFd(report_fd, setup.fd_count, keep, keep_count);
@@ -278,6 +265,47 @@ void AddKeptFd(int fd, int first, int* keep, int& keep_count) {
       err != 0) {
     FailSetup(report_fd, Step::kCloseRange, err);
   }
+}
+
+// Runs in the child between fork and exec: the checklist, in order. Never returns.
+// `launcher_fds` is the launcher's own whitelist (stdio and its error pipe).
+[[noreturn]] void RunChildSetup(const ChildSetup& setup, const char* executable,
+                                const char* const* argv, const char* const* envp,
+                                const int* launcher_fds, int launcher_fd_count) {
+  int report_fd = setup.report_fd;
+
+  // 1. Signals: default dispositions, nothing blocked.
+  ResetSignals(report_fd);
+
+  // 2. Own process group, so the host can kill everything the program starts in one call.
+  // (Boost.Process 1.81 has no process-group initializer.)
+  if (::setpgid(0, 0) != 0) FailSetup(report_fd, Step::kSetpgid, errno);
+
+  // 2a. Join the run's cgroup before the program can fork or allocate (and while the child still
+  // has the host's credentials, which own the cgroup files): from here on all its processes and
+  // memory count against the group, and the group's kill reaches them.
+  JoinCgroups(setup, report_fd);
+
+  // 2b. A root host: the run's own mounts in a private mount namespace (its working directory a
+  // sized tmpfs, the mounts idmapped trees), then the run's own unprivileged uid for good.
+  if (setup.run_as_uid >= 0) BecomeRunIdentity(setup, report_fd);
+
+  // 3. Die with the host. If the parent already died between fork and prctl, the signal
+  // will never come: detect that by the parent pid changing (reparenting).
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+    FailSetup(report_fd, Step::kParentDeathSignal, errno);
+  if (::getppid() != setup.parent_pid) FailSetup(report_fd, Step::kParentExited, ESRCH);
+
+  // 4. Working directory (before the fd layout, so a relative path means the host's cwd).
+  if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
+    FailSetup(report_fd, Step::kChdir, errno);
+  }
+
+  // 5. Fd layout: the plan's fds at 0..n-1 (the report pipe may move above them).
+  report_fd = LayOutFds(setup, report_fd);
+
+  // 6. Close everything else.
+  CloseOtherFds(setup, report_fd, launcher_fds, launcher_fd_count);
 
   // 7. Resource limits.
   for (int i = 0; i < setup.limit_count; ++i) {
@@ -453,6 +481,86 @@ class ScopedBlockAllSignals {
   sigset_t old_;
 };
 
+// Fills `setup` from `plan` (all but the report pipe); `workdir_tmpfs_options` holds the text
+// setup.workdir_tmpfs_options points to.
+void FillSetup(const LaunchPlan& plan, ChildSetup& setup, std::string& workdir_tmpfs_options) {
+  setup.parent_pid = ::getpid();
+  setup.fd_count = static_cast<int>(plan.child_fds.size());
+  for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
+  setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
+  for (const std::string& file : plan.cgroup_procs)
+    setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
+  if (plan.limits) {
+    AddLimit(setup, RLIMIT_CORE, 0, 0);
+    for (const Rlimit& l : *plan.limits) {
+      if (l.resource != RLIMIT_CORE) AddLimit(setup, l.resource, l.soft, l.hard);
+    }
+  }
+  if (plan.run_as_uid >= 0) {
+    setup.run_as_uid = static_cast<long>(plan.run_as_uid);
+    if (plan.private_workdir_bytes > 0) {
+      const std::string id = std::to_string(plan.run_as_uid);
+      workdir_tmpfs_options = "size=" + std::to_string(plan.private_workdir_bytes) +
+                              ",mode=0700,uid=" + id + ",gid=" + id;
+      setup.workdir_tmpfs_options = workdir_tmpfs_options.c_str();
+    }
+    setup.trees = plan.trees.data();
+    setup.tree_count = static_cast<int>(plan.trees.size());
+  }
+  rlimit nofile{};
+  setup.fallback_close_max = 65536;
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    setup.fallback_close_max = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 30));
+  }
+}
+
+// What the launcher did: the child's pid (<= 0: none was created) and what went wrong around it.
+struct ForkResult {
+  pid_t pid = -1;
+  boost::system::error_code error;
+  std::string exception;
+};
+
+// Forks through Boost.Process with every signal blocked; the child runs RunChildSetup.
+ForkResult Fork(const LaunchPlan& plan, const ChildSetup& setup, const char* const* envp) {
+  ForkResult result;
+  ScopedBlockAllSignals block_signals;
+  // A private, never-run context: the launcher calls notify_fork on it in the child (which
+  // allocates; glibc keeps malloc usable in the child of a multi-threaded fork), and no other
+  // thread can hold its locks.
+  boost::asio::io_context context;
+  bp::posix::default_launcher launcher;
+  launcher.env = envp;
+  try {
+    // The executor overload: in 1.81 the execution-context overload drops the error_code.
+    auto process =
+        launcher(context.get_executor(), result.error, std::filesystem::path(plan.executable),
+                 plan.args, ChildSetupInitializer{&setup});
+    // Detach: basic_process's destructor would waitpid(WNOHANG) and could reap the child
+    // before we collect its status and rusage.
+    process.detach();
+  } catch (const std::exception& e) {
+    // E.g. pidfd_open failing after the fork: the child exists, handled by the caller.
+    result.exception = e.what();
+  }
+  result.pid = launcher.pid;
+  return result;
+}
+
+// Reads the child's setup report until EOF or a whole record; the bytes read (0: it exec'd).
+std::size_t ReadSetupReport(int fd, SetupFailure& failure) {
+  std::size_t got = 0;
+  while (got < sizeof failure) {
+    const ssize_t n = ::read(fd, reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  return got;
+}
+
 }  // namespace
 
 void ResourceLimits::Set(int resource, std::int64_t soft, std::int64_t hard) {
@@ -524,88 +632,27 @@ StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
     for (const std::string& entry : *plan.environment) envp.push_back(entry.c_str());
     envp.push_back(nullptr);
   }
-
   ChildSetup setup;
-  setup.parent_pid = ::getpid();
-  setup.fd_count = static_cast<int>(plan.child_fds.size());
-  for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
-  setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
-  for (const std::string& file : plan.cgroup_procs) setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
-  if (plan.limits) {
-    AddLimit(setup, RLIMIT_CORE, 0, 0);
-    for (const Rlimit& l : *plan.limits) {
-      if (l.resource != RLIMIT_CORE) AddLimit(setup, l.resource, l.soft, l.hard);
-    }
-  }
-  std::string workdir_tmpfs_options;
-  if (plan.run_as_uid >= 0) {
-    setup.run_as_uid = static_cast<long>(plan.run_as_uid);
-    if (plan.private_workdir_bytes > 0) {
-      const std::string id = std::to_string(plan.run_as_uid);
-      workdir_tmpfs_options =
-          "size=" + std::to_string(plan.private_workdir_bytes) + ",mode=0700,uid=" + id + ",gid=" + id;
-      setup.workdir_tmpfs_options = workdir_tmpfs_options.c_str();
-    }
-    setup.trees = plan.trees.data();
-    setup.tree_count = static_cast<int>(plan.trees.size());
-  }
-  rlimit nofile{};
-  setup.fallback_close_max = 65536;
-  if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
-    setup.fallback_close_max = static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, 1 << 30));
-  }
+  std::string workdir_tmpfs_options;  // setup points into it
+  FillSetup(plan, setup, workdir_tmpfs_options);
 
   auto report = MakePipe();
   if (!report.ok()) return report.status();
   // Read after the launcher returns, when the child has exec'd or exited; another thread's
   // fork may briefly hold a copy of the write end, so the read is a blocking read to EOF.
   setup.report_fd = report->write.get();
-
-  pid_t pid = -1;
-  boost::system::error_code launch_error;
-  std::string launch_exception;
-  {
-    ScopedBlockAllSignals block_signals;
-    // A private, never-run context: the launcher calls notify_fork on it in the child (which
-    // allocates; glibc keeps malloc usable in the child of a multi-threaded fork), and no other
-    // thread can hold its locks.
-    boost::asio::io_context context;
-    bp::posix::default_launcher launcher;
-    launcher.env = plan.environment ? envp.data() : ::environ;
-    try {
-      // The executor overload: in 1.81 the execution-context overload drops the error_code.
-      auto process =
-          launcher(context.get_executor(), launch_error, std::filesystem::path(plan.executable),
-                   plan.args, ChildSetupInitializer{&setup});
-      // Detach: basic_process's destructor would waitpid(WNOHANG) and could reap the child
-      // before we collect its status and rusage.
-      process.detach();
-    } catch (const std::exception& e) {
-      // E.g. pidfd_open failing after the fork: the child exists, handled below.
-      launch_exception = e.what();
-    }
-    pid = launcher.pid;
-  }
+  const ForkResult forked = Fork(plan, setup, plan.environment ? envp.data() : ::environ);
   report->write.reset();
 
+  const pid_t pid = forked.pid;
   if (pid <= 0) {
-    if (launch_error) return ErrnoStatus("fork", launch_error.value());
+    if (forked.error) return ErrnoStatus("fork", forked.error.value());
     return Internal(
         "starting " + plan.executable + " failed: " +
-        (launch_exception.empty() ? std::string("no child was created") : launch_exception));
+        (forked.exception.empty() ? std::string("no child was created") : forked.exception));
   }
-
   SetupFailure failure{};
-  std::size_t got = 0;
-  while (got < sizeof failure) {
-    const ssize_t n =
-        ::read(report->read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
+  const std::size_t got = ReadSetupReport(report->read.get(), failure);
   if (got == sizeof failure) {
     ReapBlocking(pid);  // it has _exit()ed already
     return Status(CodeForErrno(failure.err), StepMessage(failure, setup, plan));
@@ -616,13 +663,13 @@ StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {
     return Internal("starting " + plan.executable +
                     " failed: truncated setup report from the child");
   }
-  if (launch_error || !launch_exception.empty()) {
+  if (forked.error || !forked.exception.empty()) {
     // The program runs but Boost failed around it: do not leave it behind.
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
     ReapBlocking(pid);
     return Internal("starting " + plan.executable + " failed after fork: " +
-                    (launch_error ? launch_error.message() : launch_exception));
+                    (forked.error ? forked.error.message() : forked.exception));
   }
   return pid;
 }

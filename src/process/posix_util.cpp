@@ -9,15 +9,6 @@
 
 namespace codeact::internal {
 
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) {
-    // Linux releases the descriptor even when close reports EINTR; retrying could close a
-    // descriptor another thread has just been given.
-    ::close(fd_);
-  }
-  fd_ = fd;
-}
-
 StatusOr<PipeFds> MakePipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2(O_CLOEXEC)", errno);
@@ -33,12 +24,6 @@ Status SetNonBlocking(int fd) {
     return ErrnoStatus("fcntl(O_NONBLOCK)", errno);
   }
   return Status::Ok();
-}
-
-std::string ErrnoText(int err) {
-  char buffer[256];
-  // GNU strerror_r: returns a pointer to the text, which may or may not be `buffer`.
-  return ::strerror_r(err, buffer, sizeof buffer);
 }
 
 StatusCode CodeForErrno(int err) {

@@ -1,8 +1,13 @@
-// Small POSIX helpers private to src/process: an owned fd, close-on-exec pipes, errno as a
-// Status, and a guard that keeps SIGPIPE from killing the host while it writes to a child.
+// The POSIX helpers of every module (the one place for them): an owned fd, errno as text and as
+// a Status, lexical path containment, close-on-exec pipes, and a guard that keeps SIGPIPE from
+// killing the host while it writes to a child. UniqueFd, ErrnoText and PathWithin are
+// header-only, so the sandbox launcher and the guard module use them without posix_util.cpp
+// (which needs codeact/status.hpp's status.cpp).
 #pragma once
 
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <string>
 #include <string_view>
@@ -32,7 +37,14 @@ class UniqueFd {
     fd_ = -1;
     return fd;
   }
-  void reset(int fd = -1);
+  void reset(int fd = -1) {
+    if (fd_ >= 0) {
+      // Linux releases the descriptor even when close reports EINTR; retrying could close a
+      // descriptor another thread has just been given.
+      ::close(fd_);
+    }
+    fd_ = fd;
+  }
 
  private:
   int fd_ = -1;
@@ -49,7 +61,20 @@ StatusOr<PipeFds> MakePipe();
 Status SetNonBlocking(int fd);
 
 // strerror text for an errno value (thread-safe).
-std::string ErrnoText(int err);
+inline std::string ErrnoText(int err) {
+  char buffer[256];
+  // GNU strerror_r: returns a pointer to the text, which may or may not be `buffer`.
+  return ::strerror_r(err, buffer, sizeof buffer);
+}
+
+// Whether `path` is `dir` or lies beneath it, compared by components of the text alone: both are
+// absolute and normalized (no ".", "..", repeated or trailing '/' other than the root itself), as
+// canonical paths are. An empty `dir` holds nothing.
+inline bool PathWithin(std::string_view path, std::string_view dir) {
+  if (dir.empty() || !path.starts_with(dir)) return false;
+  return path.size() == dir.size() || dir.back() == '/' || path[dir.size()] == '/';
+}
+
 // The canonical code for a failed system call.
 StatusCode CodeForErrno(int err);
 // "<what> failed: <strerror(err)>" with the matching code.

@@ -78,6 +78,155 @@ bool HasExited(pid_t pid) {
   return info.si_pid == pid;
 }
 
+// The host's ends of the command's stdio, with the child's ends until the launch.
+struct StdioPipes {
+  PipeFds in, out, err;
+};
+
+// Three close-on-exec pipes, the host's ends non-blocking.
+StatusOr<StdioPipes> MakeStdioPipes() {
+  auto in = MakePipe();
+  if (!in.ok()) return in.status();
+  auto out = MakePipe();
+  if (!out.ok()) return out.status();
+  auto err = MakePipe();
+  if (!err.ok()) return err.status();
+  for (int fd : {in->write.get(), out->read.get(), err->read.get()}) {
+    if (Status s = SetNonBlocking(fd); !s.ok()) return s;
+  }
+  return StdioPipes{std::move(*in), std::move(*out), std::move(*err)};
+}
+
+// Feeds a launched command its stdin and drains its output until it has exited and closed both
+// pipes, the deadline passed (then its group is killed and drained for kDrainAfterKill at
+// most), or the token was cancelled (killed, not drained).
+class CommandPump {
+ public:
+  CommandPump(pid_t pid, StdioPipes& pipes, const std::string& stdin_data,
+              std::int64_t max_output_bytes, int cancel_fd)
+      : pid_(pid),
+        stdin_(std::move(pipes.in.write)),
+        stdout_(std::move(pipes.out.read)),
+        stderr_(std::move(pipes.err.read)),
+        // A pidfd turns "the command exited" into a poll event; pidfd_open sets O_CLOEXEC.
+        pidfd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))),
+        cancel_fd_(cancel_fd),
+        stdin_data_(stdin_data),
+        stdout_buffer_(max_output_bytes),
+        stderr_buffer_(max_output_bytes) {
+    if (stdin_data_.empty()) stdin_.reset();
+  }
+
+  Status Run(Clock::time_point deadline, const CancellationToken& cancel) {
+    ScopedSigpipeBlock no_sigpipe;  // the command may close stdin before reading it all
+    while (stdout_ || stderr_ || !exited_) {
+      const Clock::time_point now = Clock::now();
+      if (cancel.cancelled()) {
+        // Nobody wants the output any more: kill, and stop at once (the reap below is quick).
+        ::kill(-pid_, SIGKILL);  // still unreaped: the group id is ours
+        cancelled_ = true;
+        break;
+      }
+      if (!timed_out_ && now >= deadline) {
+        ::kill(-pid_, SIGKILL);  // the leader is not reaped yet, so the group id is still ours
+        timed_out_ = true;
+        stop_draining_ = now + kDrainAfterKill;
+        stdin_.reset();
+      }
+      if (timed_out_ && now >= stop_draining_) break;
+      const Clock::time_point until = timed_out_ ? stop_draining_ : deadline;
+      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+      int wait_ms = static_cast<int>(std::clamp<long long>(remaining, 0, INT_MAX));
+      if (!pidfd_ && !exited_) wait_ms = std::min(wait_ms, kExitPollMs);
+      if (Status s = PollOnce(wait_ms); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // Closes the host's ends and reaps the command.
+  CommandResult Finish(ReapGuard& reap) {
+    CommandResult result;
+    stdin_.reset();
+    stdout_.reset();
+    stderr_.reset();
+    result.exit = reap.Reap();
+    result.timed_out = timed_out_;
+    result.cancelled = cancelled_;
+    result.stdout_truncated = stdout_buffer_.truncated();
+    result.stderr_truncated = stderr_buffer_.truncated();
+    result.stdout_bytes = stdout_buffer_.total_bytes();
+    result.stderr_bytes = stderr_buffer_.total_bytes();
+    result.stdout_text = stdout_buffer_.Take();
+    result.stderr_text = stderr_buffer_.Take();
+    return result;
+  }
+
+ private:
+  // One poll of every open end and the exit, and what became ready.
+  Status PollOnce(int wait_ms) {
+    pollfd fds[5];
+    nfds_t count = 0;
+    int in_slot = -1, out_slot = -1, err_slot = -1, pid_slot = -1;
+    fds[count++] = {cancel_fd_, POLLIN, 0};  // read only by the check at the loop's top
+    auto add = [&](const UniqueFd& fd, short events, int& slot) {
+      if (!fd) return;
+      slot = static_cast<int>(count);
+      fds[count++] = {fd.get(), events, 0};
+    };
+    add(stdin_, POLLOUT, in_slot);
+    add(stdout_, POLLIN, out_slot);
+    add(stderr_, POLLIN, err_slot);
+    if (!exited_) add(pidfd_, POLLIN, pid_slot);
+    const int ready = ::poll(fds, count, wait_ms);
+    if (ready < 0) {
+      if (errno == EINTR) return Status::Ok();
+      return ErrnoStatus("poll", errno);  // ReapGuard kills and reaps
+    }
+    if (in_slot >= 0 && fds[in_slot].revents != 0) WriteStdin();
+    if (out_slot >= 0 && fds[out_slot].revents != 0 &&
+        !DrainAvailable(stdout_.get(), stdout_buffer_)) {
+      stdout_.reset();
+    }
+    if (err_slot >= 0 && fds[err_slot].revents != 0 &&
+        !DrainAvailable(stderr_.get(), stderr_buffer_)) {
+      stderr_.reset();
+    }
+    if (pid_slot >= 0 && fds[pid_slot].revents != 0) exited_ = true;
+    if (!pidfd_ && !exited_) exited_ = HasExited(pid_);
+    return Status::Ok();
+  }
+
+  void WriteStdin() {
+    const std::size_t size = std::min(kStdinChunkBytes, stdin_data_.size() - stdin_offset_);
+    const ssize_t n = ::write(stdin_.get(), stdin_data_.data() + stdin_offset_, size);
+    if (n > 0) stdin_offset_ += static_cast<std::size_t>(n);
+    // EPIPE: the command stopped reading stdin, which is its right.
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || stdin_offset_ == stdin_data_.size())
+      stdin_.reset();
+  }
+
+  const pid_t pid_;
+  UniqueFd stdin_, stdout_, stderr_;
+  UniqueFd pidfd_;
+  const int cancel_fd_;
+  const std::string& stdin_data_;
+  std::size_t stdin_offset_ = 0;
+  CappedBuffer stdout_buffer_;
+  CappedBuffer stderr_buffer_;
+  bool exited_ = false;
+  bool timed_out_ = false;
+  bool cancelled_ = false;
+  Clock::time_point stop_draining_ = Clock::time_point::max();
+};
+
+Status CheckArguments(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                      std::int64_t max_output_bytes) {
+  if (argv.empty()) return InvalidArgument("RunCommand needs at least the command name");
+  if (timeout.count() < 0) return InvalidArgument("the timeout must not be negative");
+  if (max_output_bytes < 0) return InvalidArgument("max_output_bytes must not be negative");
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
@@ -85,9 +234,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::int64_t max_output_bytes, const std::string& working_dir,
                                    const CancellationToken& cancel) {
   try {
-    if (argv.empty()) return InvalidArgument("RunCommand needs at least the command name");
-    if (timeout.count() < 0) return InvalidArgument("the timeout must not be negative");
-    if (max_output_bytes < 0) return InvalidArgument("max_output_bytes must not be negative");
+    if (Status s = CheckArguments(argv, timeout, max_output_bytes); !s.ok()) return s;
     auto executable = ResolveExecutable(argv[0]);
     if (!executable.ok()) return executable.status();
     if (cancel.cancelled()) {
@@ -95,7 +242,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       never.cancelled = true;
       return never;
     }
-    // Cancellation wakes the poll below through this; registered before the launch and
+    // Cancellation wakes the pump's poll through this; registered before the launch and
     // unregistered (the registration's destructor) before the fd closes.
     UniqueFd cancel_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!cancel_fd) return ErrnoStatus("eventfd", errno);
@@ -103,127 +250,26 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       const std::uint64_t one = 1;
       [[maybe_unused]] ssize_t n = ::write(fd, &one, sizeof one);
     });
-
-    auto in = MakePipe();
-    if (!in.ok()) return in.status();
-    auto out = MakePipe();
-    if (!out.ok()) return out.status();
-    auto err = MakePipe();
-    if (!err.ok()) return err.status();
-    for (int fd : {in->write.get(), out->read.get(), err->read.get()}) {
-      if (Status s = SetNonBlocking(fd); !s.ok()) return s;
-    }
+    auto pipes = MakeStdioPipes();
+    if (!pipes.ok()) return pipes.status();
 
     LaunchPlan plan;
     plan.executable = *executable;
     plan.args.assign(argv.begin() + 1, argv.end());
     plan.working_dir = working_dir;
-    plan.child_fds = {in->read.get(), out->write.get(), err->write.get()};
+    plan.child_fds = {pipes->in.read.get(), pipes->out.write.get(), pipes->err.write.get()};
     // The caller's clock starts before the launch.
     const Clock::time_point deadline = Clock::now() + timeout;
     auto launched = LaunchProcess(plan);
     if (!launched.ok()) return launched.status();
-    const pid_t pid = *launched;
-    ReapGuard reap(pid);
-    in->read.reset();
-    out->write.reset();
-    err->write.reset();
+    ReapGuard reap(*launched);
+    pipes->in.read.reset();
+    pipes->out.write.reset();
+    pipes->err.write.reset();
 
-    // A pidfd turns "the command exited" into a poll event; pidfd_open sets O_CLOEXEC.
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    ScopedSigpipeBlock no_sigpipe;  // the command may close stdin before reading it all
-
-    CappedBuffer stdout_buffer(max_output_bytes);
-    CappedBuffer stderr_buffer(max_output_bytes);
-    std::size_t stdin_offset = 0;
-    if (stdin_data.empty()) in->write.reset();
-    bool exited = false;
-    bool timed_out = false;
-    bool cancelled = false;
-    Clock::time_point stop_draining = Clock::time_point::max();
-
-    while (out->read || err->read || !exited) {
-      const Clock::time_point now = Clock::now();
-      if (cancel.cancelled()) {
-        // Nobody wants the output any more: kill, and stop at once (the reap below is quick).
-        ::kill(-pid, SIGKILL);  // still unreaped: the group id is ours
-        cancelled = true;
-        break;
-      }
-      if (!timed_out && now >= deadline) {
-        ::kill(-pid, SIGKILL);  // the leader is not reaped yet, so the group id is still ours
-        timed_out = true;
-        stop_draining = now + kDrainAfterKill;
-        in->write.reset();
-      }
-      if (timed_out && now >= stop_draining) break;
-
-      const Clock::time_point until = timed_out ? stop_draining : deadline;
-      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
-      int wait_ms = static_cast<int>(std::clamp<long long>(remaining, 0, INT_MAX));
-      if (!pidfd && !exited) wait_ms = std::min(wait_ms, kExitPollMs);
-
-      pollfd fds[5];
-      nfds_t count = 0;
-      int in_slot = -1, out_slot = -1, err_slot = -1, pid_slot = -1;
-      fds[count++] = {cancel_fd.get(), POLLIN, 0};  // read only by the check at the loop's top
-      if (in->write) {
-        in_slot = static_cast<int>(count);
-        fds[count++] = {in->write.get(), POLLOUT, 0};
-      }
-      if (out->read) {
-        out_slot = static_cast<int>(count);
-        fds[count++] = {out->read.get(), POLLIN, 0};
-      }
-      if (err->read) {
-        err_slot = static_cast<int>(count);
-        fds[count++] = {err->read.get(), POLLIN, 0};
-      }
-      if (pidfd && !exited) {
-        pid_slot = static_cast<int>(count);
-        fds[count++] = {pidfd.get(), POLLIN, 0};
-      }
-      const int ready = ::poll(fds, count, wait_ms);
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus("poll", errno);  // ReapGuard kills and reaps
-      }
-
-      if (in_slot >= 0 && fds[in_slot].revents != 0) {
-        const std::size_t size = std::min(kStdinChunkBytes, stdin_data.size() - stdin_offset);
-        const ssize_t n = ::write(in->write.get(), stdin_data.data() + stdin_offset, size);
-        if (n > 0) stdin_offset += static_cast<std::size_t>(n);
-        // EPIPE: the command stopped reading stdin, which is its right.
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || stdin_offset == stdin_data.size()) {
-          in->write.reset();
-        }
-      }
-      if (out_slot >= 0 && fds[out_slot].revents != 0 &&
-          !DrainAvailable(out->read.get(), stdout_buffer)) {
-        out->read.reset();
-      }
-      if (err_slot >= 0 && fds[err_slot].revents != 0 &&
-          !DrainAvailable(err->read.get(), stderr_buffer)) {
-        err->read.reset();
-      }
-      if (pid_slot >= 0 && fds[pid_slot].revents != 0) exited = true;
-      if (!pidfd && !exited) exited = HasExited(pid);
-    }
-
-    CommandResult result;
-    in->write.reset();
-    out->read.reset();
-    err->read.reset();
-    result.exit = reap.Reap();
-    result.timed_out = timed_out;
-    result.cancelled = cancelled;
-    result.stdout_truncated = stdout_buffer.truncated();
-    result.stderr_truncated = stderr_buffer.truncated();
-    result.stdout_bytes = stdout_buffer.total_bytes();
-    result.stderr_bytes = stderr_buffer.total_bytes();
-    result.stdout_text = stdout_buffer.Take();
-    result.stderr_text = stderr_buffer.Take();
-    return result;
+    CommandPump pump(*launched, *pipes, stdin_data, max_output_bytes, cancel_fd.get());
+    if (Status s = pump.Run(deadline, cancel); !s.ok()) return s;
+    return pump.Finish(reap);
   } catch (const std::exception& e) {
     return Internal(std::string("RunCommand: ") + e.what());
   }

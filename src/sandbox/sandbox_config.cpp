@@ -3,12 +3,10 @@
 #include <charconv>
 #include <cstring>
 
+#include "process/posix_util.hpp"
+
 namespace codeact::internal {
 namespace {
-
-bool IsWithin(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
 
 bool IsAbsoluteClean(const std::string& p) {
   if (p.empty() || p[0] != '/' || p.find('\0') != std::string::npos) return false;
@@ -32,7 +30,7 @@ std::vector<std::string> DefaultSystemPaths() {
 std::string ReservedSandboxPath(const std::string& path) {
   for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
                           kSandboxResourceDir}) {
-    if (IsWithin(path, dir)) return std::string(dir) + " is provided by the sandbox";
+    if (PathWithin(path, dir)) return std::string(dir) + " is provided by the sandbox";
   }
   if (path == kSandboxWorkDir || path == "/tmp") return path + " is provided by the sandbox";
   return "";

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -188,8 +189,9 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
   return {r.outcome == expected, OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
 }
 
-const std::vector<Probe>& Probes() {
-  static const std::vector<Probe> probes = {
+// What the code can reach: files, the environment, the network, other processes.
+std::vector<Probe> ReachProbes() {
+  return {
       {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
@@ -247,6 +249,12 @@ const std::vector<Probe>& Probes() {
          const int seen = std::atoi(r.stdout_text.c_str());
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
+  };
+}
+
+// The run's limits, and what outlives the run.
+std::vector<Probe> LimitProbes() {
+  return {
       {"allocate past the memory limit", ProcessLevel::kContains, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
@@ -287,8 +295,13 @@ const std::vector<Probe>& Probes() {
          if (!WaitNoProcessWith(f.marker, std::chrono::seconds(5))) return {false, "the daemon is still running"};
          return {true, "the daemon died with the run"};
        }},
-      // The host-level attacks: each would act on the host itself if it were not contained, so each
-      // is written to change nothing even then (the same value written back, the same mode set).
+  };
+}
+
+// The host-level attacks: each would act on the host itself if it were not contained, so each
+// is written to change nothing even then (the same value written back, the same mode set).
+std::vector<Probe> HostAttackProbes() {
+  return {
       {"write a /proc/sys setting", ProcessLevel::kContains,
        [](const Fixture&) {
          return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, 'w').write(v)\nprint('written')";
@@ -327,6 +340,13 @@ const std::vector<Probe>& Probes() {
          if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty()) return {false, "read the host's " + seen};
          return {true, OutcomeText(r)};
        }},
+  };
+}
+
+// Memory outside the heap, the disk, the result's size, and a wall clock the code tries to
+// outrun or ignore.
+std::vector<Probe> ExhaustionProbes() {
+  return {
       {"hold memory in memfds", ProcessLevel::kContainsWithMemoryCgroup,
        [](const Fixture&) {
          return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
@@ -381,6 +401,18 @@ const std::vector<Probe>& Probes() {
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
   };
+}
+
+// Every probe, in the order the selftest reports them.
+const std::vector<Probe>& Probes() {
+  static const std::vector<Probe> probes = [] {
+    std::vector<Probe> all;
+    for (auto group : {ReachProbes, LimitProbes, HostAttackProbes, ExhaustionProbes}) {
+      std::vector<Probe> some = group();
+      all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+    }
+    return all;
+  }();
   return probes;
 }
 

@@ -13,9 +13,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -26,6 +24,7 @@
 #include "codeact/json.hpp"
 #include "codeact/provider.hpp"
 #include "codeact_build_config.hpp"
+#include "common/task_thread.hpp"
 #include "common/utf8.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
@@ -151,70 +150,6 @@ std::shared_ptr<spdlog::logger> MakeLogger(bool enabled) {
   logger->set_level(enabled ? spdlog::level::info : spdlog::level::off);
   return logger;
 }
-
-// Runs tools/call jobs on a fixed set of threads. Submit blocks while the queue is full, so a
-// client that floods calls is slowed down instead of growing memory. The destructor runs every
-// job already submitted, then joins.
-class CallPool {
- public:
-  CallPool(int workers, std::size_t max_queued)
-      : max_queued_(std::max<std::size_t>(max_queued, 1)) {
-    const int n = std::max(workers, 1);
-    threads_.reserve(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Work(); });
-  }
-
-  ~CallPool() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-
-  void Submit(std::function<void()> job) {
-    std::unique_lock lock(mu_);
-    space_cv_.wait(lock, [this] { return queue_.size() < max_queued_; });
-    queue_.push_back(std::move(job));
-    lock.unlock();
-    work_cv_.notify_one();
-  }
-
-  // Nothing queued and nothing running.
-  bool Idle() {
-    std::lock_guard lock(mu_);
-    return queue_.empty() && running_ == 0;
-  }
-
- private:
-  void Work() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mu_);
-        work_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping and drained
-        job = std::move(queue_.front());
-        queue_.pop_front();
-        ++running_;
-      }
-      space_cv_.notify_one();
-      job();
-      std::lock_guard lock(mu_);
-      --running_;
-    }
-  }
-
-  const std::size_t max_queued_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable space_cv_;
-  std::deque<std::function<void()>> queue_;
-  int running_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
-};
 
 // Where request lines come from: a stream (tests, HandleLine's callers) or a descriptor that is
 // polled together with a stop descriptor.
@@ -591,8 +526,16 @@ struct McpServer::Impl {
       return d;
     }
     const json::object empty;
-    const json::object& p = params != nullptr ? params->as_object() : empty;
+    DispatchRequest(name, params != nullptr ? params->as_object() : empty, *id, id_text, in_batch,
+                    d);
+    return d;
+  }
 
+  // A request with a valid envelope, by its method: the answer in `d.response`, or for a
+  // tools/call of execute_code what the call needs.
+  void DispatchRequest(std::string_view name, const json::object& p, const json::value& id,
+                       std::string_view id_text, bool in_batch, Dispatch& d) {
+    const std::string reply_id(id_text);
     if (name == "initialize") {
       d.response = in_batch ? ErrorLine(reply_id, kInvalidRequest,
                                         "Invalid Request: initialize must not be part of a batch")
@@ -613,7 +556,7 @@ struct McpServer::Impl {
       } else {
         d.is_call = true;
         d.id = reply_id;
-        d.id_key = IdKey(*id, id_text);
+        d.id_key = IdKey(id, id_text);
         const json::value* args = p.if_contains("arguments");
         // Wrong arguments are the tool's business: the provider answers with an argument error
         // the model can read, so they are passed through as they came.
@@ -622,7 +565,6 @@ struct McpServer::Impl {
     } else {
       d.response = ErrorLine(reply_id, kMethodNotFound, "Method not found: " + std::string(name));
     }
-    return d;
   }
 
   // notifications/cancelled {"requestId": ..., "reason": "..."}: which request, and why.
@@ -732,7 +674,9 @@ struct McpServer::Impl {
     Flights flights;
     bool stopped = false;
     {
-      CallPool pool(options.max_concurrent_calls, options.max_queued_calls);
+      // Post blocks while the queue is full, so a client that floods calls is slowed down.
+      TaskThread pool(options.max_concurrent_calls,
+                      std::max<std::size_t>(options.max_queued_calls, 1));
       std::string line;
       bool oversized = false;
       for (;;) {
@@ -769,8 +713,8 @@ struct McpServer::Impl {
     return stopped;
   }
 
-  void Handle(Parsed& parsed, CallPool& pool, Flights& flights,
-                const std::function<void(const std::string&)>& emit) {
+  void Handle(Parsed& parsed, TaskThread& pool, Flights& flights,
+              const std::function<void(const std::string&)>& emit) {
     std::shared_ptr<BatchReply> batch;
     if (parsed.batch) batch = std::make_shared<BatchReply>(parsed.items.size(), emit);
     for (std::size_t i = 0; i < parsed.items.size(); ++i) {
@@ -782,8 +726,8 @@ struct McpServer::Impl {
       if (d.is_call) {
         auto flight = flights.Add(d.id_key);
         if (batch) batch->Expect();
-        pool.Submit([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key), id = std::move(d.id),
-                     args = std::move(d.arguments_json)] {
+        pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
+                   id = std::move(d.id), args = std::move(d.arguments_json)] {
           std::string response;
           try {
             response = RunCall(id, args, flight->source.token());
@@ -811,7 +755,7 @@ struct McpServer::Impl {
   // After the read loop: waits for the calls in flight. Once a stop was requested (before:
   // `stop_requests`, or now through `stop_fd`) they get `shutdown_grace`, then are cancelled; a
   // second stop request cancels them at once. Returns whether a stop was requested.
-  bool DrainCalls(CallPool& pool, Flights& flights, int stop_fd, int stop_requests) {
+  bool DrainCalls(TaskThread& pool, Flights& flights, int stop_fd, int stop_requests) {
     bool stopped = stop_requests > 0;
     if (stop_fd < 0) return stopped;  // the pool's destructor waits for every call
     std::optional<Clock::time_point> cancel_at;

@@ -4,16 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <mutex>
-#include <thread>
-#include <variant>
+#include <optional>
 
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
@@ -23,8 +20,10 @@
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -61,60 +60,13 @@ Status CheckInputDir(const std::string& path) {
   if (path.empty()) return Status::Ok();
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
-    return InvalidArgument("input directory " + path + ": " + std::strerror(errno));
+    return InvalidArgument("input directory " + path + ": " + ErrnoText(errno));
   }
   if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
   if (!S_ISDIR(st.st_mode))
     return InvalidArgument("input directory " + path + " is not a directory");
   return Status::Ok();
 }
-
-// Runs tasks on one thread that lives as long as the executor. Workers are started there: the
-// parent-death signal follows the thread that forked, and a worker outlives the run (and the
-// caller's thread) that started it.
-class Launcher {
- public:
-  Launcher() : thread_([this] { Loop(); }) {}
-  ~Launcher() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  template <typename T>
-  T Run(std::function<T()> fn) {
-    std::packaged_task<T()> task(std::move(fn));
-    std::future<T> result = task.get_future();
-    {
-      std::lock_guard lock(mu_);
-      tasks_.push_back([&task] { task(); });
-    }
-    cv_.notify_one();
-    return result.get();
-  }
-
- private:
-  void Loop() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      auto task = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      task();
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the members above exist
-};
 
 // One worker process. The directory is declared first so that it is removed after the child has
 // been killed and reaped (Child's destructor does both).
@@ -168,48 +120,11 @@ class HyperlightExecutor final : public Executor {
     return r;
   }
 
-  // A configured worker: an idle one when there is one (it may have died while idle: then one
-  // fresh start is tried), else a new one; or the result of a run that cannot start.
-  std::variant<std::unique_ptr<Worker>, ExecutionResult> AcquireWorker(const RunSnapshot& snapshot,
-                                                                       Clock::time_point deadline) {
-    const ExecutionLimits& limits = snapshot.limits;
-    for (int attempt = 0;; ++attempt) {
-      const bool fresh = attempt > 0;
-      StatusOr<std::unique_ptr<Worker>> got =
-          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
-      if (!got.ok()) {
-        if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
-          return TimeoutResult(limits, "while the hyperlight worker started");
-        }
-        return NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
-                                                                            : Outcome::kSetupError,
-                            got.status().message());
-      }
-      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
-      if (!reply.ok()) {
-        (*got)->child->KillAll();
-        if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-          return TimeoutResult(limits, "while the hyperlight sandbox was built");
-        }
-        if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
-        return NotRunResult(Outcome::kUnavailable,
-                            "the hyperlight worker failed: " + reply.status().message());
-      }
-      if (reply->type == protocol::Name(protocol::MessageType::kUnavailable)) {
-        return NotRunResult(Outcome::kUnavailable, reply->message);
-      }
-      if (reply->type != protocol::Name(protocol::MessageType::kConfigured)) {
-        return NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
-                                                       reply->type + "\" to its configuration");
-      }
-      return std::move(*got);
-    }
-  }
-
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
-                      Clock::time_point start) {
-    const ExecutionLimits& limits = snapshot.limits;
-    if (Status s = CheckLimits(limits); !s.ok())
+  // A setup-error result when the run cannot start here (limits, mounts, reserved tool names,
+  // the input directory), a cancelled one when it was cancelled already; nullopt when it may.
+  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request,
+                                           const RunSnapshot& snapshot) const {
+    if (Status s = CheckLimits(snapshot.limits); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
     if (!snapshot.mounts.empty()) {
       return NotRunResult(
@@ -226,14 +141,92 @@ class HyperlightExecutor final : public Executor {
     }
     if (Status s = CheckInputDir(options_.input_dir); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
-    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
+    return std::nullopt;
+  }
 
-    auto acquired = AcquireWorker(snapshot, deadline);
-    if (auto* failed = std::get_if<ExecutionResult>(&acquired)) return std::move(*failed);
-    std::unique_ptr<Worker> worker = std::move(std::get<std::unique_ptr<Worker>>(acquired));
+  // A configured worker: an idle one when there is one (it may have died while idle: then one
+  // fresh start is tried), else a new one. Null, with the run's result in `failure`, when none
+  // could be had.
+  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, Clock::time_point deadline,
+                                           ExecutionResult& failure) {
+    const ExecutionLimits& limits = snapshot.limits;
+    for (int attempt = 0;; ++attempt) {
+      const bool fresh = attempt > 0;
+      StatusOr<std::unique_ptr<Worker>> got =
+          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
+      if (!got.ok()) {
+        if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
+          failure = TimeoutResult(limits, "while the hyperlight worker started");
+        } else {
+          failure =
+              NotRunResult(got.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                                           : Outcome::kSetupError,
+                           got.status().message());
+        }
+        return nullptr;
+      }
+      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
+      if (!reply.ok()) {
+        (*got)->child->KillAll();
+        if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+          failure = TimeoutResult(limits, "while the hyperlight sandbox was built");
+          return nullptr;
+        }
+        if (attempt == 0) continue;  // an idle worker that died; try a fresh one once
+        failure = NotRunResult(Outcome::kUnavailable,
+                               "the hyperlight worker failed: " + reply.status().message());
+        return nullptr;
+      }
+      if (reply->type == protocol::Name(protocol::MessageType::kUnavailable)) {
+        failure = NotRunResult(Outcome::kUnavailable, reply->message);
+        return nullptr;
+      }
+      if (reply->type != protocol::Name(protocol::MessageType::kConfigured)) {
+        failure = NotRunResult(Outcome::kUnavailable, "the hyperlight worker answered \"" +
+                                                          reply->type + "\" to its configuration");
+        return nullptr;
+      }
+      return std::move(*got);
+    }
+  }
+
+  // After a run without its terminal frame: waits for the worker until the deadline (one that
+  // merely closed its bridge and went on ends as a timeout), then kills it. `ended` is
+  // corrected to a timeout or a cancellation where that is what ended the run.
+  static ExitInfo EndWithoutTerminalFrame(Child& child, HostLoop& loop, LoopResult& ended,
+                                          Clock::time_point deadline,
+                                          const CancellationToken& cancel) {
+    bool timed_out = ended.end == LoopEnd::kTimeout;
+    bool cancelled = false;
+    if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, cancel)) {
+      cancelled = cancel.cancelled();
+      timed_out = !cancelled;
+    }
+    // The SDK cannot stop a running guest: the wall clock (or a cancellation) ends the
+    // worker, and with it the VM.
+    child.KillAll();
+    loop.DrainOutput(kDrainGrace);
+    const ExitInfo exit = child.Wait();
+    if (timed_out) ended.end = LoopEnd::kTimeout;
+    if (cancelled) {
+      ended.end = LoopEnd::kCancelled;
+      ended.message = cancel.reason();
+    }
+    return exit;
+  }
+
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
+    const ExecutionLimits& limits = snapshot.limits;
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot))
+      return std::move(*refused);
+    const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+    ExecutionResult failure;
+    std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, deadline, failure);
+    if (!worker) return failure;
     worker->last_fingerprint = snapshot.fingerprint;
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
@@ -247,27 +240,13 @@ class HyperlightExecutor final : public Executor {
                   snapshot.tools, limits);
     // The worker said ready when it started: a "setup_error" frame is not its to send.
     LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true, {}, request.cancel);
+    const bool terminal_frame = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError;
     ExitInfo exit;
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError) {
+    if (terminal_frame) {
       // The worker wrote the guest's output before its terminal frame: it is in the pipes.
       loop.DrainAvailableOutput();
     } else {
-      bool timed_out = ended.end == LoopEnd::kTimeout;
-      bool cancelled = false;
-      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, request.cancel)) {
-        cancelled = request.cancel.cancelled();
-        timed_out = !cancelled;
-      }
-      // The SDK cannot stop a running guest: the wall clock (or a cancellation) ends the
-      // worker, and with it the VM.
-      child.KillAll();
-      loop.DrainOutput(kDrainGrace);
-      exit = child.Wait();
-      if (timed_out) ended.end = LoopEnd::kTimeout;
-      if (cancelled) {
-        ended.end = LoopEnd::kCancelled;
-        ended.message = request.cancel.reason();
-      }
+      exit = EndWithoutTerminalFrame(child, loop, ended, deadline, request.cancel);
     }
 
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
@@ -280,8 +259,7 @@ class HyperlightExecutor final : public Executor {
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     FitResult(r, limits.max_result_bytes, output_mount);
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError)
-      Release(std::move(worker));
+    if (terminal_frame) Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }
 
@@ -344,7 +322,7 @@ class HyperlightExecutor final : public Executor {
     auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, "", "", ""});
     worker->output_dir = worker->dir.path() + "/output";
     if (::mkdir(worker->output_dir.c_str(), 0700) != 0) {
-      return Internal("cannot create " + worker->output_dir + ": " + std::strerror(errno));
+      return Internal("cannot create " + worker->output_dir + ": " + ErrnoText(errno));
     }
     LaunchSpec spec;
     spec.executable = python_;
@@ -359,8 +337,7 @@ class HyperlightExecutor final : public Executor {
     spec.working_dir = worker->dir.path();
     spec.limits = WorkerLimits(limits);
     worker->start_key = StartKey(spec.limits);
-    StatusOr<std::unique_ptr<Child>> child =
-        launcher_.Run<StatusOr<std::unique_ptr<Child>>>([&spec] { return Child::Start(spec); });
+    StatusOr<std::unique_ptr<Child>> child = launcher_.Call([&spec] { return Child::Start(spec); });
     if (!child.ok())
       return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
     worker->child = std::move(*child);
@@ -393,7 +370,10 @@ class HyperlightExecutor final : public Executor {
   const std::string python_;
   const std::string worker_script_;
   const HyperlightOptions options_;
-  Launcher launcher_;  // destroyed after the idle workers below
+  // Workers are started on this thread, which lives as long as the executor: the parent-death
+  // signal follows the thread that forked, and a worker outlives the run (and the caller's
+  // thread) that started it.
+  TaskThread launcher_;  // destroyed after the idle workers below
   std::mutex mu_;
   std::deque<std::unique_ptr<Worker>> idle_;
 };

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "process/child.hpp"
+#include "process/posix_util.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {
@@ -20,10 +21,6 @@ namespace fs = std::filesystem;
 constexpr const char* kModuleName = "_codeact_guard.so";
 // Device files the code may read and write (no others: no device nodes can be created either).
 constexpr const char* kDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-
-bool IsWithin(const fs::path& path, const fs::path& dir) {
-  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
-}
 
 // The kernel's Landlock ABI, probed as the guard's landlock.hpp does in the child (one kernel).
 int HostLandlockAbi() {
@@ -45,7 +42,8 @@ std::vector<std::string> Distinct(const std::vector<std::string>& paths) {
   for (std::size_t i = 0; i < real.size(); ++i) {
     bool covered = false;
     for (std::size_t j = 0; j < real.size() && !covered; ++j) {
-      covered = j != i && IsWithin(real[i], real[j]) && (real[i] != real[j] || j < i);
+      covered =
+          j != i && PathWithin(real[i].native(), real[j].native()) && (real[i] != real[j] || j < i);
     }
     if (!covered) out.push_back(real[i].string());
   }
@@ -111,7 +109,8 @@ std::string ProcessTmpDir(const std::string& scratch_dir) { return scratch_dir +
 
 Status PrepareProcessScratch(const std::string& scratch_dir) {
   for (const std::string& dir : {ProcessWorkDir(scratch_dir), ProcessTmpDir(scratch_dir)}) {
-    if (::mkdir(dir.c_str(), 0700) != 0) return Internal("cannot create " + dir + ": " + std::strerror(errno));
+    if (::mkdir(dir.c_str(), 0700) != 0)
+      return Internal("cannot create " + dir + ": " + ErrnoText(errno));
   }
   return Status::Ok();
 }

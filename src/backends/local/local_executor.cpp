@@ -109,6 +109,73 @@ std::string DegradedNote(const CgroupSite& site) {
   return "";
 }
 
+// resources/runner.py of the data dir; with an explicit resource_dir that holds runner.py
+// itself, that one.
+StatusOr<std::string> FindRunner(const ExecutorOptions& options) {
+  const std::string data_dir =
+      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
+  std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
+  if (!options.resource_dir.empty() &&
+      std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
+    runner = (std::filesystem::path(data_dir) / "runner.py").string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(runner, ec))
+    return NotFound("runner not found at " + runner);
+  return runner;
+}
+
+Status CheckPoolAndLevel(const ExecutorOptions& options) {
+  if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
+    return InvalidArgument("warm_pool_size must be between 0 and 64");
+  }
+  if (options.pool_idle_timeout_ms <= 0)
+    return InvalidArgument("pool_idle_timeout_ms must be positive");
+  if (options.isolation == IsolationLevel::kMicroVm) {
+    return InvalidArgument(
+        "the local backend runs at the process or namespaces level, not microvm");
+  }
+  return Status::Ok();
+}
+
+// kAuto: the namespaces level where this kernel allows it, else the process level (with a note
+// in `fallback_note`). An explicit level runs as asked or not at all.
+StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation,
+                                                   const std::string& python,
+                                                   const std::string& runner_dir,
+                                                   std::string& fallback_note) {
+  if (isolation == IsolationLevel::kProcess) return std::optional<SandboxPlan>();
+  std::optional<SandboxPlan> sandbox;
+  Status ready = [&]() -> Status {
+    auto plan = PlanSandbox(python, runner_dir);
+    if (!plan.ok()) return plan.status();
+    if (Status s = ProbeSandbox(*plan, python); !s.ok()) return s;
+    sandbox = std::move(*plan);
+    return Status::Ok();
+  }();
+  if (!ready.ok() && isolation == IsolationLevel::kNamespaces) {
+    return Unavailable("the namespaces isolation level is not available here: " + ready.message());
+  }
+  if (!ready.ok()) {
+    // auto never drops a level silently: every result says so, and so does the log.
+    fallback_note =
+        "isolation auto: ran at the process level; the namespaces level is not available here: " +
+        ready.message();
+    LogWarning(fallback_note);
+  }
+  return sandbox;
+}
+
+// Children of a root host run as other uids and must read the runner and the guard's module
+// (nothing in them is secret).
+void OpenToRunUids(const TempDir& dir) {
+  ::chmod(dir.path().c_str(), 0755);
+  std::error_code listed;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path(), listed)) {
+    ::chmod(entry.path().c_str(), 0644);
+  }
+}
+
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
@@ -192,7 +259,12 @@ class LocalExecutor final : public Executor {
     return options_.accept_weaker_limits ? Status::Ok() : RefuseUnenforceable(*cgroups_, limits);
   }
 
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot, Clock::time_point start) {
+  // A setup-error result when the run may not start (limits, mounts, the guard's imports into
+  // `imports`, limits no cgroup here can enforce), a cancelled one when it was cancelled already;
+  // nullopt when it may start.
+  std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request,
+                                           const RunSnapshot& snapshot,
+                                           std::vector<std::string>& imports) {
     const ExecutionLimits& limits = snapshot.limits;
     if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
     for (const auto& m : snapshot.mounts) {
@@ -209,7 +281,6 @@ class LocalExecutor final : public Executor {
                                                     ") need egress, which the local backend does not have: remove "
                                                     "them, or use the hyperlight backend");
     }
-    std::vector<std::string> imports;
     if (guard_) {
       auto allowed = validator_->AllowedImports(snapshot.policy);
       if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
@@ -221,11 +292,20 @@ class LocalExecutor final : public Executor {
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
+    return std::nullopt;
+  }
+
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+                      Clock::time_point start) {
+    const ExecutionLimits& limits = snapshot.limits;
+    std::vector<std::string> imports;
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot, imports))
+      return std::move(*refused);
     StatusOr<ReadyChild> ready = TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
-    std::unique_ptr<Child>& child = ready->child;
+    const std::unique_ptr<Child>& child = ready->child;
 
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
                   snapshot.tools, limits);
@@ -237,72 +317,92 @@ class LocalExecutor final : public Executor {
     }
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
                                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
-    ExitInfo exit;
-    std::optional<CgroupUsage> usage;
-    bool oom_killed = false;
-    if (ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError || ended.end == LoopEnd::kOutputLimit) {
-      // The runner flushed stdout and stderr before its terminal frame, so all the output is in
-      // the pipes already. Kill the process group now; the cgroup's kill (or the sweep), the
-      // reaping and the directory removal happen off the caller's path.
-      child->KillGroup();
-      loop.DrainAvailableOutput();
-      if (ready->cgroup) usage = ready->cgroup->Usage();
-      reaper_.Finish(std::move(*ready));
-    } else {
-      // The bridge closed without a terminal frame: usually the child is dying. Give it until the
-      // deadline, so that one which merely closed its bridge and went on ends as a timeout.
-      bool timed_out = ended.end == LoopEnd::kTimeout;
-      bool cancelled = false;
-      if (ended.end == LoopEnd::kChildClosed && !WaitForExit(*child, deadline, request.cancel)) {
-        cancelled = request.cancel.cancelled();
-        timed_out = !cancelled;
-      }
-      // Timeout, cancellation, crash or protocol error: everything, now, and the exit status
-      // classifies it.
-      ready->KillAll();
-      if (ready->cgroup) {
-        // Every process of the run has SIGKILL pending and can write nothing more: what it wrote
-        // is in the pipes. Waiting for EOF would wait for the exits of all of them (seconds, after
-        // a fork storm).
-        loop.DrainAvailableOutput();
-      } else {
-        loop.DrainOutput(kDrainGrace);
-      }
-      if ((timed_out || cancelled) && ready->cgroup) {
-        // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
-        // that forked a thousand copies of itself) is the reaper's to wait for.
-        exit = child->TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
-      } else {
-        exit = child->Wait();
-      }
-      if (timed_out) ended.end = LoopEnd::kTimeout;
-      if (cancelled) {
-        ended.end = LoopEnd::kCancelled;
-        ended.message = request.cancel.reason();
-      }
-      if (ready->cgroup) {
-        usage = ready->cgroup->Usage();
-        oom_killed = ready->cgroup->OomKills() > 0;
-      } else {
-        usage = CgroupUsage{static_cast<std::int64_t>(exit.cpu_seconds * 1000), std::nullopt};
-      }
-      reaper_.Finish(std::move(*ready));  // the exits of the rest and the removals, off the caller's path
-    }
+    const ChildEnd end =
+        ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
+                ended.end == LoopEnd::kOutputLimit
+            ? EndAfterTerminalFrame(*ready, loop)
+            : EndWithoutTerminalFrame(*ready, loop, ended, deadline, request.cancel);
+    reaper_.Finish(
+        std::move(*ready));  // the exits of the rest and the removals, off the caller's path
 
-    ExecutionResult r = ResultOfRun(loop, ended, exit, limits, {"the interpreter"}, oom_killed);
+    ExecutionResult r =
+        ResultOfRun(loop, ended, end.exit, limits, {"the interpreter"}, end.oom_killed);
     if (guard_ && guard_->landlock_abi < 1) {
       r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
     }
-    if (usage) {
-      r.usage.cpu_ms = usage->cpu_ms;
-      r.usage.peak_memory_bytes = usage->peak_memory_bytes;
+    if (end.usage) {
+      r.usage.cpu_ms = end.usage->cpu_ms;
+      r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
     }
-
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     FitResult(r, limits.max_result_bytes, snapshot.mounts);
     return r;
+  }
+
+  // How a run's child ended, as far as the caller waits for it.
+  struct ChildEnd {
+    ExitInfo exit;
+    std::optional<CgroupUsage> usage;
+    bool oom_killed = false;
+  };
+
+  // The runner flushed stdout and stderr before its terminal frame, so all the output is in the
+  // pipes already. Kill the process group now; the cgroup's kill (or the sweep), the reaping and
+  // the directory removal happen off the caller's path (the reaper).
+  static ChildEnd EndAfterTerminalFrame(ReadyChild& ready, HostLoop& loop) {
+    ChildEnd end;
+    ready.child->KillGroup();
+    loop.DrainAvailableOutput();
+    if (ready.cgroup) end.usage = ready.cgroup->Usage();
+    return end;
+  }
+
+  // The bridge closed without a terminal frame: usually the child is dying. Give it until the
+  // deadline, so that one which merely closed its bridge and went on ends as a timeout. Then
+  // (timeout, cancellation, crash or protocol error) everything is killed, now, and the exit
+  // status classifies it; `ended` says which.
+  static ChildEnd EndWithoutTerminalFrame(ReadyChild& ready, HostLoop& loop, LoopResult& ended,
+                                          Clock::time_point deadline,
+                                          const CancellationToken& cancel) {
+    Child& child = *ready.child;
+    bool timed_out = ended.end == LoopEnd::kTimeout;
+    bool cancelled = false;
+    if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, cancel)) {
+      cancelled = cancel.cancelled();
+      timed_out = !cancelled;
+    }
+    ready.KillAll();
+    if (ready.cgroup) {
+      // Every process of the run has SIGKILL pending and can write nothing more: what it wrote
+      // is in the pipes. Waiting for EOF would wait for the exits of all of them (seconds, after
+      // a fork storm).
+      loop.DrainAvailableOutput();
+    } else {
+      loop.DrainOutput(kDrainGrace);
+    }
+    ChildEnd end;
+    if ((timed_out || cancelled) && ready.cgroup) {
+      // Killed by the cgroup with the rest of the run; its exit (a long one, for an interpreter
+      // that forked a thousand copies of itself) is the reaper's to wait for.
+      end.exit =
+          child.TryWait().value_or(ExitInfo{.exited = false, .exit_code = -1, .signal = SIGKILL});
+    } else {
+      end.exit = child.Wait();
+    }
+    if (timed_out) ended.end = LoopEnd::kTimeout;
+    if (cancelled) {
+      ended.end = LoopEnd::kCancelled;
+      ended.message = cancel.reason();
+    }
+    if (ready.cgroup) {
+      end.usage = ready.cgroup->Usage();
+      end.oom_killed = ready.cgroup->OomKills() > 0;
+    } else {
+      end.usage = CgroupUsage{static_cast<std::int64_t>(end.exit.cpu_seconds * 1000), std::nullopt};
+    }
+    return end;
   }
 
   // A child from the warm pool when one is ready for this fingerprint, else one started now.
@@ -590,20 +690,9 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (!validator.ok()) return validator.status();
   std::string python = options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
   if (Status s = CheckInterpreterMatches(**validator, python); !s.ok()) return s;
-  const std::string data_dir = options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
-  if (!options.resource_dir.empty() && std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
-    runner = (std::filesystem::path(data_dir) / "runner.py").string();
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(runner, ec)) return NotFound("runner not found at " + runner);
-  if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
-    return InvalidArgument("warm_pool_size must be between 0 and 64");
-  }
-  if (options.pool_idle_timeout_ms <= 0) return InvalidArgument("pool_idle_timeout_ms must be positive");
-  if (options.isolation == IsolationLevel::kMicroVm) {
-    return InvalidArgument("the local backend runs at the process or namespaces level, not microvm");
-  }
+  auto runner = FindRunner(options);
+  if (!runner.ok()) return runner.status();
+  if (Status s = CheckPoolAndLevel(options); !s.ok()) return s;
   std::string guard_module;
   if (options.runtime_guard) {
     guard_module = GuardModulePath();
@@ -613,49 +702,22 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
           "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
     }
   }
-  auto bytecode_dir = PrivateRunnerDir(runner, options.runtime_guard);
+  auto bytecode_dir = PrivateRunnerDir(*runner, options.runtime_guard);
   if (!bytecode_dir.ok()) return bytecode_dir.status();
-  // kAuto: the namespaces level where this kernel allows it, else the process level. An explicit
-  // level runs as asked or not at all.
-  std::optional<SandboxPlan> sandbox;
+  const std::string runner_dir = std::filesystem::path(*runner).parent_path().string();
   std::string fallback_note;
-  if (options.isolation != IsolationLevel::kProcess) {
-    Status ready = [&]() -> Status {
-      auto plan = PlanSandbox(python, std::filesystem::path(runner).parent_path().string());
-      if (!plan.ok()) return plan.status();
-      if (Status s = ProbeSandbox(*plan, python); !s.ok()) return s;
-      sandbox = std::move(*plan);
-      return Status::Ok();
-    }();
-    if (!ready.ok() && options.isolation == IsolationLevel::kNamespaces) {
-      return Unavailable("the namespaces isolation level is not available here: " + ready.message());
-    }
-    if (!ready.ok()) {
-      // auto never drops a level silently: every result says so, and so does the log.
-      fallback_note = "isolation auto: ran at the process level; the namespaces level is not available here: " +
-                      ready.message();
-      LogWarning(fallback_note);
-    }
-  }
+  auto sandbox = ChooseSandbox(options.isolation, python, runner_dir, fallback_note);
+  if (!sandbox.ok()) return sandbox.status();
   std::optional<GuardPlan> guard;
   if (options.runtime_guard) {
-    auto plan = PlanGuard(python, std::filesystem::path(runner).parent_path().string(), guard_module,
-                          sandbox ? &*sandbox : nullptr);
+    auto plan = PlanGuard(python, runner_dir, guard_module, *sandbox ? &**sandbox : nullptr);
     if (!plan.ok()) return plan.status();
     guard = std::move(*plan);
   }
-  // Children of a root host run as other uids and must read the runner and the guard's module
-  // (nothing in them is secret).
-  if (*bytecode_dir) {
-    ::chmod((*bytecode_dir)->path().c_str(), 0755);
-    std::error_code listed;
-    for (const auto& entry : std::filesystem::directory_iterator((*bytecode_dir)->path(), listed)) {
-      ::chmod(entry.path().c_str(), 0644);
-    }
-  }
+  if (*bytecode_dir) OpenToRunUids(**bytecode_dir);
   auto executor = std::unique_ptr<LocalExecutor>(
-      new LocalExecutor(std::move(python), std::move(runner), std::move(*bytecode_dir), options,
-                        std::move(sandbox), std::move(guard), *validator));
+      new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
+                        std::move(*sandbox), std::move(guard), *validator));
   if (executor->isolation() == IsolationLevel::kProcess && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).
     fallback_note += std::string(fallback_note.empty() ? "" : "; ") +

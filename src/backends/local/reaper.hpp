@@ -4,32 +4,21 @@
 // caller need not wait for. The destructor finishes everything still queued.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
-
 #include "backends/local/warm_pool.hpp"
+#include "common/task_thread.hpp"
 
 namespace codeact::internal {
 
 class Reaper {
  public:
-  Reaper();
-  ~Reaper();
+  Reaper() = default;
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
 
   void Finish(ReadyChild child);
 
  private:
-  void Loop();
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<ReadyChild> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
+  TaskThread thread_;
 };
 
 }  // namespace codeact::internal

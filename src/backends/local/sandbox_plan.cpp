@@ -13,6 +13,7 @@
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
+#include "process/posix_util.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 
@@ -20,10 +21,6 @@ namespace codeact::internal {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool IsWithin(const fs::path& path, const fs::path& dir) {
-  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
-}
 
 constexpr std::chrono::seconds kProbeTimeout{10};
 
@@ -66,12 +63,13 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   const fs::path real = fs::canonical(python, ec);
   if (ec) return NotFound("interpreter " + python + ": " + ec.message());
   for (const auto& p : plan.system_paths) {
-    if (IsWithin(real, p)) return plan;
+    if (PathWithin(real.native(), p)) return plan;
   }
   // An interpreter outside the system paths (pyenv, /opt): show its whole prefix.
   const fs::path prefix = real.parent_path().parent_path();
-  if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() || IsWithin(kSandboxWorkDir, prefix) ||
-      IsWithin("/tmp", prefix) || IsWithin(prefix, "/tmp") || IsWithin(prefix, kSandboxWorkDir)) {
+  if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() ||
+      PathWithin(kSandboxWorkDir, prefix.native()) || PathWithin("/tmp", prefix.native()) ||
+      PathWithin(prefix.native(), "/tmp") || PathWithin(prefix.native(), kSandboxWorkDir)) {
     return Unavailable("the interpreter's installation " + prefix.string() + " cannot be shown in the sandbox");
   }
   plan.system_paths.push_back(prefix.string());
