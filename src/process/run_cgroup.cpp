@@ -101,6 +101,28 @@ bool HasWord(const std::string& list, const std::string& word) {
   return false;
 }
 
+std::string Trimmed(const std::string& text) {
+  const std::size_t begin = text.find_first_not_of(" \n");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \n") - begin + 1);
+}
+
+// Whether this process's /proc/self/cgroup lists a cgroup v1 hierarchy holding `controller`
+// ("4:memory:/..."): the kernel then offers it to no cgroup v2 group (a hybrid host).
+bool BoundToV1(const std::string& controller) {
+  const std::string text = ReadText("/proc/self/cgroup").value_or("");
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::size_t first = text.find(':', at);
+    const std::size_t second = first < end ? text.find(':', first + 1) : std::string::npos;
+    if (second < end && HasWord(text.substr(first + 1, second - first - 1), controller))
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 // Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or nullopt when gone.
 std::optional<std::string> StartTime(const std::string& pid) {
   auto stat = ReadText("/proc/" + pid + "/stat");
@@ -226,11 +248,22 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
   const std::string dir = parent + "/codeact";
   // Controllers reach a group through its parent's subtree_control; neither `parent` (the root
   // cgroup, or a delegated unit whose processes live in leaves) nor `dir` holds processes.
+  // Why a controller did not reach `dir`, by controller: the reason a caller is told.
+  std::map<std::string, std::string> why_not;
   const std::string offered = ReadText(parent + "/cgroup.controllers").value_or("");
+  auto enable = [&](const std::string& at, const std::string& c) {
+    if (HasWord(ReadText(at + "/cgroup.subtree_control").value_or(""), c)) return;
+    if (int err = WriteText(at + "/cgroup.subtree_control", "+" + c); err != 0)
+      why_not.emplace(c,
+                      "enabling it in " + at + "/cgroup.subtree_control failed: " + ErrnoText(err));
+  };
   for (const char* c : {"pids", "memory", "cpu"}) {
-    if (HasWord(offered, c) &&
-        !HasWord(ReadText(parent + "/cgroup.subtree_control").value_or(""), c)) {
-      WriteText(parent + "/cgroup.subtree_control", std::string("+") + c);
+    if (!HasWord(offered, c)) {
+      why_not.emplace(c, "it is not offered by " + parent + " (cgroup.controllers: \"" +
+                             Trimmed(offered) + "\")" +
+                             (BoundToV1(c) ? ", as it is bound to a cgroup v1 hierarchy" : ""));
+    } else {
+      enable(parent, c);
     }
   }
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -238,10 +271,7 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
     return site;
   }
   for (const char* c : {"pids", "memory", "cpu"}) {
-    if (HasWord(ReadText(dir + "/cgroup.controllers").value_or(""), c) &&
-        !HasWord(ReadText(dir + "/cgroup.subtree_control").value_or(""), c)) {
-      WriteText(dir + "/cgroup.subtree_control", std::string("+") + c);
-    }
+    if (HasWord(ReadText(dir + "/cgroup.controllers").value_or(""), c)) enable(dir, c);
   }
   const std::string enabled = ReadText(dir + "/cgroup.subtree_control").value_or("");
   H h;
@@ -253,10 +283,14 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
   h.kill = Exists(dir + "/cgroup.kill");
   h.cpuacct = true;  // cpu.stat's usage_usec needs no controller
   site.swap_accounted = Exists(dir + "/memory.swap.max");
-  if (!h.pids) site.missing = "the pids controller is not available in " + dir;
-  if (!h.memory)
-    site.missing +=
-        (site.missing.empty() ? "" : "; ") + ("the memory controller is not available in " + dir);
+  for (const auto& [c, held] :
+       {std::pair<const char*, bool>{"pids", h.pids}, {"memory", h.memory}}) {
+    if (held) continue;
+    auto why = why_not.find(c);
+    site.missing += (site.missing.empty() ? "" : "; ") + std::string("the ") + c +
+                    " controller is not available in " + dir +
+                    (why != why_not.end() ? ": " + why->second : std::string());
+  }
   site.hierarchies.push_back(std::move(h));
   return site;
 }

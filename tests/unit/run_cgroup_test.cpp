@@ -149,6 +149,30 @@ TEST(CgroupSiteTest, V2UsesTheRootSubtreeForRootAndTheDelegatedOneForAUser) {
   EXPECT_NE(session.missing.find("user@1000.service"), std::string::npos) << session.missing;
 }
 
+// A controller the root does not offer (on a hybrid host: bound to a v1 hierarchy) is missing,
+// and the site says which and why; cpu.stat and cgroup.kill need no controller.
+TEST(CgroupSiteTest, V2WithoutAnOfferedControllerSaysWhy) {
+  auto root = TempDir::Create("codeact-fake-cgroup2-");
+  ASSERT_TRUE(root.ok());
+  const std::string r = root->path();
+  Touch(r + "/cgroup.controllers", "cpu hugetlb\n");
+  Touch(r + "/cgroup.subtree_control", "cpu\n");
+  Touch(r + "/codeact/cgroup.controllers", "cpu\n");
+  Touch(r + "/codeact/cgroup.subtree_control", "cpu\n");
+  Touch(r + "/codeact/cgroup.kill");
+  const CgroupSite site = CgroupSite::Discover(r, 0, "/");
+  ASSERT_EQ(site.hierarchies.size(), 1u) << site.missing;
+  EXPECT_TRUE(site.hierarchies[0].kill && site.hierarchies[0].cpu && site.hierarchies[0].cpuacct);
+  EXPECT_FALSE(site.pids() || site.memory());
+  for (const std::string c : {"pids", "memory"}) {
+    EXPECT_NE(site.missing.find("the " + c + " controller is not available in " + r +
+                                "/codeact: it is not offered by " + r +
+                                " (cgroup.controllers: \"cpu hugetlb\""),
+              std::string::npos)
+        << site.missing;
+  }
+}
+
 TEST(RunCgroupTest, CreateRefusesASiteWithoutHierarchies) {
   auto site = std::make_shared<CgroupSite>();
   site->missing = "no cgroup hierarchy is mounted at /x";
