@@ -9,6 +9,7 @@
 
 #include "codeact/execution.hpp"
 #include "codeact/file_mount.hpp"
+#include "codeact/limits.hpp"
 
 namespace codeact::internal {
 
@@ -30,5 +31,9 @@ inline constexpr std::size_t kResultBookkeepingBytes = 64;
 // fields' lengths settles them without serialising anything. `mounts` name the summaries.
 void FitResult(ExecutionResult& result, std::int64_t max_result_bytes,
                const std::vector<FileMount>& mounts);
+inline void FitResult(ExecutionResult& result, const ExecutionLimits& limits,
+                      const std::vector<FileMount>& mounts) {
+  FitResult(result, limits.max_result_bytes, mounts);
+}
 
 }  // namespace codeact::internal

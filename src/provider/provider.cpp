@@ -128,7 +128,7 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
     if (r.isolation.empty()) r.isolation = std::string(IsolationName(executor_->isolation()));
     // Results that never reached an executor (violations) are held to the same bound.
-    internal::FitResult(r, snapshot.limits.max_result_bytes, snapshot.mounts);
+    internal::FitResult(r, snapshot.limits, snapshot.mounts);
     r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return r;
   };

@@ -1,12 +1,12 @@
 // codeact-sandbox: starts one command inside the `namespaces` isolation level.
 //
 //   codeact-sandbox --scratch DIR [--tmp-bytes N] [--work-bytes N] [--run-as UID]
-//                   [--max-processes N] [--system PATH]...
+//                   [--nproc N] [--system PATH]...
 //                   [--bind-ro|--bind-rw HOST PATH]... -- /abs/command args...
 //
 // The host starts this program exactly like the runner at the `process` level (rlimits, fds 0-4,
 // process group, parent-death signal, scrubbed environment), and the command inherits all of it;
-// only RLIMIT_NPROC comes as --max-processes, set once inside the user namespace (see
+// only RLIMIT_NPROC comes as --nproc, set once inside the user namespace (see
 // sandbox_config.hpp).
 // Three processes, as a checklist in which every step succeeds or fails the start:
 //   launcher (host pid namespace): joins the run's cgroup; on a root host (--run-as) prepares the
@@ -108,8 +108,8 @@ int Main(int argc, char** argv) {
     DropToRunUid(static_cast<uid_t>(config->run_as_uid));
   }
   EnterUserNamespace();
-  if (config->max_processes > 0) {
-    const rlimit nproc{static_cast<rlim_t>(config->max_processes), static_cast<rlim_t>(config->max_processes)};
+  if (config->nproc > 0) {
+    const rlimit nproc{static_cast<rlim_t>(config->nproc), static_cast<rlim_t>(config->nproc)};
     Must(::setrlimit(RLIMIT_NPROC, &nproc) == 0, "setrlimit(RLIMIT_NPROC)");
   }
   FollowParent(host, "launcher");  // a credential change clears the parent-death signal

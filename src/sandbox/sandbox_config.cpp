@@ -40,7 +40,7 @@ std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
   std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes),
                                "--work-bytes", std::to_string(c.work_bytes)};
   if (c.run_as_uid >= 0) out.insert(out.end(), {"--run-as", std::to_string(c.run_as_uid)});
-  if (c.max_processes >= 0) out.insert(out.end(), {"--max-processes", std::to_string(c.max_processes)});
+  if (c.nproc >= 0) out.insert(out.end(), {"--nproc", std::to_string(c.nproc)});
   for (const auto& p : c.cgroup_procs) out.insert(out.end(), {"--cgroup-procs", p});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
   for (const auto& b : c.binds) out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
@@ -73,13 +73,13 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
       } else {
         c.cgroup_procs.push_back(*v);
       }
-    } else if (a == "--tmp-bytes" || a == "--work-bytes" || a == "--run-as" || a == "--max-processes") {
+    } else if (a == "--tmp-bytes" || a == "--work-bytes" || a == "--run-as" || a == "--nproc") {
       auto v = value(a);
       if (!v.ok()) return v.status();
       std::int64_t& target = a == "--tmp-bytes"    ? c.tmp_bytes
                              : a == "--work-bytes" ? c.work_bytes
                              : a == "--run-as"     ? c.run_as_uid
-                                                   : c.max_processes;
+                                                   : c.nproc;
       auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), target);
       // A uid of 0 would defeat the point of dropping to it.
       if (ec != std::errc() || end != v->data() + v->size() || target <= 0 || (a == "--run-as" && target > 0xFFFFFFFELL)) {

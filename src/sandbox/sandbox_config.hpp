@@ -42,7 +42,7 @@ struct SandboxConfig {
   // counts a namespace's processes against the limit of the process that made it as well as its
   // own: set before, a non-root host's own processes (every other run of the same user among
   // them) would count against the run's limit and starve its start.
-  std::int64_t max_processes = -1;
+  std::int64_t nproc = -1;
   // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
   // first (empty: none could be made).
   std::vector<std::string> cgroup_procs;

@@ -258,7 +258,7 @@ class HyperlightExecutor final : public Executor {
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
-    FitResult(r, limits.max_result_bytes, output_mount);
+    FitResult(r, limits, output_mount);
     if (terminal_frame) Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }

@@ -337,7 +337,7 @@ class LocalExecutor final : public Executor {
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
-    FitResult(r, limits.max_result_bytes, snapshot.mounts);
+    FitResult(r, limits, snapshot.mounts);
     return r;
   }
 

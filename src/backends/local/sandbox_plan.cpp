@@ -99,7 +99,7 @@ Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, co
   // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them.
   c.tmp_bytes = snapshot.limits.max_file_size_bytes;
   c.work_bytes = snapshot.limits.max_workdir_bytes;
-  if (const auto nproc = spec.limits.Take(RLIMIT_NPROC)) c.max_processes = nproc->soft;
+  if (const auto nproc = spec.limits.Take(RLIMIT_NPROC)) c.nproc = nproc->soft;
   c.command.push_back(spec.executable);
   for (const auto& a : spec.args) {
     const fs::path p(a);
