@@ -105,12 +105,15 @@ cmake --build "$tmp/consumer-build" >"$tmp/build.log" 2>&1 ||
 consumer=$(find "$tmp/consumer-build" -type f -name codeact_consumer -perm -u+x | head -n 1)
 test -n "$consumer" || fail "consumer binary not found"
 
+step "consumer's shared libraries"
 if command -v readelf >/dev/null 2>&1; then
   needed=$(readelf -d "$consumer" | grep NEEDED || true)
-  if printf '%s\n' "$needed" | grep -qiE 'seccomp|spdlog'; then
+  if printf '%s\n' "$needed" | grep -qiE 'seccomp|spdlog|libfmt'; then
     printf '%s\n' "$needed"
-    fail "the consumer links libseccomp or spdlog"
+    fail "the consumer links libseccomp, spdlog or fmt"
   fi
+else
+  echo "readelf not found: not checked"
 fi
 
 step "consumer from its build dir"
