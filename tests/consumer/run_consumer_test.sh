@@ -1,21 +1,25 @@
 #!/bin/sh
 # ctest entry for package.consumer. Installs this build into a temporary prefix and checks that
 # the installation stands on its own:
-#   1. the layout: binary, library, headers, CMake package, and share/codeact holding the
-#      validator (without its tests) and resources;
-#   2. the installed `codeact run`, started from another directory with $CODEACT_DATA_DIR unset;
-#   3. this folder's CMake project finds the package, links codeact::core and runs a code block
-#      that calls a C++ host tool;
-#   4. that the installed binaries really use <prefix>/share/codeact and not the source tree:
+#   1. the layout: exactly the CLI, the library, the launcher and the guard's module in
+#      libexec/codeact, the CMake package (beside the headers), and share/codeact holding the
+#      validator (without its tests) and resources; no internal library (server, selftest);
+#   2. the library's installed link interface and the package config: neither names libseccomp,
+#      spdlog or pybind11 (the launcher, the guard and the CLI use those, the library does not);
+#   3. the installed `codeact run`, started from another directory with $CODEACT_DATA_DIR unset;
+#   4. this folder's CMake project finds the package, links codeact::core (and so neither
+#      libseccomp nor spdlog) and runs a code block that calls a C++ host tool;
+#   5. that the installed binaries really use <prefix>/share/codeact and not the source tree:
 #      with the installed runner.py removed, both must fail and name the installed path.
-# The consumer run from its build dir (3) finds its data in the configured install prefix or,
+# The consumer run from its build dir (4) finds its data in the configured install prefix or,
 # when nothing is installed there, in the source tree; that fallback is not asserted here.
 #
-# usage: run_consumer_test.sh BUILD_DIR BINDIR LIBDIR INCLUDEDIR DATADIR [consumer cmake args...]
+# usage: run_consumer_test.sh BUILD_DIR BINDIR LIBDIR LIBEXECDIR INCLUDEDIR DATADIR
+#                             [consumer cmake args...]
 set -eu
 
-build_dir=$1 bindir=$2 libdir=$3 includedir=$4 datadir=$5
-shift 5
+build_dir=$1 bindir=$2 libdir=$3 libexecdir=$4 includedir=$5 datadir=$6
+shift 6
 here=$(cd "$(dirname "$0")" && pwd)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/codeact-consumer.XXXXXX")
@@ -45,17 +49,43 @@ cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
 
 step "layout"
 test -x "$prefix/$bindir/codeact" || fail "no $bindir/codeact"
+test -x "$prefix/$libexecdir/codeact/codeact-sandbox" || fail "no $libexecdir/codeact/codeact-sandbox"
 for f in "$libdir/libcodeact.a" "$includedir/codeact/provider.hpp" \
          "$libdir/cmake/codeact/codeactConfig.cmake" \
          "$libdir/cmake/codeact/codeactConfigVersion.cmake" \
          "$libdir/cmake/codeact/codeactTargets.cmake" \
+         "$libexecdir/codeact/_codeact_guard.so" \
          "$datadir/codeact/validator/__init__.py" "$datadir/codeact/validator/README.md" \
          "$datadir/codeact/resources/runner.py"; do
   test -f "$prefix/$f" || fail "not installed: $f"
 done
+# Outside the headers and the data dir, exactly these (the per-configuration targets file named
+# by its pattern): an internal library or a test program installed by mistake shows here.
+expected=$(printf '%s\n' "$bindir/codeact" "$libdir/libcodeact.a" \
+  "$libdir/cmake/codeact/codeactConfig.cmake" "$libdir/cmake/codeact/codeactConfigVersion.cmake" \
+  "$libdir/cmake/codeact/codeactTargets.cmake" "$libdir/cmake/codeact/codeactTargets-*.cmake" \
+  "$libexecdir/codeact/_codeact_guard.so" "$libexecdir/codeact/codeact-sandbox" | sort)
+installed=$(cd "$prefix" && find . \( -path "./$includedir/codeact" -o -path "./$datadir/codeact" \) -prune \
+  -o ! -type d -print | sed 's|^\./||; s|codeactTargets-[a-z]*\.cmake$|codeactTargets-*.cmake|' | sort)
+test "$installed" = "$expected" ||
+  fail "installed files differ from the expected set:$(printf '\n--- expected\n%s\n--- installed\n%s' "$expected" "$installed")"
 test ! -e "$data/validator/tests" || fail "validator/tests was installed"
 stray=$(find "$data" -name __pycache__ -o -name '*.pyc')
 test -z "$stray" || fail "compiled Python was installed: $stray"
+
+step "link interface of codeact::core"
+# The property as written in the installed export, e.g.
+#   INTERFACE_LINK_LIBRARIES "\$<LINK_ONLY:Python::Python>;\$<LINK_ONLY:Boost::json>;Threads::Threads"
+targets=$prefix/$libdir/cmake/codeact/codeactTargets.cmake
+interface=$(sed -n '/^set_target_properties(codeact::core PROPERTIES/,/^)/s/^ *INTERFACE_LINK_LIBRARIES //p' "$targets")
+echo "codeact::core INTERFACE_LINK_LIBRARIES $interface"
+test -n "$interface" || fail "no INTERFACE_LINK_LIBRARIES for codeact::core in $targets"
+for dep in seccomp spdlog pybind11; do
+  if printf '%s\n' "$interface" | grep -qi "$dep"; then fail "codeact::core's link interface names $dep"; fi
+  if grep -qi "$dep" "$prefix/$libdir/cmake/codeact/codeactConfig.cmake"; then
+    fail "codeactConfig.cmake names $dep"
+  fi
+done
 
 mkdir "$tmp/work"
 cd "$tmp/work"
@@ -74,6 +104,17 @@ cmake --build "$tmp/consumer-build" >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log"; fail "consumer build"; }
 consumer=$(find "$tmp/consumer-build" -type f -name codeact_consumer -perm -u+x | head -n 1)
 test -n "$consumer" || fail "consumer binary not found"
+
+step "consumer's shared libraries"
+if command -v readelf >/dev/null 2>&1; then
+  needed=$(readelf -d "$consumer" | grep NEEDED || true)
+  if printf '%s\n' "$needed" | grep -qiE 'seccomp|spdlog|libfmt'; then
+    printf '%s\n' "$needed"
+    fail "the consumer links libseccomp, spdlog or fmt"
+  fi
+else
+  echo "readelf not found: not checked"
+fi
 
 step "consumer from its build dir"
 "$consumer" || fail "consumer exited $?"
