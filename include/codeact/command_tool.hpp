@@ -29,7 +29,8 @@ struct CommandToolSpec {
 };
 
 // Parses a tools file's text; relative commands resolve against `base_dir`.
-StatusOr<std::vector<CommandToolSpec>> ParseToolsFile(std::string_view json, const std::string& base_dir);
+StatusOr<std::vector<CommandToolSpec>> ParseToolsFile(std::string_view json,
+                                                      const std::string& base_dir);
 // Reads a tools file: a regular file of at most 1 MiB (anything else, a directory or a device
 // included, is INVALID_ARGUMENT), then ParseToolsFile against the file's directory.
 StatusOr<std::vector<HostTool>> LoadToolsFile(const std::string& path);

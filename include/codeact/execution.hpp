@@ -1,5 +1,6 @@
 // ExecutionRequest and ExecutionResult: what a run is given and what it returns.
-// The JSON field names of ExecutionResult are a public contract (README "The result contract", json.hpp).
+// The JSON field names of ExecutionResult are a public contract (README "The result contract",
+// json.hpp).
 #pragma once
 
 #include <cstdint>
@@ -15,18 +16,18 @@ namespace codeact {
 
 enum class Outcome {
   kOk,
-  kError,              // the user's code raised
+  kError,  // the user's code raised
   kValidationFailed,
   kApprovalRequired,
-  kTimeout,            // wall clock
+  kTimeout,  // wall clock
   kMemoryLimit,
   kCpuLimit,
-  kOutputLimit,        // result value or a bridge frame over its cap
-  kKilled,             // died by a signal nobody asked for
-  kSetupError,         // the sandbox could not be set up as configured
-  kUnavailable,        // the backend cannot run here
-  kCancelled,          // ended at the caller's request (ExecutionRequest::cancel), e.g. a server
-                       // shutting down; its processes were killed like a timeout's
+  kOutputLimit,  // result value or a bridge frame over its cap
+  kKilled,       // died by a signal nobody asked for
+  kSetupError,   // the sandbox could not be set up as configured
+  kUnavailable,  // the backend cannot run here
+  kCancelled,    // ended at the caller's request (ExecutionRequest::cancel), e.g. a server
+                 // shutting down; its processes were killed like a timeout's
   kInternalError,
 };
 
@@ -41,10 +42,10 @@ struct ExecutionRequest {
 };
 
 struct CapturedFile {
-  std::string path;        // mount_path/relative
+  std::string path;  // mount_path/relative
   std::string media_type;
   std::int64_t size = 0;
-  std::string data;        // raw bytes; base64 in JSON
+  std::string data;  // raw bytes; base64 in JSON
 };
 
 struct OmittedFile {
@@ -61,9 +62,11 @@ struct UserError {
 // What a run used, measured by its cgroup (local backend); a field is empty where it was not
 // measured (no cgroup could be made, or another backend).
 struct ResourceUsage {
-  std::optional<std::int64_t> cpu_ms;             // CPU time of all the run's processes
-  std::optional<std::int64_t> peak_memory_bytes;  // peak of the run's memory, memfd/tmpfs/page cache included
-  std::optional<std::int64_t> workdir_bytes;      // files left in the working directory (not measured yet)
+  std::optional<std::int64_t> cpu_ms;  // CPU time of all the run's processes
+  std::optional<std::int64_t>
+      peak_memory_bytes;  // peak of the run's memory, memfd/tmpfs/page cache included
+  std::optional<std::int64_t>
+      workdir_bytes;  // files left in the working directory (not measured yet)
 };
 
 // The result JSON's `schema_version` (ToJson): raised only by a change that breaks a reader.
@@ -75,19 +78,19 @@ struct ExecutionResult {
   std::string stderr_text;
   bool stdout_truncated = false;
   bool stderr_truncated = false;
-  int exit_code = -1;                 // 0 ok; 1 user exception; -1 sandbox failed; 128+N signal
+  int exit_code = -1;  // 0 ok; 1 user exception; -1 sandbox failed; 128+N signal
   Outcome outcome = Outcome::kInternalError;
   bool output_present = false;
-  std::string output_json = "null";   // the final expression's value, JSON-safe
+  std::string output_json = "null";  // the final expression's value, JSON-safe
   std::optional<UserError> error;
   std::vector<Violation> violations;
   std::vector<CapturedFile> files;
   std::vector<OmittedFile> omitted_files;
   std::int64_t tool_calls = 0;
   std::int64_t duration_ms = 0;
-  std::string backend;                // "local", "hyperlight"
-  std::string isolation;              // "process", "namespaces", "microvm"
-  std::string message;                // why the sandbox ended the run, for non-user outcomes
+  std::string backend;    // "local", "hyperlight"
+  std::string isolation;  // "process", "namespaces", "microvm"
+  std::string message;    // why the sandbox ended the run, for non-user outcomes
   ResourceUsage usage;
 
   bool success() const { return exit_code == 0 && outcome == Outcome::kOk; }

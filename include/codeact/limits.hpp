@@ -12,19 +12,19 @@
 namespace codeact {
 
 struct ExecutionLimits {
-  std::int64_t wall_timeout_ms = 30'000;           // host watchdog, tool calls included
-  std::int64_t cpu_time_s = 30;                    // RLIMIT_CPU
-  std::int64_t memory_bytes = 1LL << 30;           // the run's memory cgroup (swap off), and RLIMIT_AS
-  std::int64_t max_file_size_bytes = 64LL << 20;   // RLIMIT_FSIZE
-  std::int64_t max_open_files = 256;               // RLIMIT_NOFILE
-  std::int64_t max_processes = 32;                 // the run's pids cgroup, and RLIMIT_NPROC
-  std::int64_t max_workdir_bytes = 256LL << 20;    // the working directory (a sized tmpfs)
-  std::int64_t max_stdout_bytes = 1LL << 20;       // host pipe reader, byte-accurate
+  std::int64_t wall_timeout_ms = 30'000;  // host watchdog, tool calls included
+  std::int64_t cpu_time_s = 30;           // RLIMIT_CPU
+  std::int64_t memory_bytes = 1LL << 30;  // the run's memory cgroup (swap off), and RLIMIT_AS
+  std::int64_t max_file_size_bytes = 64LL << 20;  // RLIMIT_FSIZE
+  std::int64_t max_open_files = 256;              // RLIMIT_NOFILE
+  std::int64_t max_processes = 32;                // the run's pids cgroup, and RLIMIT_NPROC
+  std::int64_t max_workdir_bytes = 256LL << 20;   // the working directory (a sized tmpfs)
+  std::int64_t max_stdout_bytes = 1LL << 20;      // host pipe reader, byte-accurate
   std::int64_t max_stderr_bytes = 1LL << 20;
-  std::int64_t max_output_bytes = 1LL << 20;       // JSON of the final expression value
-  std::int64_t max_frame_bytes = 1LL << 20;        // one bridge frame
-  std::int64_t max_tool_calls = 256;               // per run
-  std::int64_t max_capture_file_bytes = 1LL << 20;  // one captured file
+  std::int64_t max_output_bytes = 1LL << 20;          // JSON of the final expression value
+  std::int64_t max_frame_bytes = 1LL << 20;           // one bridge frame
+  std::int64_t max_tool_calls = 256;                  // per run
+  std::int64_t max_capture_file_bytes = 1LL << 20;    // one captured file
   std::int64_t max_capture_total_bytes = 10LL << 20;  // all captured files of a run
   std::int64_t max_capture_files = 1000;              // captured files of a run
   // The serialised result JSON as a whole (files, output, streams, everything): files are omitted

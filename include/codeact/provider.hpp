@@ -28,7 +28,7 @@ enum class ApprovalMode { kNeverRequire, kAlwaysRequire };
 struct ApprovalRequest {
   std::string code;
   std::vector<std::string> tools_requiring_approval;  // sorted
-  bool always_required = false;                        // ApprovalMode::kAlwaysRequire
+  bool always_required = false;                       // ApprovalMode::kAlwaysRequire
 };
 using ApprovalCallback = std::function<bool(const ApprovalRequest&)>;
 
@@ -52,9 +52,9 @@ class CodeActProvider {
   // The provider over `executor`, or over a new executor of `options.executor` when null (its
   // backend and level then come from the options; `auto` is resolved here). `validator` null:
   // the embedded one. LocalCodeActProvider and HyperlightCodeActProvider name the two backends.
-  static StatusOr<std::shared_ptr<CodeActProvider>> Create(ProviderOptions options,
-                                                           std::unique_ptr<Executor> executor = nullptr,
-                                                           std::shared_ptr<Validator> validator = nullptr);
+  static StatusOr<std::shared_ptr<CodeActProvider>> Create(
+      ProviderOptions options, std::unique_ptr<Executor> executor = nullptr,
+      std::shared_ptr<Validator> validator = nullptr);
 
   // Registries: keyed by tool name, normalised mount path and host; Add replaces. Thread-safe.
   void AddTool(HostTool tool);
@@ -85,7 +85,8 @@ class CodeActProvider {
 
   // One execution: approval, then validation, then the executor. Never throws.
   ExecutionResult Execute(const std::string& code, const InvokeOptions& options = {});
-  ExecutionResult Execute(const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options);
+  ExecutionResult Execute(const std::string& code, const RunSnapshot& snapshot,
+                          const InvokeOptions& options);
 
   // Prepares the executor for runs under the current configuration (warm children), without
   // waiting; long-lived servers call it at start-up so their first run is warm too.
@@ -118,7 +119,8 @@ enum class DefinitionFormat { kOpenAI, kMcp };
 // The `execute_code` tool as the model sees it.
 class ExecuteCodeFunction {
  public:
-  explicit ExecuteCodeFunction(std::shared_ptr<CodeActProvider> provider) : provider_(std::move(provider)) {}
+  explicit ExecuteCodeFunction(std::shared_ptr<CodeActProvider> provider)
+      : provider_(std::move(provider)) {}
 
   static constexpr const char* kName = "execute_code";
 
@@ -129,7 +131,8 @@ class ExecuteCodeFunction {
   // `arguments_json` is {"code": "..."} from the model. Returns the result JSON (json.hpp);
   // bad arguments come back as a validation_failed result, never as an exception.
   std::string Invoke(const std::string& arguments_json, const InvokeOptions& options = {}) const;
-  ExecutionResult InvokeResult(const std::string& arguments_json, const InvokeOptions& options = {}) const;
+  ExecutionResult InvokeResult(const std::string& arguments_json,
+                               const InvokeOptions& options = {}) const;
 
  private:
   std::shared_ptr<CodeActProvider> provider_;

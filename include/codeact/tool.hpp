@@ -45,7 +45,7 @@ using CancellableToolHandler =
     std::function<ToolResult(const std::string& kwargs_json, const ToolCallContext& context)>;
 
 struct HostTool {
-  std::string name;               // a Python identifier
+  std::string name;  // a Python identifier
   std::string description;
   std::string parameters_schema = R"({"type":"object","properties":{}})";  // JSON Schema
   bool requires_approval = false;

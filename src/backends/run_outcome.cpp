@@ -11,8 +11,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A child that ended without a terminal frame.
-void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const ChildDescription& child,
-                   bool oom_killed, ExecutionResult& r) {
+void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits,
+                   const ChildDescription& child, bool oom_killed, ExecutionResult& r) {
   if (oom_killed) {
     // The kernel's OOM killer sends SIGKILL; memory the address-space limit does not see (memfd,
     // tmpfs, page cache, other processes of the run) ends this way.
@@ -25,18 +25,20 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const Ch
   if (exit.exited) {
     r.exit_code = exit.exit_code == 0 ? 1 : exit.exit_code;
     r.outcome = Outcome::kError;
-    r.message = child.name + " exited with code " + std::to_string(exit.exit_code) + " without a result";
+    r.message =
+        child.name + " exited with code " + std::to_string(exit.exit_code) + " without a result";
     return;
   }
   r.exit_code = 128 + exit.signal;
-  const bool cpu_spent =
-      child.cpu_counts_from_start && exit.cpu_seconds + 0.05 >= static_cast<double>(limits.cpu_time_s);
+  const bool cpu_spent = child.cpu_counts_from_start &&
+                         exit.cpu_seconds + 0.05 >= static_cast<double>(limits.cpu_time_s);
   if (exit.signal == SIGXCPU || (exit.signal == SIGKILL && cpu_spent)) {
     r.outcome = Outcome::kCpuLimit;
     r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) + " s exceeded";
   } else if (exit.signal == SIGXFSZ) {
     r.outcome = Outcome::kKilled;
-    r.message = "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
+    r.message =
+        "file size limit of " + std::to_string(limits.max_file_size_bytes) + " bytes exceeded";
   } else {
     r.outcome = Outcome::kKilled;
     r.message = child.name + " was killed by signal " + std::to_string(exit.signal) + " (" +
@@ -49,8 +51,9 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits, const Ch
 std::string OpenFilesNote(const ExecutionLimits& limits) {
   const std::int64_t ceiling = HostOpenFilesCeiling();
   if (limits.max_open_files <= ceiling) return "";
-  return "max_open_files " + std::to_string(limits.max_open_files) + " is above the host's hard limit of " +
-         std::to_string(ceiling) + " open files; the child got " + std::to_string(ceiling);
+  return "max_open_files " + std::to_string(limits.max_open_files) +
+         " is above the host's hard limit of " + std::to_string(ceiling) +
+         " open files; the child got " + std::to_string(ceiling);
 }
 
 std::string CancelledMessage(const std::string& reason) {
@@ -69,7 +72,8 @@ bool WaitForExit(Child& child, Clock::time_point deadline, const CancellationTok
 }
 
 ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
-                            const ExecutionLimits& limits, const ChildDescription& child, bool oom_killed) {
+                            const ExecutionLimits& limits, const ChildDescription& child,
+                            bool oom_killed) {
   ExecutionResult r;
   r.stdout_truncated = loop.stdout_buffer().truncated();
   r.stderr_truncated = loop.stderr_buffer().truncated();

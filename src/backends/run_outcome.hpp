@@ -16,7 +16,8 @@
 namespace codeact::internal {
 
 // Children get at most the host's hard RLIMIT_NOFILE (HostOpenFilesCeiling, child.hpp) rather
-// than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above it.
+// than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above
+// it.
 std::string OpenFilesNote(const ExecutionLimits& limits);
 
 // The `message` of a cancelled result: "cancelled: <reason>".
@@ -24,7 +25,8 @@ std::string CancelledMessage(const std::string& reason);
 
 // Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
 // has exited, the deadline passes or `cancel` is cancelled; true when it exited.
-bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline, const CancellationToken& cancel = {});
+bool WaitForExit(Child& child, std::chrono::steady_clock::time_point deadline,
+                 const CancellationToken& cancel = {});
 
 struct ChildDescription {
   std::string name;  // "the interpreter", "the hyperlight worker"
@@ -38,6 +40,7 @@ struct ChildDescription {
 // child's when it was reaped. `oom_killed`: the run's cgroup counted an OOM kill, so a child that
 // died without a result hit the memory limit, whatever signal it died of.
 ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
-                            const ExecutionLimits& limits, const ChildDescription& child, bool oom_killed = false);
+                            const ExecutionLimits& limits, const ChildDescription& child,
+                            bool oom_killed = false);
 
 }  // namespace codeact::internal

@@ -46,8 +46,8 @@ Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::objec
     const std::size_t end = nl == std::string_view::npos ? bytes.size() : nl;
     if (static_cast<std::int64_t>(pending_.size() + (end - start)) > max_frame_bytes_) {
       failed_ = true;
-      return ResourceExhausted("a bridge frame exceeds the limit of " + std::to_string(max_frame_bytes_) +
-                               " bytes");
+      return ResourceExhausted("a bridge frame exceeds the limit of " +
+                               std::to_string(max_frame_bytes_) + " bytes");
     }
     pending_.append(bytes.substr(start, end - start));
     if (nl == std::string_view::npos) break;
@@ -68,7 +68,8 @@ Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::objec
     }
     if (ec || !v.is_object()) {
       failed_ = true;
-      return InvalidArgument("malformed bridge frame" + (ec ? ": " + ec.message() : ": not a JSON object"));
+      return InvalidArgument("malformed bridge frame" +
+                             (ec ? ": " + ec.message() : ": not a JSON object"));
     }
     frames.push_back(std::move(v.as_object()));
   }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/json.hpp>
-
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -110,8 +110,8 @@ std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_f
   return frame;
 }
 
-void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs, const ToolCallContext& context,
-                const std::shared_ptr<Completions>& box) {
+void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs,
+                const ToolCallContext& context, const std::shared_ptr<Completions>& box) {
   // The run ended while the call waited for a worker: nobody reads the answer.
   if (context.cancel.cancelled()) return;
   ToolResult r;
@@ -119,7 +119,8 @@ void RunHandler(const HostTool& tool, std::int64_t id, const std::string& kwargs
     if (tool.cancellable_handler) {
       r = tool.cancellable_handler(kwargs, context);
     } else {
-      r = tool.handler ? tool.handler(kwargs) : ToolResult::Failure("ToolFailed", "tool has no handler");
+      r = tool.handler ? tool.handler(kwargs)
+                       : ToolResult::Failure("ToolFailed", "tool has no handler");
     }
   } catch (const std::exception& e) {
     r = ToolResult::Failure("ToolFailed", e.what());
@@ -453,7 +454,8 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   std::string line;
   char buf[512];
   while (line.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return DeadlineExceeded("the interpreter did not report ready in time");
     pollfd pfd{fd, POLLIN, 0};
     if (poll(&pfd, 1, static_cast<int>(left)) < 0 && errno != EINTR) return Internal("poll failed");
@@ -464,7 +466,8 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
       return Unavailable("cannot read from the interpreter");
     }
     line.append(buf, static_cast<std::size_t>(n));
-    if (line.size() > sizeof buf) return InvalidArgument("the interpreter's first frame is too long");
+    if (line.size() > sizeof buf)
+      return InvalidArgument("the interpreter's first frame is too long");
   }
   if (line.back() != '\n') return InvalidArgument("the interpreter sent more than its ready frame");
   FrameDecoder decoder(sizeof buf);
@@ -499,7 +502,8 @@ Status SendGuardFrame(int fd, const RuntimeGuardSpec& spec) {
   return Status::Ok();
 }
 
-HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools, const ExecutionLimits& limits)
+HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools,
+                   const ExecutionLimits& limits)
     : channels_(channels),
       tools_(tools),
       limits_(limits),
@@ -561,7 +565,8 @@ void HostLoop::DrainOutput(std::chrono::milliseconds grace) {
   bool out_open = channels_.stdout_fd >= 0;
   bool err_open = channels_.stderr_fd >= 0;
   while (out_open || err_open) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
     pollfd fds[2];
     int n = 0;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/tool.hpp"
 #include "process/child.hpp"
 
@@ -28,7 +28,8 @@ enum class LoopEnd {
   kComplete,       // terminal "complete" frame
   kUserError,      // terminal "error" frame
   kOutputLimit,    // the runner's "limit" frame, or a frame from the child over the cap
-  kProtocolError,  // a malformed frame, or one after the terminal frame: the run ends with a clear error
+  kProtocolError,  // a malformed frame, or one after the terminal frame: the run ends with a clear
+                   // error
   kChildClosed,    // the bridge closed without a terminal frame (the child died or exited)
   kTimeout,        // the wall clock
   kSetupError,     // the sandbox launcher's "setup_error" frame before the runner's "ready", or the
@@ -40,8 +41,8 @@ struct LoopResult {
   LoopEnd end = LoopEnd::kChildClosed;
   bool output_present = false;
   std::string output_json = "null";
-  UserError error;          // for kUserError
-  std::string message;      // for kOutputLimit / kProtocolError
+  UserError error;      // for kUserError
+  std::string message;  // for kOutputLimit / kProtocolError
   std::int64_t tool_calls = 0;
 };
 
@@ -72,8 +73,9 @@ class HostLoop {
   // already (a pooled child); until it is, a "setup_error" frame ends the run as kSetupError.
   // `cancel` ends the loop as kCancelled as soon as it is cancelled. However the loop ends, the
   // tool calls still running are cancelled (ToolCallContext::cancel) before Run returns.
-  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline, bool child_ready = false,
-                 const RunExtras& extras = {}, const CancellationToken& cancel = {});
+  LoopResult Run(const std::string& code, std::chrono::steady_clock::time_point deadline,
+                 bool child_ready = false, const RunExtras& extras = {},
+                 const CancellationToken& cancel = {});
 
   // After the child's processes are dead: reads stdout/stderr to EOF, for at most `grace`.
   void DrainOutput(std::chrono::milliseconds grace);

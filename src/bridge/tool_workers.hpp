@@ -26,7 +26,8 @@ class ToolWorkers {
   static constexpr int kMaxThreads = 64;
   static constexpr int kMaxIdle = 8;
 
-  // Process-wide; never destroyed (a handler that ignores cancellation may still be running at exit).
+  // Process-wide; never destroyed (a handler that ignores cancellation may still be running at
+  // exit).
   static ToolWorkers& Instance();
 
   void Run(std::function<void()> job);

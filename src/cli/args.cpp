@@ -58,7 +58,8 @@ bool WantsHelp(const std::vector<std::string>& argv) {
   return false;
 }
 
-StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes, std::string_view what) {
+StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes,
+                                std::string_view what) {
   return internal::ReadBoundedFile(path, max_bytes, what);
 }
 

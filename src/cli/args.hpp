@@ -39,6 +39,7 @@ bool WantsHelp(const std::vector<std::string>& argv);
 
 // Reads a whole regular file, or standard input for "-", of at most `max_bytes`
 // (files/bounded_read.hpp); `what` names it in messages ("code file").
-StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes, std::string_view what);
+StatusOr<std::string> ReadInput(const std::string& path, std::int64_t max_bytes,
+                                std::string_view what);
 
 }  // namespace codeact::cli

@@ -37,7 +37,8 @@ struct Figure {
 };
 
 Figure Latency(std::string name, const Samples& s, std::string goal) {
-  return {std::move(name), "us", s.PercentileUs(50), s.PercentileUs(95), s.PercentileUs(99), 0, std::move(goal)};
+  return {std::move(name),    "us", s.PercentileUs(50), s.PercentileUs(95),
+          s.PercentileUs(99), 0,    std::move(goal)};
 }
 
 template <typename F>
@@ -79,8 +80,8 @@ HostTool NoopTool() {
 
 bool Check(const ExecutionResult& r, const char* what) {
   if (r.success()) return true;
-  std::cerr << "codeact bench: " << what << " did not succeed: " << OutcomeName(r.outcome) << " " << r.message
-            << r.stderr_text << "\n";
+  std::cerr << "codeact bench: " << what << " did not succeed: " << OutcomeName(r.outcome) << " "
+            << r.message << r.stderr_text << "\n";
   return false;
 }
 
@@ -364,11 +365,11 @@ void PrintFigures(const std::vector<Figure>& figures) {
   std::printf("%-52s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
   for (const auto& f : figures) {
     if (f.unit == "us") {
-      std::printf("%-52s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95, f.p99, "",
-                  f.goal.c_str());
+      std::printf("%-52s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95,
+                  f.p99, "", f.goal.c_str());
     } else {
-      std::printf("%-52s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value, f.unit.c_str(),
-                  f.goal.c_str());
+      std::printf("%-52s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value,
+                  f.unit.c_str(), f.goal.c_str());
     }
   }
 }

@@ -21,8 +21,10 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   spec.with_value.insert("--format");
   auto args = Args::Parse(argv, WithProviderFlags(spec));
   if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact describe: " << (args.ok() ? "takes no positional arguments" : args.status().message())
-              << "\nusage: codeact describe [--format openai|mcp] [options]\n" << ProviderFlagsHelp();
+    std::cerr << "codeact describe: "
+              << (args.ok() ? "takes no positional arguments" : args.status().message())
+              << "\nusage: codeact describe [--format openai|mcp] [options]\n"
+              << ProviderFlagsHelp();
     return kExitUsage;
   }
   const std::string format = args->Get("--format").value_or("openai");
@@ -37,7 +39,8 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   }
   const ExecuteCodeFunction function(*provider);
   std::cout << internal::DescriptionDocumentJson(
-                   function.Definition(format == "mcp" ? DefinitionFormat::kMcp : DefinitionFormat::kOpenAI),
+                   function.Definition(format == "mcp" ? DefinitionFormat::kMcp
+                                                       : DefinitionFormat::kOpenAI),
                    (*provider)->Instructions())
             << "\n";
   return kExitOk;

@@ -89,8 +89,8 @@ int CmdMcp(const std::vector<std::string>& argv) {
   if (auto text = args->Get("--shutdown-grace")) {
     double seconds = 0;
     if (!NonNegativeSeconds(*text, seconds)) {
-      std::cerr << "codeact mcp: --shutdown-grace needs a number of seconds from 0 to 86400, got \"" << *text
-                << "\"\n";
+      std::cerr << "codeact mcp: --shutdown-grace needs a number of seconds from 0 to 86400, got \""
+                << *text << "\"\n";
       return kExitUsage;
     }
     options.shutdown_grace = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
@@ -109,7 +109,8 @@ int CmdMcp(const std::vector<std::string>& argv) {
 
   options.instructions = (*provider)->Instructions();
   options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-  options.execute = [function, invoke](const std::string& arguments_json, const CancellationToken& cancel) {
+  options.execute = [function, invoke](const std::string& arguments_json,
+                                       const CancellationToken& cancel) {
     InvokeOptions call = invoke;
     call.cancel = cancel;
     return function.InvokeResult(arguments_json, call);

@@ -7,16 +7,18 @@
 
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
-#include "limits/limit_table.hpp"
 #include "files/bounded_read.hpp"
+#include "limits/limit_table.hpp"
 
 namespace codeact::cli {
 namespace {
 
-StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string& text, double scale) {
+StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string& text,
+                                      double scale) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(value > 0) || value * scale > 9e15) {
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(value > 0) ||
+      value * scale > 9e15) {
     return InvalidArgument(flag + " needs a positive number, got \"" + text + "\"");
   }
   return static_cast<std::int64_t>(value * scale);
@@ -25,14 +27,15 @@ StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string
 // HOST:MOUNT[:MODE], MODE ro or rw (default rw). MOUNT is an absolute path in the sandbox without
 // ".."; HOST may itself hold ':' (the split is at the last colon before MOUNT).
 StatusOr<FileMount> ParseMount(const std::string& text) {
-  const std::string usage = "--mount needs HOST:MOUNT[:ro|:rw] with an absolute MOUNT, got \"" + text + "\"";
+  const std::string usage =
+      "--mount needs HOST:MOUNT[:ro|:rw] with an absolute MOUNT, got \"" + text + "\"";
   FileMount m;
   std::string rest = text;
   auto colon = rest.rfind(':');
   if (colon == std::string::npos) return InvalidArgument(usage);
   // A last part that is not a path is the mode, whatever it says.
-  if (const std::string tail = rest.substr(colon + 1); !tail.empty() && tail.front() != '/' &&
-                                                       rest.find(':') != colon) {
+  if (const std::string tail = rest.substr(colon + 1);
+      !tail.empty() && tail.front() != '/' && rest.find(':') != colon) {
     if (tail != "ro" && tail != "rw") {
       return InvalidArgument("--mount mode \"" + tail + "\" in \"" + text + "\" is not ro or rw");
     }
@@ -40,17 +43,19 @@ StatusOr<FileMount> ParseMount(const std::string& text) {
     rest.resize(colon);
     colon = rest.rfind(':');
   }
-  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) return InvalidArgument(usage);
+  if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size())
+    return InvalidArgument(usage);
   m.host_path = rest.substr(0, colon);
   m.mount_path = rest.substr(colon + 1);
   // NormaliseMountPath would make "out" into "/out"; on the command line that is more likely a
   // mistake (HOST and MOUNT swapped, a missing slash) than a wish, so it is refused.
   if (m.mount_path.front() != '/') {
-    return InvalidArgument("--mount path \"" + m.mount_path + "\" in \"" + text + "\" must be absolute, e.g. /" +
-                           m.mount_path);
+    return InvalidArgument("--mount path \"" + m.mount_path + "\" in \"" + text +
+                           "\" must be absolute, e.g. /" + m.mount_path);
   }
   auto normal = NormaliseMountPath(m.mount_path);
-  if (!normal.ok()) return InvalidArgument("--mount \"" + text + "\": " + normal.status().message());
+  if (!normal.ok())
+    return InvalidArgument("--mount \"" + text + "\": " + normal.status().message());
   return m;
 }
 
@@ -108,9 +113,10 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const auto& limit : internal::LimitTable()) {
     if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
   }
-  for (const char* f : {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import", "--block-import", "--python", "--pool",
-                        "--warm-pool", "--isolation", "--require-isolation", "--backend", "--input-dir",
-                        "--allow-domain", "--hyperlight-sdk"}) {
+  for (const char* f :
+       {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import",
+        "--block-import", "--python", "--pool", "--warm-pool", "--isolation", "--require-isolation",
+        "--backend", "--input-dir", "--allow-domain", "--hyperlight-sdk"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -121,7 +127,8 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
 }
 
 StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text) {
-  for (IsolationLevel level : {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+  for (IsolationLevel level :
+       {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
     if (text == IsolationName(level)) return level;
   }
   return InvalidArgument(flag + " must be auto, process or namespaces, got \"" + text + "\"");
@@ -172,7 +179,8 @@ Status LimitFlags(const Args& args, ExecutionLimits& limits) {
 Status CodeFlags(const Args& args, ProviderOptions& options) {
   for (const auto& kv : args.GetAll("--env")) {
     const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
+    if (eq == std::string::npos || eq == 0)
+      return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
     options.environment[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   if (auto file = args.Get("--policy")) {
@@ -182,8 +190,10 @@ Status CodeFlags(const Args& args, ProviderOptions& options) {
     if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
     options.policy = std::move(*policy);
   }
-  for (const auto& m : args.GetAll("--allow-import")) options.policy.extra_allowed_imports.push_back(m);
-  for (const auto& m : args.GetAll("--block-import")) options.policy.extra_blocked_imports.push_back(m);
+  for (const auto& m : args.GetAll("--allow-import"))
+    options.policy.extra_allowed_imports.push_back(m);
+  for (const auto& m : args.GetAll("--block-import"))
+    options.policy.extra_blocked_imports.push_back(m);
   options.validate = !args.Has("--no-validate");
   return Status::Ok();
 }
@@ -193,7 +203,8 @@ StatusOr<RunUidRange> RunUidsFlag(const std::string& text) {
   const int fields = std::sscanf(text.c_str(), "%llu:%llu", &first, &count);
   if (fields < 1 || first == 0 || count == 0 || first + count > 0xFFFFFFFFULL ||
       text.find_first_not_of("0123456789:") != std::string::npos) {
-    return InvalidArgument("--run-as-uids needs FIRST[:COUNT] of unprivileged uids, got \"" + text + "\"");
+    return InvalidArgument("--run-as-uids needs FIRST[:COUNT] of unprivileged uids, got \"" + text +
+                           "\"");
   }
   return RunUidRange{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
 }
@@ -214,7 +225,8 @@ Status ExecutorFlags(const Args& args, int default_pool_size, ExecutorOptions& e
       int size = -1;
       const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), size);
       if (ec != std::errc() || ptr != text->data() + text->size() || size < 0 || size > 64) {
-        return InvalidArgument(std::string(flag) + " needs an integer from 0 to 64, got \"" + *text + "\"");
+        return InvalidArgument(std::string(flag) + " needs an integer from 0 to 64, got \"" +
+                               *text + "\"");
       }
       executor.warm_pool_size = size;
     }
@@ -234,8 +246,8 @@ StatusOr<std::vector<FileMount>> MountFlags(const Args& args) {
     // The registry keys mounts by path, so a second one would silently replace the first.
     const std::string key = NormaliseMountPath(mount->mount_path).value();
     if (auto [it, fresh] = mount_flags.emplace(key, text); !fresh) {
-      return InvalidArgument("--mount \"" + text + "\" uses the mount path " + key + " of --mount \"" +
-                             it->second + "\" again");
+      return InvalidArgument("--mount \"" + text + "\" uses the mount path " + key +
+                             " of --mount \"" + it->second + "\" again");
     }
     mounts.push_back(std::move(*mount));
   }
@@ -249,8 +261,9 @@ struct BackendFlag {
   const char* instead;  // what to use with the other backend, or ""
 };
 constexpr BackendFlag kBackendFlags[] = {
-    {"--mount", BackendKind::kLocal, "; with --backend hyperlight use --input-dir (read-only at /input) and files "
-                                     "written under /output"},
+    {"--mount", BackendKind::kLocal,
+     "; with --backend hyperlight use --input-dir (read-only at /input) and files "
+     "written under /output"},
     {"--pool", BackendKind::kLocal, ""},
     {"--warm-pool", BackendKind::kLocal, ""},
     {"--site-packages", BackendKind::kLocal, ""},
@@ -276,8 +289,8 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
     if (f.backend == options.executor.backend || args.GetAll(f.flag).empty()) continue;
     // --isolation auto means the backend's own level, whichever it is.
     if (std::string_view(f.flag) == "--isolation" && args.Get(f.flag) == "auto") continue;
-    return InvalidArgument(std::string(f.flag) + " is for the " + std::string(BackendName(f.backend)) +
-                           " backend" + f.instead);
+    return InvalidArgument(std::string(f.flag) + " is for the " +
+                           std::string(BackendName(f.backend)) + " backend" + f.instead);
   }
   if (options.executor.backend == BackendKind::kHyperlight) {
     // A micro-VM is the strongest level there is: --require-isolation is met.
@@ -285,7 +298,8 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
     if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
     for (const auto& d : args.GetAll("--allow-domain")) {
-      if (d.empty() || d.front() == ':') return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
+      if (d.empty() || d.front() == ':')
+        return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
     }
   }
   return Status::Ok();

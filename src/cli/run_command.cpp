@@ -23,7 +23,8 @@ int CmdRun(const std::vector<std::string>& argv) {
   }
   auto args = Args::Parse(argv, WithProviderFlags({}));
   if (!args.ok() || args->positionals().size() != 1) {
-    std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message()) << "\n"
+    std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message())
+              << "\n"
               << kRunHelp << ProviderFlagsHelp();
     return kExitUsage;
   }
@@ -44,7 +45,8 @@ int CmdRun(const std::vector<std::string>& argv) {
   internal::DecodedSource source = internal::DecodeSourceFile(*code);
   ExecutionResult result;
   if (source.problem) {
-    result = NotRunResult(Outcome::kValidationFailed, "the code file cannot be decoded; nothing ran");
+    result =
+        NotRunResult(Outcome::kValidationFailed, "the code file cannot be decoded; nothing ran");
     result.violations.push_back(std::move(*source.problem));
     result.backend = std::string(BackendName((*provider)->executor().backend()));
     result.isolation = std::string(IsolationName((*provider)->executor().isolation()));

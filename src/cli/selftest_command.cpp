@@ -1,7 +1,7 @@
 // codeact selftest [--isolation auto|process|namespaces] [--python PATH]
-// Runs the isolation probes (src/selftest/isolation_probes.hpp) with validation off and prints a table: probe,
-// expected (what the level promises), observed, contained. Exit 0 only when every probe the
-// level promises to contain was contained.
+// Runs the isolation probes (src/selftest/isolation_probes.hpp) with validation off and prints a
+// table: probe, expected (what the level promises), observed, contained. Exit 0 only when every
+// probe the level promises to contain was contained.
 #include <iomanip>
 #include <iostream>
 
@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char* kSelftestUsage =
     "usage: codeact selftest [--isolation auto|process|namespaces] [--python PATH]\n"
-    "Tries each attack of the threat model with validation off and prints what the level contained.\n"
+    "Tries each attack of the threat model with validation off and prints what the level "
+    "contained.\n"
     "Exit 0 when every probe the level promises to contain was contained, 1 otherwise.\n";
 
 }  // namespace
@@ -29,8 +30,9 @@ int CmdSelftest(const std::vector<std::string>& argv) {
   spec.with_value = {"--isolation", "--python"};
   auto args = Args::Parse(argv, spec);
   if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact selftest: " << (args.ok() ? "takes no positional arguments" : args.status().message())
-              << "\n" << kSelftestUsage;
+    std::cerr << "codeact selftest: "
+              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
+              << kSelftestUsage;
     return kExitUsage;
   }
   ExecutorOptions options;
@@ -58,11 +60,13 @@ int CmdSelftest(const std::vector<std::string>& argv) {
             << "| probe | expected | observed | contained |\n|---|---|---|---|\n";
   bool kept = true;
   for (const auto& r : *reports) {
-    std::cout << "| " << r.name << " | " << (r.promised ? "contained" : "not contained") << " | " << r.observed
-              << " | " << (r.contained ? "yes" : "**no**") << " |\n";
+    std::cout << "| " << r.name << " | " << (r.promised ? "contained" : "not contained") << " | "
+              << r.observed << " | " << (r.contained ? "yes" : "**no**") << " |\n";
     kept = kept && (r.contained || !r.promised);
   }
-  std::cout << "\n" << (kept ? "every promised probe was contained" : "a promised probe was NOT contained") << "\n";
+  std::cout << "\n"
+            << (kept ? "every promised probe was contained" : "a promised probe was NOT contained")
+            << "\n";
   return kept ? kExitOk : kExitFailed;
 }
 

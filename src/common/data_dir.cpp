@@ -49,7 +49,8 @@ namespace {
 // the configured prefix's (and with `build_tree_last`, this build's own for any program, as
 // DefaultDataDir ends with the source tree); only $`env` when that is set (a wrong path then
 // shows, visibly).
-std::string FindBuiltFile(const char* env, const char* name, bool executable, bool build_tree_last) {
+std::string FindBuiltFile(const char* env, const char* name, bool executable,
+                          bool build_tree_last) {
   std::error_code ec;
   std::vector<fs::path> candidates;
   if (const char* path = std::getenv(env); path != nullptr && *path != '\0') {
@@ -66,7 +67,8 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable, bo
     if (build_tree_last) candidates.push_back(fs::path(kBinaryDir) / name);
   }
   for (const auto& c : candidates) {
-    if (fs::is_regular_file(c, ec) && (!executable || ::access(c.c_str(), X_OK) == 0)) return c.string();
+    if (fs::is_regular_file(c, ec) && (!executable || ::access(c.c_str(), X_OK) == 0))
+      return c.string();
   }
   return "";
 }
@@ -74,13 +76,15 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable, bo
 }  // namespace
 
 std::string SandboxLauncherPath() {
-  return FindBuiltFile("CODEACT_SANDBOX_LAUNCHER", "codeact-sandbox", true, /*build_tree_last=*/false);
+  return FindBuiltFile("CODEACT_SANDBOX_LAUNCHER", "codeact-sandbox", true,
+                       /*build_tree_last=*/false);
 }
 
 std::string GuardModulePath() {
   // Unlike the launcher, the guard is on by default: a program linking this build's library
   // from elsewhere (with nothing installed) uses this build's module rather than fail.
-  return FindBuiltFile("CODEACT_GUARD_MODULE", "_codeact_guard.so", false, /*build_tree_last=*/true);
+  return FindBuiltFile("CODEACT_GUARD_MODULE", "_codeact_guard.so", false,
+                       /*build_tree_last=*/true);
 }
 
 }  // namespace codeact::internal

@@ -30,7 +30,8 @@ void Log(LogLevel level, std::string_view message) {
   std::lock_guard lock(HandlerMutex());
   if (Handler()) return Handler()(level, message);
   if (level < LogLevel::kWarning) return;
-  std::cerr << "codeact: " << (level == LogLevel::kWarning ? "warning: " : "error: ") << message << "\n";
+  std::cerr << "codeact: " << (level == LogLevel::kWarning ? "warning: " : "error: ") << message
+            << "\n";
 }
 
 }  // namespace internal

@@ -6,19 +6,32 @@ namespace codeact {
 
 std::string_view OutcomeName(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kOk: return "ok";
-    case Outcome::kError: return "error";
-    case Outcome::kValidationFailed: return "validation_failed";
-    case Outcome::kApprovalRequired: return "approval_required";
-    case Outcome::kTimeout: return "timeout";
-    case Outcome::kMemoryLimit: return "memory_limit";
-    case Outcome::kCpuLimit: return "cpu_limit";
-    case Outcome::kOutputLimit: return "output_limit";
-    case Outcome::kKilled: return "killed";
-    case Outcome::kSetupError: return "setup_error";
-    case Outcome::kUnavailable: return "unavailable";
-    case Outcome::kCancelled: return "cancelled";
-    case Outcome::kInternalError: return "internal_error";
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kError:
+      return "error";
+    case Outcome::kValidationFailed:
+      return "validation_failed";
+    case Outcome::kApprovalRequired:
+      return "approval_required";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kMemoryLimit:
+      return "memory_limit";
+    case Outcome::kCpuLimit:
+      return "cpu_limit";
+    case Outcome::kOutputLimit:
+      return "output_limit";
+    case Outcome::kKilled:
+      return "killed";
+    case Outcome::kSetupError:
+      return "setup_error";
+    case Outcome::kUnavailable:
+      return "unavailable";
+    case Outcome::kCancelled:
+      return "cancelled";
+    case Outcome::kInternalError:
+      return "internal_error";
   }
   return "internal_error";
 }

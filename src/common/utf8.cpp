@@ -64,8 +64,8 @@ std::optional<std::size_t> FirstInvalidUtf8(std::string_view bytes) {
   return std::nullopt;
 }
 
-Violation SourceEncodingViolation(std::string_view source, std::size_t offset, const std::string& what,
-                                  std::string hint) {
+Violation SourceEncodingViolation(std::string_view source, std::size_t offset,
+                                  const std::string& what, std::string hint) {
   int line = 1;
   std::size_t line_start = 0;
   for (std::size_t i = 0; i < offset && i < source.size(); ++i) {
@@ -75,11 +75,12 @@ Violation SourceEncodingViolation(std::string_view source, std::size_t offset, c
     }
   }
   char byte[8];
-  std::snprintf(byte, sizeof byte, "0x%02X", offset < source.size() ? static_cast<unsigned char>(source[offset]) : 0u);
+  std::snprintf(byte, sizeof byte, "0x%02X",
+                offset < source.size() ? static_cast<unsigned char>(source[offset]) : 0u);
   const int col = static_cast<int>(offset - line_start);
   return {line, col, "source-encoding",
-          std::string("byte ") + byte + " at offset " + std::to_string(offset) + " (line " + std::to_string(line) +
-              ", column " + std::to_string(col) + ") " + what,
+          std::string("byte ") + byte + " at offset " + std::to_string(offset) + " (line " +
+              std::to_string(line) + ", column " + std::to_string(col) + ") " + what,
           std::move(hint)};
 }
 

@@ -23,7 +23,7 @@ std::optional<Violation> Utf8Violation(std::string_view code, std::string hint =
 
 // The "source-encoding" violation for a bad byte at `offset` of `source`, with `what` saying
 // why it is bad ("is not valid UTF-8", "cannot be decoded as latin-1").
-Violation SourceEncodingViolation(std::string_view source, std::size_t offset, const std::string& what,
-                                  std::string hint);
+Violation SourceEncodingViolation(std::string_view source, std::size_t offset,
+                                  const std::string& what, std::string hint);
 
 }  // namespace codeact::internal

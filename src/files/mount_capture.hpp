@@ -63,8 +63,8 @@ struct CaptureLimits {
 CaptureLimits CaptureLimitsFor(const ExecutionLimits& limits);
 
 struct Capture {
-  std::vector<CapturedFile> files;    // sorted by path ("mount_path/relative")
-  std::vector<OmittedFile> omitted;   // with the reason
+  std::vector<CapturedFile> files;   // sorted by path ("mount_path/relative")
+  std::vector<OmittedFile> omitted;  // with the reason
 };
 
 // A bounded omitted_files: entries listed one by one up to a number, the others counted, one
@@ -95,8 +95,8 @@ class OmissionList {
 };
 
 // The summary entry for `count` omissions under mount_path.
-OmittedFile OmissionSummary(std::string_view mount_path, std::int64_t count, const std::vector<std::string>& reasons,
-                            bool more_reasons);
+OmittedFile OmissionSummary(std::string_view mount_path, std::int64_t count,
+                            const std::vector<std::string>& reasons, bool more_reasons);
 
 // Files new or changed since `before`, under the read-write mounts. Skips symlinks (reported as
 // omitted), hardlinks (st_nlink > 1), anything whose real path leaves the mount. Limits apply

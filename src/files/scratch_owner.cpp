@@ -140,7 +140,8 @@ ScratchSweep RemoveDeadScratch(const std::string& base) {
     struct stat st {};
     // A root host hands its runs' directories to their per-run uids (uid_lease.hpp, the default
     // range): those are its own too; another user's directory is never touched.
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+      continue;
     const RunUidRange runs;
     const bool run_uid = me == 0 && st.st_uid >= runs.first && st.st_uid - runs.first < runs.count;
     if (st.st_uid != me && !run_uid) {

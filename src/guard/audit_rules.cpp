@@ -47,7 +47,9 @@ constexpr Entry kEvents[] = {
     {"object.__delattr__", {AuditAction::kCheckAttribute, kFrames}},
 };
 
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 bool Digits(std::string_view s) {
   if (s.empty()) return false;
@@ -95,10 +97,12 @@ bool IsGuardedProcPath(std::string_view path) {
 }
 
 bool IsGuardedAttribute(std::string_view name, bool write) {
-  static constexpr std::string_view kRead[] = {"tb_frame", "f_code",   "gi_frame", "gi_code",  "cr_frame",
-                                               "cr_code",  "ag_frame", "ag_code",  "__code__", "__globals__"};
-  static constexpr std::string_view kWrite[] = {"__code__",    "__defaults__", "__kwdefaults__", "__globals__",
-                                                "__closure__", "__bases__",    "__class__",      "__builtins__"};
+  static constexpr std::string_view kRead[] = {"tb_frame", "f_code",     "gi_frame", "gi_code",
+                                               "cr_frame", "cr_code",    "ag_frame", "ag_code",
+                                               "__code__", "__globals__"};
+  static constexpr std::string_view kWrite[] = {"__code__",    "__defaults__", "__kwdefaults__",
+                                                "__globals__", "__closure__",  "__bases__",
+                                                "__class__",   "__builtins__"};
   auto in = [name](const auto& list) {
     for (std::string_view n : list) {
       if (n == name) return true;

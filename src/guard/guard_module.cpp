@@ -57,7 +57,8 @@ struct Guard {
   bool imports_limited = false;
   long bridge_fds[8] = {};
   int bridge_fd_count = 0;
-  PyObject* pattern_list = nullptr;  // strong: a tuple of the request's str (not the list it could change)
+  PyObject* pattern_list =
+      nullptr;  // strong: a tuple of the request's str (not the list it could change)
   bool patterns_parsed = false;
   ImportPatterns patterns;              // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
@@ -82,7 +83,8 @@ bool StringList(PyObject* list, const char* what, std::vector<std::string>& out)
     Py_ssize_t size = 0;
     const char* text = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &size) : nullptr;
     if (text == nullptr) {
-      if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "codeact guard: %s must be a list of str", what);
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "codeact guard: %s must be a list of str", what);
       return false;
     }
     out.emplace_back(text, static_cast<std::size_t>(size));
@@ -112,7 +114,8 @@ PyObject* Arm(PyObject*, PyObject* spec) {
   }
   PyObject* fds = PyDict_GetItemString(spec, "bridge_fds");  // borrowed
   if (fds != nullptr && fds != Py_None) {
-    if (!PyList_Check(fds) || PyList_GET_SIZE(fds) > static_cast<Py_ssize_t>(std::size(guard.bridge_fds))) {
+    if (!PyList_Check(fds) ||
+        PyList_GET_SIZE(fds) > static_cast<Py_ssize_t>(std::size(guard.bridge_fds))) {
       PyErr_SetString(PyExc_TypeError, "codeact guard: bridge_fds must be a short list of int");
       return nullptr;
     }
@@ -133,7 +136,8 @@ PyObject* Arm(PyObject*, PyObject* spec) {
     return Fail(std::string("loading the seccomp filter failed: ") + ErrnoText(err));
   }
   const std::vector<sock_filter> signals = SelfSignalFilter(::getpid(), ::getpgrp());
-  if (int err = LoadSeccompProgram({signals.data(), signals.size()}, /*all_threads=*/true); err != 0) {
+  if (int err = LoadSeccompProgram({signals.data(), signals.size()}, /*all_threads=*/true);
+      err != 0) {
     return Fail(std::string("loading the signal filter failed: ") + ErrnoText(err));
   }
   if (PySys_AddAuditHook(AuditHook, nullptr) != 0) return nullptr;
@@ -143,7 +147,8 @@ PyObject* Arm(PyObject*, PyObject* spec) {
 // --- the audit hook ---------------------------------------------------------------------------
 
 bool IsUserCodeFile(PyObject* filename) {
-  return PyUnicode_Check(filename) && PyUnicode_CompareWithASCIIString(filename, kUserCodeFile.data()) == 0;
+  return PyUnicode_Check(filename) &&
+         PyUnicode_CompareWithASCIIString(filename, kUserCodeFile.data()) == 0;
 }
 
 // A file name the code compiled itself gets by default ("<string>", "<unknown>"), unlike the
@@ -197,8 +202,8 @@ int CheckPath(const AuditRule& rule, const char* event, PyObject* args) {
         guard.bridge_fds + guard.bridge_fd_count) {
       return 0;
     }
-    PyErr_Format(PyExc_PermissionError, "codeact guard: bridge: %s of fd %ld (the host bridge) is not allowed", event,
-                 fd);
+    PyErr_Format(PyExc_PermissionError,
+                 "codeact guard: bridge: %s of fd %ld (the host bridge) is not allowed", event, fd);
     return -1;
   }
   PyObject* text = nullptr;
@@ -220,11 +225,13 @@ int CheckPath(const AuditRule& rule, const char* event, PyObject* args) {
     if (utf8 == nullptr) PyErr_Clear();
     view = utf8 ? std::string_view(utf8, static_cast<std::size_t>(size)) : std::string_view();
   } else if (PyBytes_Check(text)) {
-    view = std::string_view(PyBytes_AS_STRING(text), static_cast<std::size_t>(PyBytes_GET_SIZE(text)));
+    view =
+        std::string_view(PyBytes_AS_STRING(text), static_cast<std::size_t>(PyBytes_GET_SIZE(text)));
   }
   const bool guarded = IsGuardedProcPath(view);
   if (guarded) {
-    PyErr_Format(PyExc_PermissionError, "codeact guard: %s: %s of %R is not allowed", rule.rule, event, text);
+    PyErr_Format(PyExc_PermissionError, "codeact guard: %s: %s of %R is not allowed", rule.rule,
+                 event, text);
   }
   Py_DECREF(text);
   return guarded ? -1 : 0;
@@ -275,12 +282,14 @@ int AuditHook(const char* event, PyObject* args, void*) {
     case AuditAction::kCheckSocket:
       // args: (socket, family, type, proto)
       if (IntArg(args, 1, -1) == AF_UNIX) return 0;
-      PyErr_Format(PyExc_PermissionError, "codeact guard: %s: sockets other than AF_UNIX are not allowed", rule.rule);
+      PyErr_Format(PyExc_PermissionError,
+                   "codeact guard: %s: sockets other than AF_UNIX are not allowed", rule.rule);
       return -1;
     case AuditAction::kCheckMode:
       // args: (path, mode, dir_fd)
       if ((IntArg(args, 1, 0) & (S_ISUID | S_ISGID)) == 0) return 0;
-      PyErr_Format(PyExc_PermissionError, "codeact guard: %s: %s with a setuid or setgid bit is not allowed", rule.rule,
+      PyErr_Format(PyExc_PermissionError,
+                   "codeact guard: %s: %s with a setuid or setgid bit is not allowed", rule.rule,
                    event);
       return -1;
     case AuditAction::kCheckAttribute:
@@ -302,7 +311,8 @@ bool CheckImport(PyObject* dotted) {
   const char* text = PyUnicode_AsUTF8AndSize(dotted, &size);
   if (text == nullptr) return false;
   if (guard.patterns.Allows(std::string_view(text, static_cast<std::size_t>(size)))) return true;
-  PyErr_Format(PyExc_PermissionError, "codeact guard: import: %U is not allowed by the policy", dotted);
+  PyErr_Format(PyExc_PermissionError, "codeact guard: import: %U is not allowed by the policy",
+               dotted);
   return false;
 }
 
@@ -343,8 +353,8 @@ PyObject* GuardedImport(PyObject*, PyObject* args, PyObject* kwargs) {
   PyObject* locals = nullptr;
   PyObject* fromlist = nullptr;
   int level = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OOOi:__import__", const_cast<char**>(keywords), &name, &globals,
-                                   &locals, &fromlist, &level)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OOOi:__import__", const_cast<char**>(keywords),
+                                   &name, &globals, &locals, &fromlist, &level)) {
     return nullptr;
   }
   // Relative imports: the user's code is no package, so the original refuses them anyway.
@@ -361,9 +371,10 @@ PyObject* GuardedImport(PyObject*, PyObject* args, PyObject* kwargs) {
   return module;
 }
 
-PyMethodDef kImportDef = {"__import__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(GuardedImport)),
-                          METH_VARARGS | METH_KEYWORDS,
-                          "__import__ of the codeact runtime guard: the policy's imports for the user's code."};
+PyMethodDef kImportDef = {
+    "__import__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(GuardedImport)),
+    METH_VARARGS | METH_KEYWORDS,
+    "__import__ of the codeact runtime guard: the policy's imports for the user's code."};
 
 // --- limit_imports ----------------------------------------------------------------------------
 
@@ -377,7 +388,8 @@ PyObject* LimitImports(PyObject*, PyObject* patterns) {
   PyObject* original = builtins ? PyDict_GetItemString(builtins, "__import__") : nullptr;
   if (original == nullptr) return Fail("limit_imports: builtins.__import__ is missing");
   guard.imports_limited = true;
-  PyObject* frozen = PySequence_Tuple(patterns);  // Python's small-object heap, warm in a forked child
+  PyObject* frozen =
+      PySequence_Tuple(patterns);  // Python's small-object heap, warm in a forked child
   if (frozen == nullptr) return nullptr;
   PyObject* wrapper = PyCFunction_NewEx(&kImportDef, nullptr, nullptr);
   if (wrapper == nullptr) {
@@ -394,7 +406,8 @@ PyObject* LimitImports(PyObject*, PyObject* patterns) {
 
 PyMethodDef kMethods[] = {
     {"arm", Arm, METH_O,
-     "arm(spec) -> int: no_new_privs, Landlock over spec's exec/read/write paths, the seccomp filters, the audit "
+     "arm(spec) -> int: no_new_privs, Landlock over spec's exec/read/write paths, the seccomp "
+     "filters, the audit "
      "hook. Returns the Landlock ABI applied (0: the kernel has none). Once per process."},
     {"limit_imports", LimitImports, METH_O,
      "limit_imports(patterns): the guarded __import__ for the user's code. Once per process."},

@@ -7,13 +7,14 @@ namespace codeact::internal {
 namespace {
 
 bool Below(std::string_view name, std::string_view prefix) {
-  return name == prefix ||
-         (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix && name[prefix.size()] == '.');
+  return name == prefix || (name.size() > prefix.size() &&
+                            name.substr(0, prefix.size()) == prefix && name[prefix.size()] == '.');
 }
 
 bool MentionsSubprocess(std::string_view name) {
   std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return lower.find("subprocess") != std::string::npos;
 }
 
@@ -38,13 +39,15 @@ bool ImportPatterns::Allows(std::string_view name) const {
   for (const auto& p : prefixes_) {
     if (!Below(name, p.name)) continue;
     // On equal length the wildcard wins, as in the validator.
-    if (best == nullptr || p.name.size() > best->name.size() || (p.name.size() == best->name.size() && p.allows)) {
+    if (best == nullptr || p.name.size() > best->name.size() ||
+        (p.name.size() == best->name.size() && p.allows)) {
       best = &p;
     }
   }
   if (best == nullptr || !best->allows) return false;
   // Below a wildcard, no part may be private.
-  std::string_view below = name.size() > best->name.size() ? name.substr(best->name.size() + 1) : std::string_view{};
+  std::string_view below =
+      name.size() > best->name.size() ? name.substr(best->name.size() + 1) : std::string_view{};
   for (std::size_t at = 0; at < below.size();) {
     if (below[at] == '_') return false;
     const std::size_t dot = below.find('.', at);

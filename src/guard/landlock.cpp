@@ -44,8 +44,9 @@ constexpr std::uint64_t kFileRights = kExecute | kWriteFile | kReadFile | kTrunc
 constexpr std::uint64_t kReadRights = kReadFile | kReadDir;
 constexpr std::uint64_t kExecRights = kReadRights | kExecute;
 // Not kMakeChar/kMakeBlock (a device node opens the disk to a root host), kExecute, kIoctlDev.
-constexpr std::uint64_t kWriteRights = kReadRights | kWriteFile | kRemoveDir | kRemoveFile | kMakeDir | kMakeReg |
-                                       kMakeSock | kMakeFifo | kMakeSym | kRefer | kTruncate;
+constexpr std::uint64_t kWriteRights = kReadRights | kWriteFile | kRemoveDir | kRemoveFile |
+                                       kMakeDir | kMakeReg | kMakeSock | kMakeFifo | kMakeSym |
+                                       kRefer | kTruncate;
 
 // struct landlock_ruleset_attr as of ABI 6; older kernels are given the prefix they know.
 struct RulesetAttr {
@@ -67,7 +68,8 @@ std::string Errno(const std::string& what, int err) { return what + " failed: " 
 }  // namespace
 
 int LandlockAbi() {
-  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  const long abi =
+      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi > 0 ? static_cast<int>(abi) : 0;
 }
 
@@ -107,8 +109,9 @@ std::string ApplyLandlock(const LandlockPaths& paths, int abi) {
     return error;
   };
   std::string error;
-  for (const auto& [list, rights] : {std::pair{&paths.exec, kExecRights}, std::pair{&paths.read, kReadRights},
-                                     std::pair{&paths.write, kWriteRights}}) {
+  for (const auto& [list, rights] :
+       {std::pair{&paths.exec, kExecRights}, std::pair{&paths.read, kReadRights},
+        std::pair{&paths.write, kWriteRights}}) {
     for (const auto& path : *list) {
       if (error.empty()) error = add(path, rights);
     }

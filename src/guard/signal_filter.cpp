@@ -20,7 +20,8 @@ constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
 #endif
 
 constexpr std::uint32_t kArgLow = offsetof(seccomp_data, args[0]);  // little-endian: low word first
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "SelfSignalFilter reads the low word first");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "SelfSignalFilter reads the low word first");
 
 sock_filter Stmt(std::uint16_t code, std::uint32_t k) { return BPF_STMT(code, k); }
 sock_filter Jump(std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
@@ -31,7 +32,8 @@ sock_filter Jump(std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
 
 std::vector<sock_filter> SelfSignalFilter(pid_t pid, pid_t pgid) {
   // Calls whose first argument is the target process, for which only this process will do.
-  const std::uint32_t self_only[] = {SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo, SYS_pidfd_open};
+  const std::uint32_t self_only[] = {SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
+                                     SYS_rt_tgsigqueueinfo, SYS_pidfd_open};
   const std::uint32_t self = static_cast<std::uint32_t>(pid);
   const std::uint32_t group = static_cast<std::uint32_t>(-pgid);
   const std::uint32_t allow = SECCOMP_RET_ALLOW;

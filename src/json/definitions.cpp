@@ -1,8 +1,7 @@
 #include "json/definitions.hpp"
 
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 
 #include "json/serialize.hpp"
 
@@ -29,7 +28,8 @@ StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json) {
     p.name = name;
     p.type = "any";
     if (spec.is_object()) {
-      if (const json::value* t = spec.as_object().if_contains("type"); t && t->is_string()) p.type = t->as_string();
+      if (const json::value* t = spec.as_object().if_contains("type"); t && t->is_string())
+        p.type = t->as_string();
       if (const json::value* d = spec.as_object().if_contains("description"); d && d->is_string()) {
         p.description = d->as_string();
       }
@@ -43,9 +43,11 @@ StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json) {
 StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json) {
   json::error_code ec;
   const json::value v = ParseJson(arguments_json, ec);
-  if (ec == json::error::too_deep) return InvalidArgument("arguments are too deeply nested: " + JsonErrorText(ec));
+  if (ec == json::error::too_deep)
+    return InvalidArgument("arguments are too deeply nested: " + JsonErrorText(ec));
   if (ec) return InvalidArgument("arguments are not valid JSON: " + ec.message());
-  if (!v.is_object()) return InvalidArgument("arguments must be a JSON object with a \"code\" string");
+  if (!v.is_object())
+    return InvalidArgument("arguments must be a JSON object with a \"code\" string");
   const json::value* code = v.as_object().if_contains("code");
   if (code == nullptr) return InvalidArgument("missing required argument \"code\"");
   if (!code->is_string()) return InvalidArgument("argument \"code\" must be a string");
@@ -57,29 +59,30 @@ StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json) {
 }
 
 std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description) {
-  json::object schema{{"type", "object"},
-                      {"properties",
-                       json::object{{"code", json::object{{"type", "string"},
-                                                          {"description", "Python source to run. Top-level "
-                                                                          "await works; the value of a final "
-                                                                          "bare expression is returned."}}}}},
-                      {"required", json::array{"code"}},
-                      {"additionalProperties", false}};
+  json::object schema{
+      {"type", "object"},
+      {"properties", json::object{{"code", json::object{{"type", "string"},
+                                                        {"description",
+                                                         "Python source to run. Top-level "
+                                                         "await works; the value of a final "
+                                                         "bare expression is returned."}}}}},
+      {"required", json::array{"code"}},
+      {"additionalProperties", false}};
   if (format == DefinitionFormat::kMcp) {
     return SerializeJson(json::object{{"name", ExecuteCodeFunction::kName},
-                                        {"description", description},
-                                        {"inputSchema", std::move(schema)}});
+                                      {"description", description},
+                                      {"inputSchema", std::move(schema)}});
   }
-  return SerializeJson(json::object{
-      {"type", "function"},
-      {"function", json::object{{"name", ExecuteCodeFunction::kName},
-                                {"description", description},
-                                {"parameters", std::move(schema)}}}});
+  return SerializeJson(json::object{{"type", "function"},
+                                    {"function", json::object{{"name", ExecuteCodeFunction::kName},
+                                                              {"description", description},
+                                                              {"parameters", std::move(schema)}}}});
 }
 
-std::string DescriptionDocumentJson(std::string_view definition_json, std::string_view instructions) {
+std::string DescriptionDocumentJson(std::string_view definition_json,
+                                    std::string_view instructions) {
   return SerializeJson(json::object{{"tools", json::array{json::parse(definition_json)}},
-                                      {"instructions", instructions}});
+                                    {"instructions", instructions}});
 }
 
 }  // namespace codeact::internal

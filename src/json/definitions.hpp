@@ -28,6 +28,7 @@ StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json);
 std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description);
 
 // {"tools":[definition],"instructions":"..."} for `codeact describe`.
-std::string DescriptionDocumentJson(std::string_view definition_json, std::string_view instructions);
+std::string DescriptionDocumentJson(std::string_view definition_json,
+                                    std::string_view instructions);
 
 }  // namespace codeact::internal

@@ -15,7 +15,10 @@ namespace {
 json::string Text(std::string_view s) { return json::string(internal::SanitizeUtf8(s)); }
 
 json::object ViolationToJson(const Violation& v) {
-  return json::object{{"line", v.line}, {"col", v.col}, {"rule", Text(v.rule)}, {"message", Text(v.message)},
+  return json::object{{"line", v.line},
+                      {"col", v.col},
+                      {"rule", Text(v.rule)},
+                      {"message", Text(v.message)},
                       {"hint", Text(v.hint)}};
 }
 
@@ -27,7 +30,9 @@ json::array ViolationsToJson(const std::vector<Violation>& violations) {
 
 json::object FileToJson(std::string_view path, std::string_view media_type, std::int64_t size,
                         std::string data_base64) {
-  return json::object{{"path", Text(path)}, {"media_type", media_type}, {"size", size},
+  return json::object{{"path", Text(path)},
+                      {"media_type", media_type},
+                      {"size", size},
                       {"data_base64", std::move(data_base64)}};
 }
 
@@ -57,7 +62,8 @@ json::array Strings(const std::vector<std::string>& list) {
 }
 
 StatusOr<std::vector<std::string>> StringList(const json::value& v, std::string_view key) {
-  if (!v.is_array()) return InvalidArgument("policy key \"" + std::string(key) + "\" must be a list of strings");
+  if (!v.is_array())
+    return InvalidArgument("policy key \"" + std::string(key) + "\" must be a list of strings");
   std::vector<std::string> out;
   for (const auto& item : v.as_array()) {
     if (!item.is_string()) {
@@ -68,7 +74,9 @@ StatusOr<std::vector<std::string>> StringList(const json::value& v, std::string_
   return out;
 }
 
-json::value Optional(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
+json::value Optional(const std::optional<std::int64_t>& v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
 
 std::optional<std::int64_t> OptionalNumber(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -86,14 +94,16 @@ Outcome OutcomeFromName(std::string_view name) {
 }  // namespace
 
 std::string ToJson(const ValidationReport& report) {
-  return internal::SerializeJson(json::object{{"ok", report.ok}, {"violations", ViolationsToJson(report.violations)}});
+  return internal::SerializeJson(
+      json::object{{"ok", report.ok}, {"violations", ViolationsToJson(report.violations)}});
 }
 
 std::string ToJson(const ExecutionResult& r) {
   json::value output = OutputValue(r);
   json::value error;
   if (r.error) {
-    error = json::object{{"type", Text(r.error->type)}, {"message", Text(r.error->message)},
+    error = json::object{{"type", Text(r.error->type)},
+                         {"message", Text(r.error->message)},
                          {"traceback", Text(r.error->traceback)}};
   }
   json::array files;
@@ -131,14 +141,16 @@ std::string ToJson(const ExecutionResult& r) {
 
 namespace internal {
 
-std::size_t JsonTextBytes(std::string_view text) { return SerializeJson(json::value(Text(text))).size(); }
+std::size_t JsonTextBytes(std::string_view text) {
+  return SerializeJson(json::value(Text(text))).size();
+}
 
 std::size_t JsonTextBytesUpperBound(std::size_t text_bytes) { return 6 * text_bytes + 2; }
 
 std::size_t Base64Bytes(std::size_t data_bytes) { return (data_bytes + 2) / 3 * 4; }
 
-std::size_t CapturedFileJsonBytes(std::string_view path, std::string_view media_type, std::int64_t size,
-                                  std::size_t data_bytes) {
+std::size_t CapturedFileJsonBytes(std::string_view path, std::string_view media_type,
+                                  std::int64_t size, std::size_t data_bytes) {
   return SerializeJson(FileToJson(path, media_type, size, "")).size() + Base64Bytes(data_bytes);
 }
 
@@ -146,11 +158,17 @@ std::size_t CapturedFileJsonBytes(const CapturedFile& f) {
   return CapturedFileJsonBytes(f.path, f.media_type, f.size, f.data.size());
 }
 
-std::size_t OmittedFileJsonBytes(const OmittedFile& f) { return SerializeJson(OmittedToJson(f)).size(); }
+std::size_t OmittedFileJsonBytes(const OmittedFile& f) {
+  return SerializeJson(OmittedToJson(f)).size();
+}
 
-std::size_t OutputJsonBytes(const ExecutionResult& r) { return SerializeJson(OutputValue(r)).size(); }
+std::size_t OutputJsonBytes(const ExecutionResult& r) {
+  return SerializeJson(OutputValue(r)).size();
+}
 
-std::size_t ViolationJsonBytes(const Violation& v) { return SerializeJson(ViolationToJson(v)).size(); }
+std::size_t ViolationJsonBytes(const Violation& v) {
+  return SerializeJson(ViolationToJson(v)).size();
+}
 
 std::size_t ResultJsonBytes(const ExecutionResult& r) {
   // The fixed fields, serialised for real; then each large field added by its own size.
@@ -187,13 +205,14 @@ std::size_t ResultJsonBytesUpperBound(const ExecutionResult& r) {
   // Field names, punctuation, numbers, booleans and the outcome's name come to ~400 bytes.
   constexpr std::size_t kFixed = 1024;
   const auto text = [](const std::string& s) { return JsonTextBytesUpperBound(s.size()); };
-  std::size_t n = kFixed + text(r.stdout_text) + text(r.stderr_text) + text(r.message) + text(r.backend) +
-                  text(r.isolation);
+  std::size_t n = kFixed + text(r.stdout_text) + text(r.stderr_text) + text(r.message) +
+                  text(r.backend) + text(r.isolation);
   if (r.error) n += text(r.error->type) + text(r.error->message) + text(r.error->traceback);
   // Re-serialising the child's JSON can lengthen a number ("1e4" -> "10000.0"), never tripling it.
   if (r.output_present) n += 3 * r.output_json.size() + 4;
   for (const auto& v : r.violations) n += 96 + text(v.rule) + text(v.message) + text(v.hint);
-  for (const auto& f : r.files) n += 96 + text(f.path) + text(f.media_type) + Base64Bytes(f.data.size());
+  for (const auto& f : r.files)
+    n += 96 + text(f.path) + text(f.media_type) + Base64Bytes(f.data.size());
   for (const auto& f : r.omitted_files) n += 32 + text(f.path) + text(f.reason);
   return n;
 }
@@ -214,26 +233,30 @@ StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
     r.output_present = o.at("output_present").as_bool();
     r.output_json = internal::SerializeJson(o.at("output"));
     if (const auto& e = o.at("error"); e.is_object()) {
-      r.error = UserError{std::string(e.at("type").as_string()), std::string(e.at("message").as_string()),
-                          std::string(e.at("traceback").as_string())};
+      r.error =
+          UserError{std::string(e.at("type").as_string()), std::string(e.at("message").as_string()),
+                    std::string(e.at("traceback").as_string())};
     }
     for (const auto& item : o.at("violations").as_array()) {
       const auto& vo = item.as_object();
       r.violations.push_back({static_cast<int>(vo.at("line").to_number<std::int64_t>()),
                               static_cast<int>(vo.at("col").to_number<std::int64_t>()),
-                              std::string(vo.at("rule").as_string()), std::string(vo.at("message").as_string()),
+                              std::string(vo.at("rule").as_string()),
+                              std::string(vo.at("message").as_string()),
                               std::string(vo.at("hint").as_string())});
     }
     for (const auto& item : o.at("files").as_array()) {
       const auto& fo = item.as_object();
       auto data = internal::Base64Decode(fo.at("data_base64").as_string());
       if (!data) return InvalidArgument("result file data is not valid base64");
-      r.files.push_back({std::string(fo.at("path").as_string()), std::string(fo.at("media_type").as_string()),
+      r.files.push_back({std::string(fo.at("path").as_string()),
+                         std::string(fo.at("media_type").as_string()),
                          fo.at("size").to_number<std::int64_t>(), std::move(*data)});
     }
     for (const auto& item : o.at("omitted_files").as_array()) {
       const auto& fo = item.as_object();
-      r.omitted_files.push_back({std::string(fo.at("path").as_string()), std::string(fo.at("reason").as_string())});
+      r.omitted_files.push_back(
+          {std::string(fo.at("path").as_string()), std::string(fo.at("reason").as_string())});
     }
     r.tool_calls = o.at("tool_calls").to_number<std::int64_t>();
     r.duration_ms = o.at("duration_ms").to_number<std::int64_t>();
@@ -264,11 +287,13 @@ StatusOr<ValidationPolicy> PolicyFromJson(std::string_view text) {
         return InvalidArgument("policy key \"" + std::string(key) + "\" must be an integer");
       }
       out = value.to_number<std::int64_t>();
-      if (out <= 0) return InvalidArgument("policy key \"" + std::string(key) + "\" must be positive");
+      if (out <= 0)
+        return InvalidArgument("policy key \"" + std::string(key) + "\" must be positive");
       return Status::Ok();
     };
-    if (key == "allowed_imports" || key == "blocked_builtins" || key == "allowed_dunder_attributes" ||
-        key == "extra_allowed_imports" || key == "extra_blocked_imports") {
+    if (key == "allowed_imports" || key == "blocked_builtins" ||
+        key == "allowed_dunder_attributes" || key == "extra_allowed_imports" ||
+        key == "extra_blocked_imports") {
       auto l = list(key);
       if (!l.ok()) return l.status();
       if (key == "allowed_imports") policy.allowed_imports = std::move(*l);
@@ -277,7 +302,8 @@ StatusOr<ValidationPolicy> PolicyFromJson(std::string_view text) {
       if (key == "extra_allowed_imports") policy.extra_allowed_imports = std::move(*l);
       if (key == "extra_blocked_imports") policy.extra_blocked_imports = std::move(*l);
     } else if (key == "allow_dynamic_format") {
-      if (!value.is_bool()) return InvalidArgument("policy key \"allow_dynamic_format\" must be true or false");
+      if (!value.is_bool())
+        return InvalidArgument("policy key \"allow_dynamic_format\" must be true or false");
       policy.allow_dynamic_format = value.as_bool();
     } else if (key == "max_code_bytes") {
       if (Status s = integer(policy.max_code_bytes); !s.ok()) return s;
@@ -298,7 +324,8 @@ std::string ToJson(const ValidationPolicy& p) {
   json::object o;
   if (p.allowed_imports) o["allowed_imports"] = Strings(*p.allowed_imports);
   if (p.blocked_builtins) o["blocked_builtins"] = Strings(*p.blocked_builtins);
-  if (p.allowed_dunder_attributes) o["allowed_dunder_attributes"] = Strings(*p.allowed_dunder_attributes);
+  if (p.allowed_dunder_attributes)
+    o["allowed_dunder_attributes"] = Strings(*p.allowed_dunder_attributes);
   o["extra_allowed_imports"] = Strings(p.extra_allowed_imports);
   o["extra_blocked_imports"] = Strings(p.extra_blocked_imports);
   o["allow_dynamic_format"] = p.allow_dynamic_format;

@@ -17,16 +17,25 @@ json::value ParseJson(std::string_view text, json::error_code& ec) {
 }
 
 std::string JsonErrorText(const json::error_code& ec) {
-  if (ec == json::error::too_deep) return "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  if (ec == json::error::too_deep)
+    return "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
   return ec.message();
 }
 
 void AppendJson(std::string& out, const json::value& v) {
   switch (v.kind()) {
-    case json::kind::null: out += "null"; return;
-    case json::kind::bool_: out += v.get_bool() ? "true" : "false"; return;
-    case json::kind::int64: out += std::to_string(v.get_int64()); return;
-    case json::kind::uint64: out += std::to_string(v.get_uint64()); return;
+    case json::kind::null:
+      out += "null";
+      return;
+    case json::kind::bool_:
+      out += v.get_bool() ? "true" : "false";
+      return;
+    case json::kind::int64:
+      out += std::to_string(v.get_int64());
+      return;
+    case json::kind::uint64:
+      out += std::to_string(v.get_uint64());
+      return;
     case json::kind::double_: {
       char buf[64];
       const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
@@ -39,7 +48,9 @@ void AppendJson(std::string& out, const json::value& v) {
       if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
       return;
     }
-    case json::kind::string: out += json::serialize(v.get_string()); return;
+    case json::kind::string:
+      out += json::serialize(v.get_string());
+      return;
     case json::kind::array: {
       out += '[';
       bool first = true;
@@ -51,7 +62,9 @@ void AppendJson(std::string& out, const json::value& v) {
       out += ']';
       return;
     }
-    case json::kind::object: AppendJson(out, v.get_object()); return;
+    case json::kind::object:
+      AppendJson(out, v.get_object());
+      return;
   }
 }
 

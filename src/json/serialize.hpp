@@ -3,7 +3,6 @@
 #pragma once
 
 #include <boost/json.hpp>
-
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -16,23 +16,26 @@ constexpr auto kHost = LimitEnforcer::kHost;
 constexpr LimitSpec kTable[] = {
     {"wall_timeout_ms", &L::wall_timeout_ms, "ms", 1, kHost, -1, false, "--timeout", 1000.0,
      "wall-clock limit in seconds, tool calls included", "wall clock (tool calls included)"},
-    {"cpu_time_s", &L::cpu_time_s, "s", 1, kRl, RLIMIT_CPU, true, "--cpu", 1.0, "CPU-time limit in seconds", "CPU"},
-    {"memory_bytes", &L::memory_bytes, "bytes", 64LL << 20, kRl, RLIMIT_AS, true, "--memory-mb", 1024.0 * 1024.0,
+    {"cpu_time_s", &L::cpu_time_s, "s", 1, kRl, RLIMIT_CPU, true, "--cpu", 1.0,
+     "CPU-time limit in seconds", "CPU"},
+    {"memory_bytes", &L::memory_bytes, "bytes", 64LL << 20, kRl, RLIMIT_AS, true, "--memory-mb",
+     1024.0 * 1024.0,
      "memory limit in MiB (the run's memory cgroup, and each process's address space)", "memory"},
-    {"max_file_size_bytes", &L::max_file_size_bytes, "bytes", 1, kRl, RLIMIT_FSIZE, true, "--max-file-size-bytes",
-     1.0, "largest file the code may write", ""},
-    {"max_open_files", &L::max_open_files, "files", 16, kRl, RLIMIT_NOFILE, true, "--max-open-files", 1.0,
-     "open file descriptors", ""},
-    {"max_processes", &L::max_processes, "processes", 1, kRl, RLIMIT_NPROC, true, "--max-processes", 1.0,
-     "processes (the run's pids cgroup, and RLIMIT_NPROC where it applies)", ""},
-    {"max_workdir_bytes", &L::max_workdir_bytes, "bytes", 1LL << 20, kHost, -1, true, "--max-workdir-mb",
-     1024.0 * 1024.0, "size of the working directory in MiB", "working directory"},
-    {"max_stdout_bytes", &L::max_stdout_bytes, "bytes", 1, kHost, -1, false, "--max-stdout-bytes", 1.0,
-     "stdout cap", "stdout (truncated past that)"},
-    {"max_stderr_bytes", &L::max_stderr_bytes, "bytes", 1, kHost, -1, false, "--max-stderr-bytes", 1.0,
-     "stderr cap", "stderr (truncated past that)"},
-    {"max_output_bytes", &L::max_output_bytes, "bytes", 1, kHost, -1, false, "--max-output-bytes", 1.0,
-     "JSON size of the final expression's value", "final value (as JSON)"},
+    {"max_file_size_bytes", &L::max_file_size_bytes, "bytes", 1, kRl, RLIMIT_FSIZE, true,
+     "--max-file-size-bytes", 1.0, "largest file the code may write", ""},
+    {"max_open_files", &L::max_open_files, "files", 16, kRl, RLIMIT_NOFILE, true,
+     "--max-open-files", 1.0, "open file descriptors", ""},
+    {"max_processes", &L::max_processes, "processes", 1, kRl, RLIMIT_NPROC, true, "--max-processes",
+     1.0, "processes (the run's pids cgroup, and RLIMIT_NPROC where it applies)", ""},
+    {"max_workdir_bytes", &L::max_workdir_bytes, "bytes", 1LL << 20, kHost, -1, true,
+     "--max-workdir-mb", 1024.0 * 1024.0, "size of the working directory in MiB",
+     "working directory"},
+    {"max_stdout_bytes", &L::max_stdout_bytes, "bytes", 1, kHost, -1, false, "--max-stdout-bytes",
+     1.0, "stdout cap", "stdout (truncated past that)"},
+    {"max_stderr_bytes", &L::max_stderr_bytes, "bytes", 1, kHost, -1, false, "--max-stderr-bytes",
+     1.0, "stderr cap", "stderr (truncated past that)"},
+    {"max_output_bytes", &L::max_output_bytes, "bytes", 1, kHost, -1, false, "--max-output-bytes",
+     1.0, "JSON size of the final expression's value", "final value (as JSON)"},
     {"max_frame_bytes", &L::max_frame_bytes, "bytes", 1, kHost, -1, false, "--max-frame-bytes", 1.0,
      "one bridge frame (a tool call or its answer)", ""},
     {"max_tool_calls", &L::max_tool_calls, "calls", 1, kHost, -1, false, "--max-tool-calls", 1.0,
@@ -41,10 +44,11 @@ constexpr LimitSpec kTable[] = {
      "--max-capture-file-bytes", 1.0, "largest captured file", ""},
     {"max_capture_total_bytes", &L::max_capture_total_bytes, "bytes", 1, kHost, -1, false,
      "--max-capture-total-bytes", 1.0, "all captured files of a run", ""},
-    {"max_capture_files", &L::max_capture_files, "files", 1, kHost, -1, false, "--max-capture-files", 1.0,
-     "captured files of a run (more are listed as omitted)", ""},
+    {"max_capture_files", &L::max_capture_files, "files", 1, kHost, -1, false,
+     "--max-capture-files", 1.0, "captured files of a run (more are listed as omitted)", ""},
     // The smallest size leaves room for a result's fixed fields and the notes the fitting adds.
-    {"max_result_bytes", &L::max_result_bytes, "bytes", 64LL << 10, kHost, -1, false, "--max-result-bytes", 1.0,
+    {"max_result_bytes", &L::max_result_bytes, "bytes", 64LL << 10, kHost, -1, false,
+     "--max-result-bytes", 1.0,
      "size of the result JSON as a whole (files omitted first, then output cut)", ""},
 };
 
@@ -69,8 +73,8 @@ Status CheckLimits(const ExecutionLimits& limits) {
   for (const LimitSpec& spec : kTable) {
     const std::int64_t value = limits.*spec.member;
     if (value < spec.minimum) {
-      return InvalidArgument("limit " + std::string(spec.name) + " must be at least " + LimitText(spec, spec.minimum) +
-                             ", got " + std::to_string(value));
+      return InvalidArgument("limit " + std::string(spec.name) + " must be at least " +
+                             LimitText(spec, spec.minimum) + ", got " + std::to_string(value));
     }
   }
   return Status::Ok();
@@ -127,7 +131,8 @@ std::string BytesText(std::int64_t n) {
 
 std::string LimitText(const LimitSpec& spec, std::int64_t n) {
   if (spec.unit == "bytes") return BytesText(n);
-  if (spec.unit == "ms") return n % 1000 == 0 ? std::to_string(n / 1000) + " s" : std::to_string(n) + " ms";
+  if (spec.unit == "ms")
+    return n % 1000 == 0 ? std::to_string(n / 1000) + " s" : std::to_string(n) + " ms";
   return std::to_string(n) + " " + std::string(spec.unit);
 }
 

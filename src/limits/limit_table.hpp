@@ -24,10 +24,10 @@ enum class LimitEnforcer {
 struct LimitSpec {
   std::string_view name;  // the field's name, also its JSON key
   std::int64_t ExecutionLimits::*member;
-  std::string_view unit;   // "ms", "s", "bytes", "files", "processes", "calls"
-  std::int64_t minimum;    // the smallest value a run can start under
+  std::string_view unit;  // "ms", "s", "bytes", "files", "processes", "calls"
+  std::int64_t minimum;   // the smallest value a run can start under
   LimitEnforcer enforcer;
-  int rlimit;              // RLIMIT_* for kRlimit rows, else -1
+  int rlimit;  // RLIMIT_* for kRlimit rows, else -1
   // Part of what a started child depends on: runs under different values never share a warm
   // child (the rlimits, and the sizes the sandbox is built with).
   bool shapes_child;

@@ -71,7 +71,8 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
     // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
     // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
     // second above, as a cold start has) before it says ready; lowering needs no privilege.
-    const std::int64_t run_cpu = spec.limits.Get(RLIMIT_CPU).value_or(Rlimit{RLIMIT_CPU, kZygoteCpuSeconds, 0}).soft;
+    const std::int64_t run_cpu =
+        spec.limits.Get(RLIMIT_CPU).value_or(Rlimit{RLIMIT_CPU, kZygoteCpuSeconds, 0}).soft;
     spec.environment["CODEACT_CPU_LIMIT_S"] = std::to_string(run_cpu);
     // Not above what the host itself may set (its hard limit: an unprivileged host, or one
     // started under limits, cannot raise it).
@@ -194,7 +195,8 @@ Status ForkServer::Send(const std::string& message, const int* fds, int fd_count
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir, const ForkIdentity& identity) {
+StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir,
+                                                  const ForkIdentity& identity) {
   try {
     if (working_dir.find('\0') != std::string::npos || working_dir.size() > kMaxMessage / 2 ||
         FirstInvalidUtf8(working_dir).has_value()) {

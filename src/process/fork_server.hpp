@@ -65,7 +65,8 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
 
   // One child, forked now, with `working_dir` as its working directory; it has sent nothing
   // yet (its ready frame follows). Thread-safe. Fails when the zygote is gone.
-  StatusOr<std::unique_ptr<Child>> Fork(const std::string& working_dir, const ForkIdentity& identity = {});
+  StatusOr<std::unique_ptr<Child>> Fork(const std::string& working_dir,
+                                        const ForkIdentity& identity = {});
 
   bool alive() const;
   pid_t pid() const { return zygote_->pid(); }
@@ -93,7 +94,7 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
   bool dead_ = false;   // the zygote closed its socket, or broke the protocol
   std::string broken_;  // what it sent that the host could not decode
   std::optional<protocol::ZygoteMessage> fork_reply_;  // Forked or ForkFailed
-  std::map<pid_t, ExitInfo> exits_;        // reported, not yet collected
+  std::map<pid_t, ExitInfo> exits_;                    // reported, not yet collected
   std::thread reader_;
 };
 

@@ -2,10 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -358,8 +358,9 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
       break;
     case Step::kAttachTree:
       step = "attach the tree of " +
-             (failure.detail >= 0 && failure.detail < static_cast<int>(plan.trees.size()) ? plan.trees[failure.detail].second
-                                                                                          : std::string("a mount"));
+             (failure.detail >= 0 && failure.detail < static_cast<int>(plan.trees.size())
+                  ? plan.trees[failure.detail].second
+                  : std::string("a mount"));
       break;
     case Step::kSetgroups:
       step = "setgroups({})";
@@ -430,12 +431,14 @@ Status ValidatePlan(const LaunchPlan& plan) {
   }
   if (has_nul(plan.working_dir))
     return InvalidArgument("the working directory contains a NUL byte");
-  if (plan.run_as_uid == 0 || plan.run_as_uid > 0xFFFFFFFELL) return InvalidArgument("run_as_uid must be an unprivileged uid");
+  if (plan.run_as_uid == 0 || plan.run_as_uid > 0xFFFFFFFELL)
+    return InvalidArgument("run_as_uid must be an unprivileged uid");
   if (plan.private_workdir_bytes > 0 && plan.working_dir.empty()) {
     return InvalidArgument("a private working-directory tmpfs needs a working directory");
   }
   for (const auto& [fd, path] : plan.trees) {
-    if (fd < 0 || path.empty() || path[0] != '/') return InvalidArgument("a tree needs an fd and an absolute path");
+    if (fd < 0 || path.empty() || path[0] != '/')
+      return InvalidArgument("a tree needs an fd and an absolute path");
   }
   if (plan.child_fds.size() != 3 && plan.child_fds.size() != kMaxChildFds) {
     return Internal("LaunchProcess needs 3 or 5 child fds");
@@ -445,7 +448,8 @@ Status ValidatePlan(const LaunchPlan& plan) {
   }
   if (plan.limits) {
     for (const Rlimit& l : *plan.limits) {
-      if (l.soft < 0 || l.hard < l.soft) return InvalidArgument("resource limits must not be negative");
+      if (l.soft < 0 || l.hard < l.soft)
+        return InvalidArgument("resource limits must not be negative");
     }
   }
   if (plan.cgroup_procs.size() > static_cast<std::size_t>(kMaxCgroupProcsFiles)) {
@@ -595,13 +599,20 @@ std::optional<Rlimit> ResourceLimits::Get(int resource) const {
 
 const char* RlimitName(int resource) {
   switch (resource) {
-    case RLIMIT_CORE: return "RLIMIT_CORE";
-    case RLIMIT_CPU: return "RLIMIT_CPU";
-    case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
-    case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
-    case RLIMIT_NPROC: return "RLIMIT_NPROC";
-    case RLIMIT_AS: return "RLIMIT_AS";
-    default: return "RLIMIT_?";
+    case RLIMIT_CORE:
+      return "RLIMIT_CORE";
+    case RLIMIT_CPU:
+      return "RLIMIT_CPU";
+    case RLIMIT_FSIZE:
+      return "RLIMIT_FSIZE";
+    case RLIMIT_NOFILE:
+      return "RLIMIT_NOFILE";
+    case RLIMIT_NPROC:
+      return "RLIMIT_NPROC";
+    case RLIMIT_AS:
+      return "RLIMIT_AS";
+    default:
+      return "RLIMIT_?";
   }
 }
 
@@ -618,8 +629,9 @@ ExitInfo ExitInfoFrom(int status, double cpu_seconds) {
 }
 
 ExitInfo ExitInfoFrom(int status, const rusage& usage) {
-  return ExitInfoFrom(status, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
+  return ExitInfoFrom(
+      status, static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
 }
 
 StatusOr<pid_t> LaunchProcess(const LaunchPlan& plan) {

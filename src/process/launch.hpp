@@ -14,7 +14,7 @@
 
 namespace codeact::internal {
 
-inline constexpr int kMaxChildFds = 5;  // 0-2 stdio, 3-4 bridge
+inline constexpr int kMaxChildFds = 5;          // 0-2 stdio, 3-4 bridge
 inline constexpr int kMaxCgroupProcsFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
 
 struct LaunchPlan {

@@ -21,7 +21,8 @@ const std::string& LockDir() {
     ::mkdir("/run/codeact", 0700);
     if (::mkdir(kLockDir, 0700) != 0 && errno != EEXIST) return std::string();
     struct stat st {};
-    if (::lstat(kLockDir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) return std::string();
+    if (::lstat(kLockDir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      return std::string();
     return std::string(kLockDir);
   }();
   return dir;
@@ -46,7 +47,8 @@ class UidTable {
       if (in_use_.count(uid)) continue;
       int fd = -1;
       if (const std::string& dir = LockDir(); !dir.empty()) {
-        fd = ::open((dir + "/" + std::to_string(uid)).c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = ::open((dir + "/" + std::to_string(uid)).c_str(),
+                    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // another codeact process holds it
           ::close(fd);
           continue;
@@ -73,10 +75,14 @@ class UidTable {
   std::uint64_t cursor_ = static_cast<std::uint64_t>(::getpid()) * 7919;  // processes start apart
 };
 
-StatusOr<UidLease> UidLease::Acquire(const UidRangeSpec& range) { return UidTable::Get().Acquire(range); }
+StatusOr<UidLease> UidLease::Acquire(const UidRangeSpec& range) {
+  return UidTable::Get().Acquire(range);
+}
 
 UidLease::UidLease(UidLease&& other) noexcept
-    : uid_(other.uid_), lock_fd_(std::exchange(other.lock_fd_, -1)), held_(std::exchange(other.held_, false)) {}
+    : uid_(other.uid_),
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      held_(std::exchange(other.held_, false)) {}
 
 UidLease& UidLease::operator=(UidLease&& other) noexcept {
   if (this != &other) {

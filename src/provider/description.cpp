@@ -26,10 +26,12 @@ void DescribeTool(std::ostringstream& out, const HostTool& tool) {
   }
   out << "- `" << tool.name << "(" << signature << ")` — "
       << (tool.description.empty() ? "(no description)" : tool.description) << "\n"
-      << "  call: `await call_tool(\"" << tool.name << "\"" << (kwargs.empty() ? "" : ", " + kwargs) << ")`";
-  const bool identifier = !tool.name.empty() && !std::isdigit(static_cast<unsigned char>(tool.name[0])) &&
-                          tool.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                              std::string::npos;
+      << "  call: `await call_tool(\"" << tool.name << "\"" << (kwargs.empty() ? "" : ", " + kwargs)
+      << ")`";
+  const bool identifier =
+      !tool.name.empty() && !std::isdigit(static_cast<unsigned char>(tool.name[0])) &&
+      tool.name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
   if (identifier) out << " or `await " << tool.name << "(" << kwargs << ")`";
   out << "\n";
   if (params.ok()) {
@@ -44,7 +46,8 @@ void DescribeTool(std::ostringstream& out, const HostTool& tool) {
 std::string CodeActProvider::Instructions() const {
   return "You can run Python code with the `execute_code` tool. Write one short program that does "
          "the whole task: combine steps in one call instead of calling the tool many times. Host "
-         "tools are reachable only from inside the code with `await call_tool(\"name\", arg=value)`; "
+         "tools are reachable only from inside the code with `await call_tool(\"name\", "
+         "arg=value)`; "
          "check their results and catch `ToolError` where a call may fail. Print what you need to "
          "see — only stdout, stderr and the value of a final bare expression come back. Nothing "
          "persists between calls: pass values explicitly from one call to the next. If the result "
@@ -55,7 +58,8 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
   const BackendTraits traits = executor_->Traits(s);
   std::ostringstream out;
   out << "Run Python 3 code in a sandbox (" << BackendName(executor_->backend()) << " backend, "
-      << IsolationName(executor_->isolation()) << " isolation) and return its result. Top-level `await` "
+      << IsolationName(executor_->isolation())
+      << " isolation) and return its result. Top-level `await` "
       << "works; the value of a final bare expression is returned as `output`.\n\n"
       << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
       << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
@@ -72,10 +76,12 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
 
   if (!s.mounts.empty() || !traits.files.empty()) out << "\nFiles:\n";
   for (const auto& m : s.mounts) {
-    out << "- " << m.mount_path << " (" << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
+    out << "- " << m.mount_path << " ("
+        << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
     out << ": use the path " << (traits.host_paths_visible ? m.host_path : m.mount_path);
     if (m.mode == MountMode::kReadWrite) {
-      out << "; new or changed files are returned (up to " << internal::BytesText(m.write_bytes_limit) << ")";
+      out << "; new or changed files are returned (up to "
+          << internal::BytesText(m.write_bytes_limit) << ")";
     }
     out << "\n";
   }
@@ -88,7 +94,8 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     for (const auto& n : s.network_targets) out << " " << n;
     out << "\n";
   }
-  out << "\n" << internal::LimitsForModel(s.limits) << "\n"
+  out << "\n"
+      << internal::LimitsForModel(s.limits) << "\n"
       << "\nState does not persist between calls: " << traits.fresh_start << "\n";
   return out.str();
 }

@@ -51,7 +51,9 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
   for (const auto& [k, v] : s.environment) h.Add(k).Add(v);
   h.Add("limits").Add(LimitKey(s.limits, /*child_only=*/false));
   h.Add("backend").Add(BackendName(executor.backend)).Add(IsolationName(executor.isolation));
-  h.Add(executor.python_path).Add(executor.resource_dir).Add(executor.site_packages ? "site" : "nosite");
+  h.Add(executor.python_path)
+      .Add(executor.resource_dir)
+      .Add(executor.site_packages ? "site" : "nosite");
   h.Add("hyperlight").Add(executor.hyperlight.input_dir).Add(executor.hyperlight.sdk_path);
   return h.Hex();
 }

@@ -2,9 +2,11 @@
 
 namespace codeact {
 
-StatusOr<std::shared_ptr<CodeActProvider>> HyperlightCodeActProvider::Create(ProviderOptions options) {
+StatusOr<std::shared_ptr<CodeActProvider>> HyperlightCodeActProvider::Create(
+    ProviderOptions options) {
   options.executor.backend = BackendKind::kHyperlight;
-  if (options.executor.isolation == IsolationLevel::kAuto) options.executor.isolation = IsolationLevel::kMicroVm;
+  if (options.executor.isolation == IsolationLevel::kAuto)
+    options.executor.isolation = IsolationLevel::kMicroVm;
   if (options.executor.isolation != IsolationLevel::kMicroVm) {
     return InvalidArgument("HyperlightCodeActProvider runs at the microvm isolation level only");
   }

@@ -16,7 +16,8 @@ using Clock = std::chrono::steady_clock;
 
 ExecutionResult ArgumentError(const std::string& message) {
   ExecutionResult r = NotRunResult(Outcome::kValidationFailed, message);
-  r.violations.push_back({0, 0, "argument-error", message, "call execute_code with {\"code\": \"<python source>\"}"});
+  r.violations.push_back(
+      {0, 0, "argument-error", message, "call execute_code with {\"code\": \"<python source>\"}"});
   return r;
 }
 
@@ -31,7 +32,9 @@ CodeActProvider::CodeActProvider(ProviderOptions options, std::shared_ptr<Valida
       environment_(options_.environment) {}
 
 void CodeActProvider::AddTool(HostTool tool) { tools_.Add(std::move(tool)); }
-std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const { return tools_.Get(name); }
+std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const {
+  return tools_.Get(name);
+}
 bool CodeActProvider::RemoveTool(const std::string& name) { return tools_.Remove(name); }
 void CodeActProvider::ClearTools() { tools_.Clear(); }
 
@@ -114,7 +117,8 @@ RunSnapshot CodeActProvider::Snapshot() const {
 
 bool CodeActProvider::RequiresApproval(const RunSnapshot& snapshot) const {
   if (options_.approval_mode == ApprovalMode::kAlwaysRequire) return true;
-  return std::any_of(snapshot.tools.begin(), snapshot.tools.end(), [](const HostTool& t) { return t.requires_approval; });
+  return std::any_of(snapshot.tools.begin(), snapshot.tools.end(),
+                     [](const HostTool& t) { return t.requires_approval; });
 }
 
 ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOptions& options) {
@@ -129,14 +133,16 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     if (r.isolation.empty()) r.isolation = std::string(IsolationName(executor_->isolation()));
     // Results that never reached an executor (violations) are held to the same bound.
     internal::FitResult(r, snapshot.limits, snapshot.mounts);
-    r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    r.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return r;
   };
   // A call withdrawn before it got here (queued behind others, say) costs nothing more.
   if (options.cancel.cancelled()) {
     const std::string reason = options.cancel.reason();
-    return finish(NotRunResult(Outcome::kCancelled,
-                               "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
+    return finish(NotRunResult(
+        Outcome::kCancelled,
+        "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
   }
 
   if (RequiresApproval(snapshot)) {
@@ -160,10 +166,11 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
       std::string why = request.always_required ? "every run needs approval"
                                                 : "this run can call tools that need approval:";
       for (const auto& name : request.tools_requiring_approval) why += " " + name;
-      return finish(NotRunResult(Outcome::kApprovalRequired,
-                                 (options.approved.has_value() || options.approve ? "approval denied: "
-                                                                                  : "approval required: ") +
-                                     why));
+      return finish(
+          NotRunResult(Outcome::kApprovalRequired,
+                       (options.approved.has_value() || options.approve ? "approval denied: "
+                                                                        : "approval required: ") +
+                           why));
     }
   }
 
@@ -190,9 +197,9 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
   return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, snapshot));
 }
 
-StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(ProviderOptions options,
-                                                                   std::unique_ptr<Executor> executor,
-                                                                   std::shared_ptr<Validator> validator) {
+StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(
+    ProviderOptions options, std::unique_ptr<Executor> executor,
+    std::shared_ptr<Validator> validator) {
   if (!validator) {
     auto embedded = Validator::Embedded();
     if (!embedded.ok()) return embedded.status();
@@ -218,7 +225,8 @@ StatusOr<std::shared_ptr<CodeActProvider>> LocalCodeActProvider::Create(Provider
 }
 
 std::string ExecuteCodeFunction::Definition(DefinitionFormat format) const {
-  return internal::ExecuteCodeDefinitionJson(format, provider_->ToolDescription(provider_->Snapshot()));
+  return internal::ExecuteCodeDefinitionJson(format,
+                                             provider_->ToolDescription(provider_->Snapshot()));
 }
 
 ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_json,
@@ -233,7 +241,8 @@ ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_j
   return provider_->Execute(*code, options);
 }
 
-std::string ExecuteCodeFunction::Invoke(const std::string& arguments_json, const InvokeOptions& options) const {
+std::string ExecuteCodeFunction::Invoke(const std::string& arguments_json,
+                                        const InvokeOptions& options) const {
   return ToJson(InvokeResult(arguments_json, options));
 }
 

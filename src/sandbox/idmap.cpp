@@ -68,11 +68,13 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
   if (std::strcmp(mine, its) == 0) {
     err = ECHILD;
     step = "the idmap helper's unshare(CLONE_NEWUSER)";
-  } else if ((err = WriteFile(proc + "/uid_map", std::to_string(ns_uid) + " " + std::to_string(host_id) + " 1")) != 0) {
+  } else if ((err = WriteFile(proc + "/uid_map", std::to_string(ns_uid) + " " +
+                                                     std::to_string(host_id) + " 1")) != 0) {
     step = "write the idmap helper's uid_map";
   } else if ((err = WriteFile(proc + "/setgroups", "deny")) != 0) {
     step = "write the idmap helper's setgroups";
-  } else if ((err = WriteFile(proc + "/gid_map", std::to_string(ns_gid) + " " + std::to_string(host_id) + " 1")) != 0) {
+  } else if ((err = WriteFile(proc + "/gid_map", std::to_string(ns_gid) + " " +
+                                                     std::to_string(host_id) + " 1")) != 0) {
     step = "write the idmap helper's gid_map";
   } else if ((fd = ::open((proc + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
     err = errno;
@@ -85,9 +87,10 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
   return fd;
 }
 
-int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error, bool* idmap_unsupported) {
-  const int tree = static_cast<int>(
-      ::syscall(SYS_open_tree, AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
+                 bool* idmap_unsupported) {
+  const int tree = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path.c_str(),
+                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
   if (tree < 0) return Fail(error, errno, "open_tree(" + path + ")");
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0);
@@ -95,7 +98,8 @@ int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapEr
     attr.attr_set |= MOUNT_ATTR_IDMAP;
     attr.userns_fd = static_cast<__u64>(userns_fd);
   }
-  if (::syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+  if (::syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) !=
+      0) {
     const int err = errno;
     ::close(tree);
     // EINVAL: this filesystem (or one mounted beneath) does not support idmapped mounts.
@@ -106,7 +110,9 @@ int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapEr
 }
 
 int AttachTree(int tree_fd, const char* target) {
-  return ::syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0 ? 0 : errno;
+  return ::syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) == 0
+             ? 0
+             : errno;
 }
 
 }  // namespace codeact::internal

@@ -17,8 +17,8 @@
 namespace codeact::internal {
 
 struct IdmapError {
-  int err = 0;        // 0: no error
-  std::string step;   // e.g. "open_tree(/data)"
+  int err = 0;       // 0: no error
+  std::string step;  // e.g. "open_tree(/data)"
 };
 
 // A user namespace, held by the returned fd (O_CLOEXEC), whose only mapping is ns_uid -> host_id

@@ -33,8 +33,10 @@ void EnterUserNamespace() {
   Must(::unshare(CLONE_NEWUSER) == 0, "unshare(CLONE_NEWUSER)");
   // "deny" first: an unprivileged writer may map its gid only after giving up setgroups(2).
   WriteProcFile("/proc/self/setgroups", "deny");
-  WriteProcFile("/proc/self/uid_map", std::to_string(kSandboxUid) + " " + std::to_string(uid) + " 1");
-  WriteProcFile("/proc/self/gid_map", std::to_string(kSandboxUid) + " " + std::to_string(gid) + " 1");
+  WriteProcFile("/proc/self/uid_map",
+                std::to_string(kSandboxUid) + " " + std::to_string(uid) + " 1");
+  WriteProcFile("/proc/self/gid_map",
+                std::to_string(kSandboxUid) + " " + std::to_string(gid) + " 1");
 }
 
 void EnterOtherNamespaces() {

@@ -20,7 +20,8 @@ void DropPrivileges() {
       FailStep("drop capability " + std::to_string(cap) + " from the bounding set", errno);
     }
   }
-  Must(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0, "clear the ambient capabilities");
+  Must(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0,
+       "clear the ambient capabilities");
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   Must(::syscall(SYS_capset, &header, data) == 0, "capset (drop all capabilities)");

@@ -55,11 +55,13 @@ unsigned long LockedFlags(const std::string& target) {
 
 // A tree the launcher prepared while it was root (run_identity.hpp), attached as it is: its
 // flags (read-only, nosuid, nodev, idmap) were set then.
-void Attach(int tree_fd, const std::string& host, const std::string& root, const std::string& path) {
+void Attach(int tree_fd, const std::string& host, const std::string& root,
+            const std::string& path) {
   struct stat st {};
   Must(::fstat(tree_fd, &st) == 0, "fstat the tree of " + host);
   MakeMountPoint(root, path, S_ISDIR(st.st_mode));
-  if (int err = AttachTree(tree_fd, (root + path).c_str()); err != 0) FailStep("attach " + host + " at " + path, err);
+  if (int err = AttachTree(tree_fd, (root + path).c_str()); err != 0)
+    FailStep("attach " + host + " at " + path, err);
   ::close(tree_fd);
 }
 
@@ -72,8 +74,8 @@ void Bind(const std::string& host, const std::string& root, const std::string& p
   const std::string target = root + path;
   Must(::mount(host.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
        "bind " + host + " at " + path);
-  const unsigned long flags =
-      MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | LockedFlags(target) | (read_only ? MS_RDONLY : 0);
+  const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | LockedFlags(target) |
+                              (read_only ? MS_RDONLY : 0);
   Must(::mount(nullptr, target.c_str(), nullptr, flags, nullptr) == 0,
        std::string("remount ") + path + (read_only ? " read-only" : " nosuid"));
 }
@@ -108,14 +110,17 @@ void MountTmpfs(const std::string& target, const std::string& options, const std
 void MaskProc(const std::string& root) {
   const std::string proc = root + "/proc";
   const std::string sys = proc + "/sys";
-  Must(::mount(sys.c_str(), sys.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0, "bind /proc/sys");
-  Must(::mount(nullptr, sys.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-               nullptr) == 0,
+  Must(::mount(sys.c_str(), sys.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
+       "bind /proc/sys");
+  Must(::mount(nullptr, sys.c_str(), nullptr,
+               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0,
        "remount /proc/sys read-only");
-  for (const char* name : {"kcore", "keys", "key-users", "timer_list", "sched_debug", "kpageflags", "kpagecount",
-                           "kpagecgroup", "slabinfo", "sysrq-trigger", "latency_stats", "timer_stats", "kallsyms",
-                           "vmallocinfo", "pagetypeinfo", "zoneinfo", "buddyinfo", "iomem", "ioports", "kmsg",
-                           "config.gz", "mtrr", "modules"}) {
+  for (const char* name :
+       {"kcore",         "keys",        "key-users",   "timer_list",  "sched_debug",
+        "kpageflags",    "kpagecount",  "kpagecgroup", "slabinfo",    "sysrq-trigger",
+        "latency_stats", "timer_stats", "kallsyms",    "vmallocinfo", "pagetypeinfo",
+        "zoneinfo",      "buddyinfo",   "iomem",       "ioports",     "kmsg",
+        "config.gz",     "mtrr",        "modules"}) {
     const std::string target = proc + "/" + name;
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0) continue;  // not on this kernel
@@ -126,7 +131,8 @@ void MaskProc(const std::string& root) {
     const std::string target = proc + "/" + name;
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k") == 0,
+    Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                 "size=4k") == 0,
          std::string("mask /proc/") + name);
   }
 }
@@ -136,12 +142,15 @@ void AddDev(const std::string& root) {
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
     MakeMountPoint(root, node, /*directory=*/false);
     const std::string target = root + node;
-    Must(::mount(node, target.c_str(), nullptr, MS_BIND, nullptr) == 0, std::string("bind ") + node);
+    Must(::mount(node, target.c_str(), nullptr, MS_BIND, nullptr) == 0,
+         std::string("bind ") + node);
   }
-  const std::pair<const char*, const char*> links[] = {
-      {"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
-      {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"}};
-  for (const auto& [to, at] : links) Must(::symlink(to, (root + at).c_str()) == 0, std::string("symlink ") + at);
+  const std::pair<const char*, const char*> links[] = {{"/proc/self/fd", "/dev/fd"},
+                                                       {"/proc/self/fd/0", "/dev/stdin"},
+                                                       {"/proc/self/fd/1", "/dev/stdout"},
+                                                       {"/proc/self/fd/2", "/dev/stderr"}};
+  for (const auto& [to, at] : links)
+    Must(::symlink(to, (root + at).c_str()) == 0, std::string("symlink ") + at);
 }
 
 }  // namespace
@@ -158,18 +167,21 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   }
   AddDev(root);
   MakeDirs(root, "/proc");
-  Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0,
+  Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               nullptr) == 0,
        "mount /proc");
   MaskProc(root);
   MakeDirs(root, "/tmp");
-  MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777", "mount the /tmp tmpfs");
+  MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777",
+             "mount the /tmp tmpfs");
   // The working directory is memory too (a tmpfs, counted by the run's memory cgroup) and
   // bounded in size: past it, writes fail with ENOSPC.
   MakeDirs(root, kSandboxWorkDir);
   MountTmpfs(root + kSandboxWorkDir, "size=" + std::to_string(c.work_bytes) + ",mode=0700",
              "mount the working directory's tmpfs");
   for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only, b.tree_fd);
-  Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0,
+  Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+               nullptr) == 0,
        "remount the root read-only");
 
   // pivot_root with the old root stacked on the new one, then detach it: the host's tree is gone.

@@ -39,7 +39,8 @@ void PrepareTreesAsRoot(SandboxConfig& c) {
   c.system_trees.assign(c.system_paths.size(), -1);
   for (std::size_t i = 0; i < c.system_paths.size(); ++i) {
     struct stat st {};
-    if (::lstat(c.system_paths[i].c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;  // see root_fs.cpp
+    if (::lstat(c.system_paths[i].c_str(), &st) != 0 || S_ISLNK(st.st_mode))
+      continue;  // see root_fs.cpp
     IdmapError error;
     c.system_trees[i] = DetachedTree(c.system_paths[i], -1, /*read_only=*/true, error);
     if (c.system_trees[i] < 0) FailIdmap(error);

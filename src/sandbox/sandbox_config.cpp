@@ -13,7 +13,8 @@ bool IsAbsoluteClean(const std::string& p) {
   std::size_t at = 0;
   while (at < p.size()) {
     std::size_t next = p.find('/', at + 1);
-    const std::string part = p.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    const std::string part =
+        p.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
     if (part == ".." || part == "." || (part.empty() && p.size() > 1)) return false;
     if (next == std::string::npos) break;
     at = next;
@@ -28,8 +29,8 @@ std::vector<std::string> DefaultSystemPaths() {
 }
 
 std::string ReservedSandboxPath(const std::string& path) {
-  for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev",
-                          kSandboxResourceDir}) {
+  for (const char* dir : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+                          "/proc", "/dev", kSandboxResourceDir}) {
     if (PathWithin(path, dir)) return std::string(dir) + " is provided by the sandbox";
   }
   if (path == kSandboxWorkDir || path == "/tmp") return path + " is provided by the sandbox";
@@ -37,13 +38,15 @@ std::string ReservedSandboxPath(const std::string& path) {
 }
 
 std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
-  std::vector<std::string> out{"--scratch", c.scratch_dir, "--tmp-bytes", std::to_string(c.tmp_bytes),
+  std::vector<std::string> out{"--scratch",    c.scratch_dir,
+                               "--tmp-bytes",  std::to_string(c.tmp_bytes),
                                "--work-bytes", std::to_string(c.work_bytes)};
   if (c.run_as_uid >= 0) out.insert(out.end(), {"--run-as", std::to_string(c.run_as_uid)});
   if (c.nproc >= 0) out.insert(out.end(), {"--nproc", std::to_string(c.nproc)});
   for (const auto& p : c.cgroup_procs) out.insert(out.end(), {"--cgroup-procs", p});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
-  for (const auto& b : c.binds) out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
+  for (const auto& b : c.binds)
+    out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
   out.push_back("--");
   out.insert(out.end(), c.command.begin(), c.command.end());
   return out;
@@ -82,15 +85,18 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
                                                    : c.nproc;
       auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), target);
       // A uid of 0 would defeat the point of dropping to it.
-      if (ec != std::errc() || end != v->data() + v->size() || target <= 0 || (a == "--run-as" && target > 0xFFFFFFFELL)) {
+      if (ec != std::errc() || end != v->data() + v->size() || target <= 0 ||
+          (a == "--run-as" && target > 0xFFFFFFFELL)) {
         return InvalidArgument(a + " needs a positive number: " + *v);
       }
     } else if (a == "--bind-ro" || a == "--bind-rw") {
       if (i + 2 >= args.size()) return InvalidArgument(a + " needs a host path and a sandbox path");
       SandboxBind b{args[i + 1], args[i + 2], a == "--bind-ro"};
       i += 2;
-      if (!IsAbsoluteClean(b.host_path) || !IsAbsoluteClean(b.sandbox_path) || b.sandbox_path == "/") {
-        return InvalidArgument(a + " needs two absolute paths: " + b.host_path + " " + b.sandbox_path);
+      if (!IsAbsoluteClean(b.host_path) || !IsAbsoluteClean(b.sandbox_path) ||
+          b.sandbox_path == "/") {
+        return InvalidArgument(a + " needs two absolute paths: " + b.host_path + " " +
+                               b.sandbox_path);
       }
       c.binds.push_back(std::move(b));
     } else {

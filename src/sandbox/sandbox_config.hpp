@@ -12,9 +12,9 @@
 namespace codeact::internal {
 
 // Where things appear inside the sandbox.
-inline constexpr const char* kSandboxWorkDir = "/work";            // the run's working directory
+inline constexpr const char* kSandboxWorkDir = "/work";             // the run's working directory
 inline constexpr const char* kSandboxResourceDir = "/opt/codeact";  // runner.py, read-only
-inline constexpr unsigned kSandboxUid = 1000;                      // the code's uid and gid inside
+inline constexpr unsigned kSandboxUid = 1000;                       // the code's uid and gid inside
 // Exit status of the launcher when a containment step failed (after its setup_error frame).
 inline constexpr int kSandboxSetupFailedExit = 125;
 
@@ -22,7 +22,7 @@ struct SandboxBind {
   std::string host_path;     // absolute, existing
   std::string sandbox_path;  // absolute, normalised
   bool read_only = true;
-  int tree_fd = -1;          // not encoded: the launcher's detached tree for it (idmap.hpp), if any
+  int tree_fd = -1;  // not encoded: the launcher's detached tree for it (idmap.hpp), if any
 };
 
 struct SandboxConfig {
@@ -32,9 +32,9 @@ struct SandboxConfig {
   // Host paths shown read-only at the same path (a symlink is recreated as the same symlink;
   // a missing path is skipped): the interpreter's installation.
   std::vector<std::string> system_paths;
-  std::vector<SandboxBind> binds;  // after the system paths, in order
-  std::int64_t tmp_bytes = 64LL << 20;   // size of the private tmpfs at /tmp
-  std::int64_t work_bytes = 256LL << 20; // size of the private tmpfs at kSandboxWorkDir
+  std::vector<SandboxBind> binds;         // after the system paths, in order
+  std::int64_t tmp_bytes = 64LL << 20;    // size of the private tmpfs at /tmp
+  std::int64_t work_bytes = 256LL << 20;  // size of the private tmpfs at kSandboxWorkDir
   // A root host: the unprivileged host uid (and gid) the launcher drops to after preparing the
   // mounts, and that the code's kSandboxUid maps to. -1: the caller's own ids (a non-root host).
   std::int64_t run_as_uid = -1;
@@ -46,7 +46,7 @@ struct SandboxConfig {
   // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
   // first (empty: none could be made).
   std::vector<std::string> cgroup_procs;
-  std::vector<std::string> command;     // absolute executable, then its arguments
+  std::vector<std::string> command;  // absolute executable, then its arguments
   // Not encoded: detached trees the launcher prepared for the system paths (-1 where a path is
   // a symlink, missing, or shown by a plain bind).
   std::vector<int> system_trees;

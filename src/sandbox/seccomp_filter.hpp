@@ -4,10 +4,10 @@
 // mount API, pivot_root, chroot, keyctl, bpf, perf_event_open, kexec_*, *_module, io_uring_*,
 // userfaultfd, ...), new namespaces (unshare, setns, clone with CLONE_NEW*, clone3), typing
 // into a terminal (TIOCSTI), sockets of any family but AF_UNIX, setuid/setgid modes, and system
-// calls this build's libseccomp does not know. A denied call fails with EPERM (clone3, fchmodat2, openat2 and unknown calls with
-// ENOSYS, so libc falls back or reports it as absent): the code gets a clean error and the
-// interpreter goes on. Other architectures' system calls (i386, x32) kill the process. The
-// program is compiled at build time (seccomp_programs.hpp).
+// calls this build's libseccomp does not know. A denied call fails with EPERM (clone3, fchmodat2,
+// openat2 and unknown calls with ENOSYS, so libc falls back or reports it as absent): the code gets
+// a clean error and the interpreter goes on. Other architectures' system calls (i386, x32) kill the
+// process. The program is compiled at build time (seccomp_programs.hpp).
 #pragma once
 
 namespace codeact::internal {

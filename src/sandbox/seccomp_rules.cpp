@@ -69,8 +69,9 @@ constexpr const char* kKernelAdministration[] = {"ptrace",
                                                  "fanotify_init",
                                                  "vhangup"};
 
-constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,  CLONE_NEWPID,  CLONE_NEWNET,    CLONE_NEWIPC,
-                                             CLONE_NEWUTS, CLONE_NEWUSER, CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
+constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,     CLONE_NEWPID, CLONE_NEWNET,
+                                             CLONE_NEWIPC,    CLONE_NEWUTS, CLONE_NEWUSER,
+                                             CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
 
 constexpr scmp_datum_t kPrivilegedModeBits[] = {S_ISUID, S_ISGID};
 // O_TMPFILE includes O_DIRECTORY; its own bit is what marks the call as creating a file.
@@ -90,18 +91,21 @@ RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, const char* name) {
 RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg) {
   for (scmp_datum_t bit : kPrivilegedModeBits) {
     const scmp_arg_cmp mode = {arg, SCMP_CMP_MASKED_EQ, bit, bit};
-    if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0) return Failed(rc, name);
+    if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0)
+      return Failed(rc, name);
   }
   return {};
 }
 
 // EPERM when `nr` creates a file (flags argument `flags_arg`) with a privileged mode.
-RuleStatus OpenModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned flags_arg, unsigned mode_arg) {
+RuleStatus OpenModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned flags_arg,
+                        unsigned mode_arg) {
   for (scmp_datum_t create : {scmp_datum_t{O_CREAT}, kTmpfileBit}) {
     for (scmp_datum_t bit : kPrivilegedModeBits) {
       const scmp_arg_cmp cmp[] = {{flags_arg, SCMP_CMP_MASKED_EQ, create, create},
                                   {mode_arg, SCMP_CMP_MASKED_EQ, bit, bit}};
-      if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, cmp); rc < 0) return Failed(rc, name);
+      if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, cmp); rc < 0)
+        return Failed(rc, name);
     }
   }
   return {};
@@ -118,13 +122,14 @@ RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
 
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
   for (unsigned long flag : kNamespaceFlags) {
-    if (int rc =
-            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
         rc < 0) {
       return Failed(rc, "clone");
     }
   }
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0) return Failed(rc, "clone3");
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0)
+    return Failed(rc, "clone3");
   return {};
 }
 
@@ -142,7 +147,9 @@ RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx) {
 
 RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx) {
   for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX)); rc < 0) {
+    if (int rc =
+            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        rc < 0) {
       return Failed(rc, "socket families");
     }
   }
@@ -203,21 +210,24 @@ RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
     if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
   }
   // send() is sendto(..., NULL, 0): asyncio's self-pipe needs it.
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0)); rc < 0) {
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
+                                SCMP_A4(SCMP_CMP_NE, 0));
+      rc < 0) {
     return Failed(rc, "sendto with an address");
   }
   return {};
 }
 
 RuleStatus AddLauncherRules(scmp_filter_ctx ctx) {
-  for (auto add : {DenyKernelAdministration, DenyNewNamespaces, DenyTerminalInjection, AllowOnlyUnixSockets,
-                   DenyPrivilegedFileModes, DenyUnknownSystemCalls}) {
+  for (auto add : {DenyKernelAdministration, DenyNewNamespaces, DenyTerminalInjection,
+                   AllowOnlyUnixSockets, DenyPrivilegedFileModes, DenyUnknownSystemCalls}) {
     if (RuleStatus s = add(ctx); !s.ok()) return s;
   }
   return {};
 }
 
-std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx), std::string& error) {
+std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx),
+                                             std::string& error) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) {
     error = "seccomp_init failed";

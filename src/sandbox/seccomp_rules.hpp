@@ -67,6 +67,7 @@ RuleStatus AddGuardRules(scmp_filter_ctx ctx);
 
 // One filter as a BPF program: everything allowed but what `add` adds, other ABIs killing the
 // process, system call numbers in a binary tree. Empty, with `error` set, when a step failed.
-std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx), std::string& error);
+std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx),
+                                             std::string& error);
 
 }  // namespace codeact::internal

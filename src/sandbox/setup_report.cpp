@@ -45,7 +45,8 @@ void FailStep(const std::string& step, int err, const std::string& detail) {
       "," + member(field::kStep, JsonString(step)) + "," +
       member(field::kErrno, std::to_string(err)) + "," +
       member(field::kMessage, JsonString(message)) + "}\n";
-  if (::write(kChildBridgeWriteFd, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) {
+  if (::write(kChildBridgeWriteFd, frame.data(), frame.size()) !=
+      static_cast<ssize_t>(frame.size())) {
     const std::string line = "codeact-sandbox: " + message + "\n";
     [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   }

@@ -4,8 +4,8 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,7 +81,8 @@ std::string Short(std::string s) {
 std::string OutcomeText(const ExecutionResult& r) {
   std::string text = std::string(OutcomeName(r.outcome));
   if (r.outcome == Outcome::kError && r.error) {
-    text += " (" + r.error->type + (r.error->message.empty() ? "" : ": " + Short(r.error->message)) + ")";
+    text += " (" + r.error->type +
+            (r.error->message.empty() ? "" : ": " + Short(r.error->message)) + ")";
   }
   return text;
 }
@@ -118,12 +119,12 @@ struct Verdict {
 // What the `process` level promises for a probe (the `namespaces` level contains every one but
 // kNowhereYet, and kContainsWithMemoryCgroup only with that cgroup).
 enum class ProcessLevel {
-  kContains,              // on its own
-  kContainsWithGuard,     // with the runtime guard (its seccomp filter and audit hook)
-  kContainsWithLandlock,  // with the runtime guard where the kernel has Landlock
-  kContainsOnRootHost,    // on a root host: each run's own uid and private mount namespace
+  kContains,                  // on its own
+  kContainsWithGuard,         // with the runtime guard (its seccomp filter and audit hook)
+  kContainsWithLandlock,      // with the runtime guard where the kernel has Landlock
+  kContainsOnRootHost,        // on a root host: each run's own uid and private mount namespace
   kContainsWithMemoryCgroup,  // at both levels, where the run's memory cgroup can be made
-  kNowhereYet,            // no level promises it yet (README, known limitations)
+  kNowhereYet,                // no level promises it yet (README, known limitations)
 };
 
 // "list /": what the code sees at /, one level below it, and where its interpreter lives. Lines of
@@ -145,7 +146,8 @@ std::vector<std::string> SplitNul(const std::string& line) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t end = line.find('\0', start);
-    fields.push_back(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    fields.push_back(
+        line.substr(start, end == std::string::npos ? std::string::npos : end - start));
     if (end == std::string::npos) return fields;
     start = end + 1;
   }
@@ -165,7 +167,8 @@ bool HasWholeEntry(const std::string& text, const std::string& entry) {
   const auto boundary = [](char c) { return c == '\n' || c == '\0'; };
   for (auto at = text.find(entry); at != std::string::npos; at = text.find(entry, at + 1)) {
     const std::size_t end = at + entry.size();
-    if ((at == 0 || boundary(text[at - 1])) && (end == text.size() || boundary(text[end]))) return true;
+    if ((at == 0 || boundary(text[at - 1])) && (end == text.size() || boundary(text[end])))
+      return true;
   }
   return false;
 }
@@ -186,18 +189,21 @@ std::string HostVariableIn(const std::string& text) {
 }
 
 Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
-  return {r.outcome == expected, OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
+  return {r.outcome == expected,
+          OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
 }
 
 // What the code can reach: files, the environment, the network, other processes.
 std::vector<Probe> ReachProbes() {
   return {
-      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
+      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock,
+       [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return kListRootCode; }, nullptr,
+      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return kListRootCode; },
+       nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // The runtime guard's Landlock refuses to list / at all.
          if (r.outcome == Outcome::kError && r.error && r.error->type == "PermissionError") {
@@ -209,7 +215,10 @@ std::vector<Probe> ReachProbes() {
       {"read a host environment secret", ProcessLevel::kContains,
        // One "NAME=value" line per variable: a host variable shows as its whole entry (a name the
        // executor sets itself, TMPDIR under the guard, has another value).
-       [](const Fixture&) { return "import os\nfor k, v in os.environ.items(): print(k + '=' + v)"; }, nullptr,
+       [](const Fixture&) {
+         return "import os\nfor k, v in os.environ.items(): print(k + '=' + v)";
+       },
+       nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (const std::string name = HostVariableIn(r.stdout_text); !name.empty()) {
            return {false, "sees the host's " + name};
@@ -217,16 +226,19 @@ std::vector<Probe> ReachProbes() {
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},
       {"write outside the working directory and mounts", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; }, nullptr,
+       [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; },
+       nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          if (fs::exists(f.escape_file, ec)) return {false, "created " + f.escape_file};
          return {true, OutcomeText(r)};
        }},
       {"follow a planted symlink out of a mount", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; }, nullptr,
+       [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; },
+       nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
-         if (Contains(r.stdout_text, f.secret)) return {false, "read the host file behind the link"};
+         if (Contains(r.stdout_text, f.secret))
+           return {false, "read the host file behind the link"};
          return {true, OutcomeText(r)};
        }},
       {"connect to a local TCP port", ProcessLevel::kContainsWithGuard,
@@ -238,14 +250,18 @@ std::vector<Probe> ReachProbes() {
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          pollfd p{f.listener.get(), POLLIN, 0};
          const bool pending = ::poll(&p, 1, 0) > 0;
-         if (Contains(r.stdout_text, "connected") || pending) return {false, "connected to the host's port"};
+         if (Contains(r.stdout_text, "connected") || pending)
+           return {false, "connected to the host's port"};
          return {true, OutcomeText(r)};
        }},
       {"see host processes", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture&) { return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))"; },
+       [](const Fixture&) {
+         return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))";
+       },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (r.outcome != Outcome::kOk) return {true, OutcomeText(r)};  // /proc out of reach (the runtime guard)
+         if (r.outcome != Outcome::kOk)
+           return {true, OutcomeText(r)};  // /proc out of reach (the runtime guard)
          const int seen = std::atoi(r.stdout_text.c_str());
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
@@ -255,25 +271,31 @@ std::vector<Probe> ReachProbes() {
 // The run's limits, and what outlives the run.
 std::vector<Probe> LimitProbes() {
   return {
-      {"allocate past the memory limit", ProcessLevel::kContains, [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
+      {"allocate past the memory limit", ProcessLevel::kContains,
+       [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
-      {"spin past the CPU limit", ProcessLevel::kContains, [](const Fixture&) { return "while True:\n    pass"; },
+      {"spin past the CPU limit", ProcessLevel::kContains,
+       [](const Fixture&) { return "while True:\n    pass"; },
        [](ExecutionLimits& l) { l.cpu_time_s = 1; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kCpuLimit); }},
-      {"sleep past the wall clock", ProcessLevel::kContains, [](const Fixture&) { return "import time\ntime.sleep(60)"; },
+      {"sleep past the wall clock", ProcessLevel::kContains,
+       [](const Fixture&) { return "import time\ntime.sleep(60)"; },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
-      {"print past the output cap", ProcessLevel::kContains, [](const Fixture&) { return "print('x' * (1 << 20))"; },
+      {"print past the output cap", ProcessLevel::kContains,
+       [](const Fixture&) { return "print('x' * (1 << 20))"; },
        [](ExecutionLimits& l) { l.max_stdout_bytes = 64 << 10; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {r.stdout_truncated && r.stdout_text.size() <= (64u << 10),
-                 std::to_string(r.stdout_text.size()) + " bytes kept" + (r.stdout_truncated ? ", truncated" : "")};
+                 std::to_string(r.stdout_text.size()) + " bytes kept" +
+                     (r.stdout_truncated ? ", truncated" : "")};
        }},
       {"fork repeatedly", ProcessLevel::kContainsWithGuard,
        [](const Fixture&) {
          return "import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
-                "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept OSError as e:\n"
+                "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept "
+                "OSError as e:\n"
                 "    print(type(e).__name__)\nprint(n)";
        },
        [](ExecutionLimits& l) { l.max_processes = 32; },
@@ -281,18 +303,23 @@ std::vector<Probe> LimitProbes() {
          std::string last = Short(r.stdout_text);
          last = last.substr(last.rfind(' ') == std::string::npos ? 0 : last.rfind(' ') + 1);
          const int forks = std::atoi(last.c_str());
-         return {r.outcome == Outcome::kOk && forks < 200, std::to_string(forks) + " forks before a limit"};
+         return {r.outcome == Outcome::kOk && forks < 200,
+                 std::to_string(forks) + " forks before a limit"};
        }},
       {"spawn a daemon that outlives the run", ProcessLevel::kContains,
        [](const Fixture& f) {
          return "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-                "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', " +
-                Py(f.marker) + "])\n    os._exit(0)\nos.wait()\nimport time\ntime.sleep(0.3)\nprint('started')";
+                "        os.execv(sys.executable, [sys.executable, '-c', 'import time; "
+                "time.sleep(60)', " +
+                Py(f.marker) +
+                "])\n    os._exit(0)\nos.wait()\nimport time\ntime.sleep(0.3)\nprint('started')";
        },
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
-         if (!Contains(r.stdout_text, "started")) return {true, "no daemon started: " + OutcomeText(r)};
-         if (!WaitNoProcessWith(f.marker, std::chrono::seconds(5))) return {false, "the daemon is still running"};
+         if (!Contains(r.stdout_text, "started"))
+           return {true, "no daemon started: " + OutcomeText(r)};
+         if (!WaitNoProcessWith(f.marker, std::chrono::seconds(5)))
+           return {false, "the daemon is still running"};
          return {true, "the daemon died with the run"};
        }},
   };
@@ -304,7 +331,8 @@ std::vector<Probe> HostAttackProbes() {
   return {
       {"write a /proc/sys setting", ProcessLevel::kContains,
        [](const Fixture&) {
-         return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, 'w').write(v)\nprint('written')";
+         return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, "
+                "'w').write(v)\nprint('written')";
        },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
@@ -313,18 +341,21 @@ std::vector<Probe> HostAttackProbes() {
        }},
       {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard,
        [](const Fixture& f) {
-         return "import os\np = " + Py(f.rw_seen + "/suid") + "\nopen(p, 'w').write('x')\nos.chmod(p, 0o4755)";
+         return "import os\np = " + Py(f.rw_seen + "/suid") +
+                "\nopen(p, 'w').write('x')\nos.chmod(p, 0o4755)";
        },
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          struct stat st {};
-         if (::lstat((f.rw_host + "/suid").c_str(), &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+         if (::lstat((f.rw_host + "/suid").c_str(), &st) == 0 &&
+             (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
            return {false, "left a setuid file owned by uid " + std::to_string(st.st_uid)};
          }
          return {true, OutcomeText(r)};
        }},
       {"chmod a device node", ProcessLevel::kContains,
-       [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; }, nullptr,
+       [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; },
+       nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
          return {true, OutcomeText(r)};
@@ -332,12 +363,14 @@ std::vector<Probe> HostAttackProbes() {
       {"read the host's environment through /proc", ProcessLevel::kContainsWithLandlock,
        [](const Fixture&) {
          return "import os\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n"
-                "            print(open('/proc/' + p + '/environ', 'rb').read().decode('latin-1'))\n"
+                "            print(open('/proc/' + p + '/environ', "
+                "'rb').read().decode('latin-1'))\n"
                 "        except OSError:\n            pass";
        },
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty()) return {false, "read the host's " + seen};
+         if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty())
+           return {false, "read the host's " + seen};
          return {true, OutcomeText(r)};
        }},
   };
@@ -350,7 +383,8 @@ std::vector<Probe> ExhaustionProbes() {
       {"hold memory in memfds", ProcessLevel::kContainsWithMemoryCgroup,
        [](const Fixture&) {
          return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
-                "    if i % 4 == 0:\n        fds.append(os.memfd_create('m'))\n    os.write(fds[-1], chunk)\n"
+                "    if i % 4 == 0:\n        fds.append(os.memfd_create('m'))\n    "
+                "os.write(fds[-1], chunk)\n"
                 "print('held 1 GiB')";
        },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
@@ -366,19 +400,21 @@ std::vector<Probe> ExhaustionProbes() {
        },
        [](ExecutionLimits& l) { l.memory_bytes = 2LL << 30; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
-         return {!Contains(r.stdout_text, "1536 MiB"), OutcomeText(r) + ": " + Short(r.stdout_text)};
+         return {!Contains(r.stdout_text, "1536 MiB"),
+                 OutcomeText(r) + ": " + Short(r.stdout_text)};
        }},
       {"capture thousands of long-path files", ProcessLevel::kContains,
        [](const Fixture& f) {
          return "import os\nos.chdir(" + Py(f.rw_seen) +
                 ")\nfor i in range(40):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\n"
-                "    for j in range(250):\n        open('f%d' % j, 'w').write('x')\nprint('written')";
+                "    for j in range(250):\n        open('f%d' % j, "
+                "'w').write('x')\nprint('written')";
        },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 60'000; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          const std::size_t size = ToJson(r).size();
-         return {size < (16u << 20),
-                 std::to_string(r.files.size()) + " files, result " + std::to_string(size >> 10) + " KiB"};
+         return {size < (16u << 20), std::to_string(r.files.size()) + " files, result " +
+                                         std::to_string(size >> 10) + " KiB"};
        }},
       {"outrun the wall clock with a setsid fork storm", ProcessLevel::kContainsWithGuard,
        [](const Fixture&) {
@@ -396,7 +432,8 @@ std::vector<Probe> ExhaustionProbes() {
        }},
       {"ignore SIGTERM", ProcessLevel::kContains,
        [](const Fixture&) {
-         return "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)";
+         return "import signal, time\nsignal.signal(signal.SIGTERM, "
+                "signal.SIG_IGN)\ntime.sleep(60)";
        },
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
@@ -409,7 +446,8 @@ const std::vector<Probe>& Probes() {
     std::vector<Probe> all;
     for (auto group : {ReachProbes, LimitProbes, HostAttackProbes, ExhaustionProbes}) {
       std::vector<Probe> some = group();
-      all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+      all.insert(all.end(), std::make_move_iterator(some.begin()),
+                 std::make_move_iterator(some.end()));
     }
     return all;
   }();
@@ -445,7 +483,8 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  if (!f.listener || ::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+  if (!f.listener ||
+      ::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(f.listener.get(), 8) != 0 ||
       ::getsockname(f.listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return ErrnoStatus("listen on 127.0.0.1", errno);
@@ -510,24 +549,29 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
 
 }  // namespace
 
-ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok, const std::string& host_root) {
+ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok,
+                              const std::string& host_root) {
   // Entries of a host's / that the sandbox shows of its own (its skeleton and the system paths).
-  static const std::set<std::string> skeleton = {"bin", "dev", "etc",  "lib", "lib32", "lib64", "libx32",
-                                                 "opt", "proc", "sbin", "tmp", "usr", "work",  "data"};
+  static const std::set<std::string> skeleton = {"bin",   "dev",    "etc",  "lib",  "lib32",
+                                                 "lib64", "libx32", "opt",  "proc", "sbin",
+                                                 "tmp",   "usr",    "work", "data"};
   std::string interpreter;
   std::vector<std::string> top;
-  std::map<std::string, std::set<std::string>> inside;  // readable directories of / and their entries
+  std::map<std::string, std::set<std::string>>
+      inside;  // readable directories of / and their entries
   std::istringstream lines(child_stdout);
   for (std::string line; std::getline(lines, line);) {
     std::vector<std::string> f = SplitNul(line);
     if (f.size() >= 2 && f[0] == "exe") interpreter = f[1];
     if (f.size() >= 2 && (f[0] == "dir" || f[0] == "other")) top.push_back(f[1]);
-    if (f.size() >= 2 && f[0] == "dir") inside[f[1]] = std::set<std::string>(f.begin() + 2, f.end());
+    if (f.size() >= 2 && f[0] == "dir")
+      inside[f[1]] = std::set<std::string>(f.begin() + 2, f.end());
   }
   // An interpreter outside the system paths is shown with its whole installation, read-only at
   // the same path (SandboxPlan): the directories on the way there exist inside, holding only the
   // next step of that path. They are the sandbox's own, not the host's.
-  std::vector<std::string> way;  // "/root/.pyenv/versions/3.11.9/bin/python" -> root, .pyenv, versions, 3.11.9
+  std::vector<std::string>
+      way;  // "/root/.pyenv/versions/3.11.9/bin/python" -> root, .pyenv, versions, 3.11.9
   for (const auto& part : fs::path(interpreter).parent_path().parent_path()) {
     if (part != "/" && !part.empty()) way.push_back(part.string());
   }
@@ -537,9 +581,11 @@ ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok, cons
     if (skeleton.count(name) || std::find(top.begin(), top.end(), name) == top.end()) continue;
     if (!way.empty() && name == way.front()) {
       auto seen = inside.find(name);
-      // The installation itself (a prefix right under /), or a directory holding only the next step.
-      const bool only_the_way = way.size() == 1 || seen == inside.end() ||
-                                (seen->second.size() <= 1 && (seen->second.empty() || *seen->second.begin() == way[1]));
+      // The installation itself (a prefix right under /), or a directory holding only the next
+      // step.
+      const bool only_the_way =
+          way.size() == 1 || seen == inside.end() ||
+          (seen->second.size() <= 1 && (seen->second.empty() || *seen->second.begin() == way[1]));
       if (only_the_way) continue;
     }
     return {false, "sees the host's /" + name};

@@ -11,7 +11,7 @@
 namespace codeact::internal {
 
 struct ProbeReport {
-  std::string name;      // e.g. "read /etc/passwd"
+  std::string name;  // e.g. "read /etc/passwd"
   // The level promises to contain it (README, threat model): at the `process` level that
   // depends on the runtime guard, and for the filesystem and /proc on Landlock under it.
   bool promised = false;
@@ -27,7 +27,8 @@ struct ProbeVerdict {
   bool contained = false;
   std::string observed;
 };
-ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok, const std::string& host_root);
+ProbeVerdict JudgeRootListing(const std::string& child_stdout, bool ran_ok,
+                              const std::string& host_root);
 
 // The probe names, in table order.
 std::vector<std::string> IsolationProbeNames();

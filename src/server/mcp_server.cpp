@@ -220,7 +220,8 @@ int DrainFd(int fd) {
   int total = 0;
   pollfd p{fd, POLLIN, 0};
   ssize_t n = 0;
-  while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && (n = ::read(fd, buf, sizeof buf)) > 0) total += static_cast<int>(n);
+  while (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) && (n = ::read(fd, buf, sizeof buf)) > 0)
+    total += static_cast<int>(n);
   return total;
 }
 
@@ -441,11 +442,12 @@ struct McpServer::Impl {
     }
     const std::string version = Negotiated();
     if (version != kBatchVersion) {
-      parsed.response = ErrorLine(
-          kNullId, kInvalidRequest,
-          "Invalid Request: batch arrays exist only in MCP protocol version " + std::string(kBatchVersion) +
-              (version.empty() ? std::string(", and no version was negotiated yet")
-                               : ", not in the negotiated " + version));
+      parsed.response =
+          ErrorLine(kNullId, kInvalidRequest,
+                    "Invalid Request: batch arrays exist only in MCP protocol version " +
+                        std::string(kBatchVersion) +
+                        (version.empty() ? std::string(", and no version was negotiated yet")
+                                         : ", not in the negotiated " + version));
       return parsed;
     }
     const json::array& elements = msg.as_array();
@@ -455,7 +457,8 @@ struct McpServer::Impl {
     }
     const std::vector<std::string_view> raw = RawArrayElements(line);
     if (raw.size() != elements.size()) {  // cannot happen for valid JSON; never echo a wrong id
-      parsed.response = ErrorLine(kNullId, kInternalErrorCode, "Internal error: cannot split the batch");
+      parsed.response =
+          ErrorLine(kNullId, kInternalErrorCode, "Internal error: cannot split the batch");
       return parsed;
     }
     parsed.batch = true;
@@ -522,7 +525,8 @@ struct McpServer::Impl {
       return d;
     }
     if (params != nullptr && !params->is_object()) {
-      d.response = ErrorLine(reply_id, kInvalidParams, "Invalid params: \"params\" must be an object");
+      d.response =
+          ErrorLine(reply_id, kInvalidParams, "Invalid params: \"params\" must be an object");
       return d;
     }
     const json::object empty;
@@ -547,8 +551,8 @@ struct McpServer::Impl {
     } else if (name == "tools/call") {
       const json::value* tool = p.if_contains("name");
       if (tool == nullptr || !tool->is_string()) {
-        d.response =
-            ErrorLine(reply_id, kInvalidParams, "Invalid params: tools/call needs \"name\" (a string)");
+        d.response = ErrorLine(reply_id, kInvalidParams,
+                               "Invalid params: tools/call needs \"name\" (a string)");
       } else if (tool->as_string() != ExecuteCodeFunction::kName) {
         d.response = ErrorLine(reply_id, kInvalidParams,
                                "Unknown tool: " + std::string(tool->as_string()) +
@@ -634,7 +638,8 @@ struct McpServer::Impl {
     return ResultLine(id, json::object{{"tools", json::array{std::move(tool)}}});
   }
 
-  std::string RunCall(std::string_view id, const std::string& arguments_json, const CancellationToken& cancel) {
+  std::string RunCall(std::string_view id, const std::string& arguments_json,
+                      const CancellationToken& cancel) {
     if (!options.execute)
       return ErrorLine(id, kInternalErrorCode, "Internal error: no executor configured");
     ExecutionResult result;
@@ -653,7 +658,8 @@ struct McpServer::Impl {
       return ErrorLine(id, kInternalErrorCode, "Internal error: the result could not be encoded");
     }
     logger->info("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
-                 OutcomeName(result.outcome), result.exit_code, result.tool_calls, result.duration_ms);
+                 OutcomeName(result.outcome), result.exit_code, result.tool_calls,
+                 result.duration_ms);
     json::array content{json::object{{"type", "text"}, {"text", ResultText(result)}}};
     return ResultLine(id, json::object{{"content", std::move(content)},
                                        {"structuredContent", std::move(structured)},
@@ -687,8 +693,9 @@ struct McpServer::Impl {
         }
         if (next == LineSource::Next::kStop) {
           stopped = true;
-          logger->info("stop requested: reading no more requests; calls in flight have {} ms to finish",
-                       options.shutdown_grace.count());
+          logger->info(
+              "stop requested: reading no more requests; calls in flight have {} ms to finish",
+              options.shutdown_grace.count());
           break;
         }
         if (oversized) {
@@ -700,7 +707,8 @@ struct McpServer::Impl {
           parsed = ParseLine(line);
         } catch (const std::exception& e) {
           logger->error("internal error: {}", e.what());
-          parsed.response = ErrorLine(kNullId, kInternalErrorCode, std::string("Internal error: ") + e.what());
+          parsed.response =
+              ErrorLine(kNullId, kInternalErrorCode, std::string("Internal error: ") + e.what());
         }
         if (parsed.response) {
           emit(*parsed.response);
@@ -732,7 +740,8 @@ struct McpServer::Impl {
           try {
             response = RunCall(id, args, flight->source.token());
           } catch (const std::exception& e) {
-            response = ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
+            response =
+                ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
           }
           const bool answer = flights.Remove(key, flight);
           if (!answer) logger->info("call {} was cancelled by the client: not answered", id);
@@ -776,7 +785,8 @@ struct McpServer::Impl {
         stopped = true;
         if (!cancel_at && requests == 1) {
           cancel_at = Clock::now() + options.shutdown_grace;
-          logger->info("stop requested: calls in flight have {} ms to finish", options.shutdown_grace.count());
+          logger->info("stop requested: calls in flight have {} ms to finish",
+                       options.shutdown_grace.count());
         } else {
           cancel_at = Clock::now();
           logger->info("second stop request: cancelling the calls in flight now");
@@ -849,17 +859,20 @@ int ServeStdio(McpServerOptions options, int stop_fd) {
 
   McpServer server(std::move(options));
   std::atomic<bool> output_gone{false};
-  server.Serve(STDIN_FILENO, [&](std::string_view line) {
-    if (output_gone.load()) return;
-    std::string framed;
-    framed.reserve(line.size() + 1);
-    framed.append(line);
-    framed.push_back('\n');
-    if (Status s = WriteAll(protocol_fd, framed); !s.ok()) {
-      output_gone.store(true);  // the client closed its end; finish quietly
-      std::fprintf(stderr, "codeact mcp: cannot write to stdout: %s\n", s.message().c_str());
-    }
-  }, stop_fd);
+  server.Serve(
+      STDIN_FILENO,
+      [&](std::string_view line) {
+        if (output_gone.load()) return;
+        std::string framed;
+        framed.reserve(line.size() + 1);
+        framed.append(line);
+        framed.push_back('\n');
+        if (Status s = WriteAll(protocol_fd, framed); !s.ok()) {
+          output_gone.store(true);  // the client closed its end; finish quietly
+          std::fprintf(stderr, "codeact mcp: cannot write to stdout: %s\n", s.message().c_str());
+        }
+      },
+      stop_fd);
   ::close(protocol_fd);
   return 0;
 }

@@ -9,9 +9,10 @@
 // - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
 //   reply copies the id's text from the request instead of re-encoding a parsed number.
 // - `tools/list` -> [execute_code]; `tools/call` -> text content (stdout, stderr, output, error,
-//   files) plus `structuredContent` holding the ExecutionResult JSON (README "The result contract") and
-//   `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments are
-//   a tool result (the provider's argument error, isError true), so the model can read and fix it.
+//   files) plus `structuredContent` holding the ExecutionResult JSON (README "The result contract")
+//   and `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments
+//   are a tool result (the provider's argument error, isError true), so the model can read and fix
+//   it.
 // - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:
 //   after that version was negotiated a batch is answered with one array of the responses (none
 //   for notifications, `initialize` refused inside), written once every call in it has ended.
@@ -57,7 +58,8 @@ struct McpServerOptions {
   // Runs execute_code with the call's `arguments` serialised as JSON ("{}" when absent); `cancel`
   // is the call's token (shutdown, notifications/cancelled). Called from pool threads,
   // concurrently; it must not throw (if it does, the call gets -32603).
-  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel)> execute;
+  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel)>
+      execute;
 
   std::size_t max_line_bytes = 4u << 20;  // a longer request line is answered -32600 and skipped
   int max_concurrent_calls = 4;           // tools/call runs at once

@@ -57,8 +57,8 @@ ValidationReport ReportFromPython(const py::handle& result) {
                                  v["hint"].cast<std::string>()});
   }
   if (!report.ok && report.violations.empty()) {
-    report.violations.push_back({0, 0, "internal-error", "validator rejected without a reason",
-                                 "report this as a bug"});
+    report.violations.push_back(
+        {0, 0, "internal-error", "validator rejected without a reason", "report this as a bug"});
   }
   return report;
 }
@@ -110,7 +110,8 @@ std::string PolicyKey(const ValidationPolicy& p) {
     for (const auto& item : items) key += std::to_string(item.size()) + ":" + item;
     key += "]";
   };
-  for (const auto* optional : {&p.allowed_imports, &p.blocked_builtins, &p.allowed_dunder_attributes}) {
+  for (const auto* optional :
+       {&p.allowed_imports, &p.blocked_builtins, &p.allowed_dunder_attributes}) {
     if (*optional) {
       list(**optional);
     } else {
@@ -124,7 +125,8 @@ std::string PolicyKey(const ValidationPolicy& p) {
 
 class EmbeddedValidator final : public Validator {
  public:
-  EmbeddedValidator(py::object validate, py::object import_patterns, PythonVersion version, std::string interpreter)
+  EmbeddedValidator(py::object validate, py::object import_patterns, PythonVersion version,
+                    std::string interpreter)
       : validate_(std::move(validate)),
         import_patterns_(std::move(import_patterns)),
         version_(version),
@@ -146,7 +148,8 @@ class EmbeddedValidator final : public Validator {
   }
 
   ValidationReport Validate(std::string_view code, const ValidationPolicy& policy) override {
-    if (policy.max_code_bytes > 0 && static_cast<std::int64_t>(code.size()) > policy.max_code_bytes) {
+    if (policy.max_code_bytes > 0 &&
+        static_cast<std::int64_t>(code.size()) > policy.max_code_bytes) {
       return Reject("code-too-large",
                     "code is " + std::to_string(code.size()) + " bytes; the limit is " +
                         std::to_string(policy.max_code_bytes) + " bytes",
@@ -170,22 +173,25 @@ class EmbeddedValidator final : public Validator {
         report = ReportFromPython(result);
       } catch (py::error_already_set& e) {
         timed_out = e.matches(PyExc_TimeoutError);
-        report = timed_out ? ValidationReport{} : Reject("internal-error",
-                                                         std::string("validator failed: ") + e.what(),
-                                                         "report this as a bug");
+        report = timed_out ? ValidationReport{}
+                           : Reject("internal-error", std::string("validator failed: ") + e.what(),
+                                    "report this as a bug");
       } catch (const py::cast_error& e) {
-        report = Reject("internal-error", std::string("validator returned a malformed report: ") + e.what(),
+        report = Reject("internal-error",
+                        std::string("validator returned a malformed report: ") + e.what(),
                         "report this as a bug");
       }
       timed_out = Unregister(call, thread_id) || timed_out;
       if (timed_out) {
-        return Reject("validation-timeout",
-                      "validation took longer than " + std::to_string(policy.validation_timeout_ms) + " ms",
-                      "submit shorter, simpler code");
+        return Reject(
+            "validation-timeout",
+            "validation took longer than " + std::to_string(policy.validation_timeout_ms) + " ms",
+            "submit shorter, simpler code");
       }
       return report;
     } catch (const std::exception& e) {
-      return Reject("internal-error", std::string("validator failed: ") + e.what(), "report this as a bug");
+      return Reject("internal-error", std::string("validator failed: ") + e.what(),
+                    "report this as a bug");
     }
   }
 
@@ -203,7 +209,8 @@ class EmbeddedValidator final : public Validator {
       } catch (py::error_already_set& e) {
         return InvalidArgument(std::string("the policy's import patterns: ") + e.what());
       } catch (const py::cast_error& e) {
-        return Internal(std::string("runtime_import_patterns returned a malformed list: ") + e.what());
+        return Internal(std::string("runtime_import_patterns returned a malformed list: ") +
+                        e.what());
       }
     } catch (const std::exception& e) {
       return Internal(std::string("runtime_import_patterns failed: ") + e.what());
@@ -225,7 +232,8 @@ class EmbeddedValidator final : public Validator {
   };
 
   std::uint64_t Register(unsigned long thread_id, std::int64_t timeout_ms) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(timeout_ms, 1));
+    const auto deadline =
+        Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(timeout_ms, 1));
     std::lock_guard lock(mu_);
     const std::uint64_t id = ++next_call_;
     calls_[id] = Call{thread_id, deadline};
@@ -304,20 +312,23 @@ StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) 
       sys.attr("dont_write_bytecode") = true;
       sys.attr("path").attr("insert")(0, data_dir);
       py::object validate = py::module_::import("validator").attr("validate");
-      py::object import_patterns = py::module_::import("validator.runtime_policy").attr("runtime_import_patterns");
+      py::object import_patterns =
+          py::module_::import("validator.runtime_policy").attr("runtime_import_patterns");
       py::object info = sys.attr("version_info");
       PythonVersion version{info.attr("major").cast<int>(), info.attr("minor").cast<int>()};
       const std::string interpreter = sys.attr("base_prefix").cast<std::string>() + "/bin/python" +
-                                      std::to_string(version.major) + "." + std::to_string(version.minor);
-      validator = std::make_shared<EmbeddedValidator>(std::move(validate), std::move(import_patterns), version,
-                                                       interpreter);
+                                      std::to_string(version.major) + "." +
+                                      std::to_string(version.minor);
+      validator = std::make_shared<EmbeddedValidator>(
+          std::move(validate), std::move(import_patterns), version, interpreter);
     }
     // Hand the GIL back: from here on each Validate call takes it only for its own duration.
     if (owns_interpreter) PyEval_SaveThread();
     return validator;
   } catch (const std::exception& e) {
     if (owns_interpreter && PyGILState_Check()) PyEval_SaveThread();
-    return FailedPrecondition("cannot load the validator package from " + data_dir + ": " + e.what());
+    return FailedPrecondition("cannot load the validator package from " + data_dir + ": " +
+                              e.what());
   }
 }
 
@@ -335,10 +346,13 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
       py::bytes source = io.attr("open")(source_path, "rb").attr("read")();
       // The code keeps the source's path as its file name: tracebacks and the runner's own frame
       // filter see the same name whether it runs from source or from this file.
-      py::object code = py::module_::import("builtins").attr("compile")(source, source_path, "exec", 0, true);
+      py::object code =
+          py::module_::import("builtins").attr("compile")(source, source_path, "exec", 0, true);
       // importlib.util.source_hash, without importing importlib.util.
-      py::object hash = py::module_::import("_imp").attr("source_hash")(external.attr("_RAW_MAGIC_NUMBER"), source);
-      py::bytes pyc = py::module_::import("builtins").attr("bytes")(external.attr("_code_to_hash_pyc")(code, hash, false));
+      py::object hash = py::module_::import("_imp").attr("source_hash")(
+          external.attr("_RAW_MAGIC_NUMBER"), source);
+      py::bytes pyc = py::module_::import("builtins")
+                          .attr("bytes")(external.attr("_code_to_hash_pyc")(code, hash, false));
       return std::string(pyc);
     } catch (const py::error_already_set& e) {
       return FailedPrecondition("cannot compile " + source_path + ": " + e.what());
@@ -348,7 +362,8 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
   }
 }
 
-std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes, const std::string& codec) {
+std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes,
+                                                              const std::string& codec) {
   auto validator = Validator::Embedded();  // starts the interpreter when nothing has yet
   if (!validator.ok() || !Py_IsInitialized()) {
     return CodecFailure{true, 0, "the embedded interpreter is not available"};
@@ -360,7 +375,8 @@ std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view b
       if (!py::isinstance<py::str>(text)) return CodecFailure{true, 0, "not a text encoding"};
       return text.cast<std::string>();  // UTF-8; a lone surrogate fails here
     } catch (py::error_already_set& e) {
-      if (e.matches(PyExc_LookupError)) return CodecFailure{true, 0, py::str(e.value()).cast<std::string>()};
+      if (e.matches(PyExc_LookupError))
+        return CodecFailure{true, 0, py::str(e.value()).cast<std::string>()};
       if (e.matches(PyExc_UnicodeDecodeError)) {
         const auto start = e.value().attr("start").cast<std::size_t>();
         return CodecFailure{false, start, py::str(e.value().attr("reason")).cast<std::string>()};
@@ -368,7 +384,8 @@ std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view b
       return CodecFailure{false, 0, e.what()};
     }
   } catch (const std::exception& e) {  // e.g. a decoded lone surrogate that is not UTF-8
-    return CodecFailure{false, 0, std::string("the decoded text is not valid Unicode: ") + e.what()};
+    return CodecFailure{false, 0,
+                        std::string("the decoded text is not valid Unicode: ") + e.what()};
   }
 }
 

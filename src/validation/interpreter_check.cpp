@@ -11,10 +11,12 @@ Status CheckInterpreterMatches(Validator& validator, const std::string& python_p
   auto probe = internal::RunCommand(
       {python_path, "-I", "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"}, "",
       std::chrono::seconds(10), 4096);
-  if (!probe.ok()) return FailedPrecondition("cannot run the child interpreter " + python_path + ": " +
-                                             probe.status().message());
+  if (!probe.ok())
+    return FailedPrecondition("cannot run the child interpreter " + python_path + ": " +
+                              probe.status().message());
   if (probe->timed_out || !probe->exit.exited || probe->exit.exit_code != 0) {
-    return FailedPrecondition("the child interpreter " + python_path + " failed to report its version");
+    return FailedPrecondition("the child interpreter " + python_path +
+                              " failed to report its version");
   }
   std::istringstream in(probe->stdout_text);
   PythonVersion child;
@@ -23,12 +25,12 @@ Status CheckInterpreterMatches(Validator& validator, const std::string& python_p
   }
   const PythonVersion embedded = validator.EmbeddedVersion();
   if (!(child == embedded)) {
-    return FailedPrecondition("the child interpreter " + python_path + " is Python " + std::to_string(child.major) +
-                              "." + std::to_string(child.minor) + " but the embedded validator is Python " +
-                              std::to_string(embedded.major) + "." + std::to_string(embedded.minor) +
-                              "; the grammar differs between minor versions, so use a " +
-                              std::to_string(embedded.major) + "." + std::to_string(embedded.minor) +
-                              " interpreter (--python)");
+    return FailedPrecondition(
+        "the child interpreter " + python_path + " is Python " + std::to_string(child.major) + "." +
+        std::to_string(child.minor) + " but the embedded validator is Python " +
+        std::to_string(embedded.major) + "." + std::to_string(embedded.minor) +
+        "; the grammar differs between minor versions, so use a " + std::to_string(embedded.major) +
+        "." + std::to_string(embedded.minor) + " interpreter (--python)");
   }
   return Status::Ok();
 }

@@ -22,7 +22,9 @@ void ValidateLoop(benchmark::State& state, const char* code) {
   }
 }
 
-void BM_ValidateFiftyLines(benchmark::State& state) { ValidateLoop(state, codeact::bench::kFiftyLineProgram); }
+void BM_ValidateFiftyLines(benchmark::State& state) {
+  ValidateLoop(state, codeact::bench::kFiftyLineProgram);
+}
 BENCHMARK(BM_ValidateFiftyLines)->Unit(benchmark::kMicrosecond);
 
 // The fixed cost of one call through the embedding (GIL, policy and report conversion).

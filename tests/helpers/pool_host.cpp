@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   options.warm_pool_size = pool;
   // argv[2]: "namespaces" for sandboxed children, else the process level (with a fork server).
   const bool sandboxed = argc > 2 && std::string(argv[2]) == "namespaces";
-  options.isolation = sandboxed ? codeact::IsolationLevel::kNamespaces : codeact::IsolationLevel::kProcess;
+  options.isolation =
+      sandboxed ? codeact::IsolationLevel::kNamespaces : codeact::IsolationLevel::kProcess;
   auto executor = codeact::CreateExecutor(options);
   if (!executor.ok()) {
     std::fprintf(stderr, "pool_host: %s\n", executor.status().ToString().c_str());

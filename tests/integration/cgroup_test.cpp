@@ -178,7 +178,8 @@ class CgroupLevelTest : public ::testing::TestWithParam<LevelSetup> {
     }
     // Without the runtime guard, which keeps the code from forking and from reading /proc: what
     // is tested here is the cgroup beneath it.
-    executor_ = NewLocalExecutor(GetParam().pool, 60'000, GetParam().fork_server, GetParam().level, false);
+    executor_ =
+        NewLocalExecutor(GetParam().pool, 60'000, GetParam().fork_server, GetParam().level, false);
   }
   ExecutionResult Run(const std::string& code, const RunSnapshot& s = Snapshot()) {
     return RunOn(GetParam(), *executor_, code, s);
@@ -298,7 +299,8 @@ TEST(CgroupTest, ADaemonThatRewroteItsEnvironmentDiesWithTheRun) {
   SKIP_WITHOUT_CGROUPS();
   for (const LevelSetup& setup : {kSetups[0], kSetups[2]}) {
     // Without the runtime guard, which would refuse the fork: the cgroup is what is tested.
-    auto executor = NewLocalExecutor(setup.pool, 60'000, setup.fork_server, IsolationLevel::kProcess, false);
+    auto executor =
+        NewLocalExecutor(setup.pool, 60'000, setup.fork_server, IsolationLevel::kProcess, false);
     const ExecutionResult r =
         RunOn(setup, *executor, Fixture("env_rewriting_daemon.py"), Snapshot());
     EXPECT_EQ(r.outcome, Outcome::kOk) << setup.name << ": " << r.message << r.stderr_text;
@@ -347,7 +349,8 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
   std::vector<IsolationLevel> levels = {IsolationLevel::kProcess};
   if (NamespacesAvailable()) levels.push_back(IsolationLevel::kNamespaces);
   for (IsolationLevel level : levels) {
-    auto executor = NewLocalExecutor(0, 60'000, true, level, /*runtime_guard=*/false);  // the daemon forks
+    auto executor =
+        NewLocalExecutor(0, 60'000, true, level, /*runtime_guard=*/false);  // the daemon forks
     const ExecutionResult ok = executor->Execute({"print(1)"}, Snapshot());
     EXPECT_EQ(ok.outcome, Outcome::kOk) << ok.message;
     EXPECT_NE(ok.message.find("no cgroup for this run"), std::string::npos) << ok.message;
@@ -468,8 +471,8 @@ TEST_F(UnprivilegedCgroupTest, WithoutItsSubtreeAUserRunsWithANoteAndExplicitLim
 
   // Accepted as an rlimit alone: RLIMIT_AS stops the allocation, and the result says what does
   // not apply.
-  const auto weaker = RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb", "256",
-                                   "--accept-weaker-limits", "-"},
+  const auto weaker = RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb",
+                                   "256", "--accept-weaker-limits", "-"},
                                   Fixture("allocate_memory.py"));
   const auto w = bj::parse(weaker.out);
   EXPECT_EQ(w.at("outcome").as_string(), "memory_limit") << weaker.out << weaker.err;
@@ -495,10 +498,12 @@ TEST_F(UnprivilegedCgroupTest, AfterSetupCgroupsAUsersRunsHaveGroupsInItsOwnSubt
 
   // With its subtree the user's runs carry no note about cgroups (the runtime guard keeps the code
   // from reading /proc/self/cgroup; the memory_limit above is the group's).
-  const auto plain = RunAsNobody({"run", "--isolation", "process", "--no-validate", "-"}, "print(1)");
+  const auto plain =
+      RunAsNobody({"run", "--isolation", "process", "--no-validate", "-"}, "print(1)");
   const auto w = bj::parse(plain.out);
   EXPECT_EQ(w.at("outcome").as_string(), "ok") << plain.out << plain.err;
-  EXPECT_EQ(std::string(w.at("message").as_string()).find("cgroup"), std::string::npos) << plain.out;
+  EXPECT_EQ(std::string(w.at("message").as_string()).find("cgroup"), std::string::npos)
+      << plain.out;
 }
 
 // --- Issue 19: the cgroup v2 path on a real cgroup2 hierarchy. This machine is cgroup v1 (its

@@ -155,8 +155,11 @@ TEST_F(CliInputTest, UnderUlimit64RunsSucceedWithTheLimitLowered) {
     EXPECT_EQ(v.at("stdout"), "1\n");
     // First; a non-root host without a cgroup of its own adds a note on that after it.
     const std::string message(v.at("message").as_string());
-    EXPECT_EQ(message.rfind("max_open_files 256 is above the host's hard limit of 64 open files; the child got 64", 0),
-              0u)
+    EXPECT_EQ(
+        message.rfind(
+            "max_open_files 256 is above the host's hard limit of 64 open files; the child got 64",
+            0),
+        0u)
         << message;
   }
 }

@@ -18,13 +18,17 @@ struct ProgramRun {
 };
 
 // A path in the source tree.
-inline std::string SourcePath(const std::string& rel) { return std::string(CODEACT_SOURCE_DIR) + "/" + rel; }
+inline std::string SourcePath(const std::string& rel) {
+  return std::string(CODEACT_SOURCE_DIR) + "/" + rel;
+}
 
-inline ProgramRun RunProgram(const std::vector<std::string>& argv, const std::string& stdin_data = "") {
+inline ProgramRun RunProgram(const std::vector<std::string>& argv,
+                             const std::string& stdin_data = "") {
   auto r = internal::RunCommand(argv, stdin_data, std::chrono::seconds(120), 64 << 20);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return {};
-  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text, r->stderr_text};
+  return {r->exit.exited ? r->exit.exit_code : 128 + r->exit.signal, r->stdout_text,
+          r->stderr_text};
 }
 
 inline ProgramRun RunCli(std::vector<std::string> args, const std::string& stdin_data = "") {

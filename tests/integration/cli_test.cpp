@@ -20,7 +20,6 @@ using Cli = testing::ProgramRun;
 using testing::RunCli;
 using testing::SourcePath;
 
-
 TEST(CliTest, RunHelloSample) {
   const Cli c = RunCli({"run", SourcePath("samples/hello.py")});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
@@ -35,7 +34,8 @@ TEST(CliTest, ValidateRejectsOsSystem) {
   EXPECT_EQ(c.exit_code, 1) << c.err;
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("ok").as_bool(), false);
-  EXPECT_NE(std::string(v.at("violations").at(0).at("message").as_string()).find("os.system"), std::string::npos)
+  EXPECT_NE(std::string(v.at("violations").at(0).at("message").as_string()).find("os.system"),
+            std::string::npos)
       << c.out;
 }
 
@@ -86,7 +86,8 @@ TEST(CliTest, RunRejectedCodeShowsViolations) {
 // The code names a mount by its mount path at the namespaces level (the default here) and by
 // its host path at the process level; either way the file comes back under the mount path.
 TEST(CliTest, RunCapturesFilesFromAReadWriteMount) {
-  const auto dir = std::filesystem::temp_directory_path() / ("codeact-cli-mount-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("codeact-cli-mount-" + std::to_string(getpid()));
   for (const std::string level : {"namespaces", "process"}) {
     std::filesystem::create_directories(dir);
     const std::string seen = level == "namespaces" ? "/out" : dir.string();
@@ -105,8 +106,9 @@ TEST(CliTest, RunCapturesFilesFromAReadWriteMount) {
 
 TEST(CliTest, RunAsUidsSetsTheRangeARootHostsRunsTakeUidsFrom) {
   if (geteuid() != 0) GTEST_SKIP() << "a non-root host runs its children as itself";
-  const Cli c = RunCli({"run", "--no-validate", "--isolation", "process", "--run-as-uids", "300000:10", "-"},
-                       "import os\nprint(os.getuid(), os.getgid())\n");
+  const Cli c =
+      RunCli({"run", "--no-validate", "--isolation", "process", "--run-as-uids", "300000:10", "-"},
+             "import os\nprint(os.getuid(), os.getgid())\n");
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const std::string out(bj::parse(c.out).at("stdout").as_string());
   const long uid = std::atol(out.c_str());
@@ -133,7 +135,9 @@ TEST(CliTest, SelftestContainsEveryProbeAtTheNamespacesLevel) {
 // says so in every result; a required level fails instead.
 TEST(CliTest, AutoFallsBackToTheProcessLevelAndRequireRefuses) {
   auto run = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"/usr/bin/env", "CODEACT_SANDBOX_LAUNCHER=/nonexistent/codeact-sandbox", CODEACT_BINARY});
+    args.insert(
+        args.begin(),
+        {"/usr/bin/env", "CODEACT_SANDBOX_LAUNCHER=/nonexistent/codeact-sandbox", CODEACT_BINARY});
     return testing::RunProgram(args, "print(1)");
   };
   const Cli fallback = run({"run", "-"});
@@ -141,12 +145,18 @@ TEST(CliTest, AutoFallsBackToTheProcessLevelAndRequireRefuses) {
   EXPECT_EQ(bj::parse(fallback.out).at("isolation").as_string(), "process");
   const Cli required = run({"run", "--require-isolation", "namespaces", "-"});
   EXPECT_EQ(required.exit_code, 2);
-  EXPECT_NE(required.err.find("the namespaces isolation level is not available here: the codeact-sandbox launcher "
-                              "is not installed"),
-            std::string::npos)
+  EXPECT_NE(
+      required.err.find(
+          "the namespaces isolation level is not available here: the codeact-sandbox launcher "
+          "is not installed"),
+      std::string::npos)
       << required.err;
-  EXPECT_EQ(RunCli({"run", "--isolation", "process", "--require-isolation", "namespaces", "-"}, "print(1)").exit_code, 2);
-  EXPECT_EQ(bj::parse(RunCli({"run", "-"}, "print(1)").out).at("isolation").as_string(), "namespaces");
+  EXPECT_EQ(RunCli({"run", "--isolation", "process", "--require-isolation", "namespaces", "-"},
+                   "print(1)")
+                .exit_code,
+            2);
+  EXPECT_EQ(bj::parse(RunCli({"run", "-"}, "print(1)").out).at("isolation").as_string(),
+            "namespaces");
 }
 
 TEST(CliTest, BadInvocationsExitTwo) {
@@ -174,9 +184,13 @@ namespace codeact {
 namespace {
 
 TEST(CliTest, ADifferentPythonMinorVersionIsRefused) {
-  const Cli c = RunCli({"run", "--python", std::string(CODEACT_TEST_FIXTURES) + "/fake_python310.sh", "-"}, "print(1)");
+  const Cli c =
+      RunCli({"run", "--python", std::string(CODEACT_TEST_FIXTURES) + "/fake_python310.sh", "-"},
+             "print(1)");
   EXPECT_EQ(c.exit_code, 2);
-  EXPECT_NE(c.err.find("is Python 3.10 but the embedded validator is Python 3.11"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("is Python 3.10 but the embedded validator is Python 3.11"),
+            std::string::npos)
+      << c.err;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // File capture through a real run: what the code writes to a read-write mount comes back;
 // links, escapes and read-only mounts do not.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,8 +21,9 @@ namespace fs = std::filesystem;
 class FileCaptureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("codeact-capture-" + std::to_string(getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() /
+            ("codeact-capture-" + std::to_string(getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(root_ / "rw");
     fs::create_directories(root_ / "ro");
     std::ofstream(root_ / "secret.txt") << "TOP SECRET";
@@ -35,7 +35,8 @@ class FileCaptureTest : public ::testing::Test {
   // `executor`: the runtime guard's Landlock makes read-only mounts read-only at the process
   // level too and refuses links from outside; the tests of what capture does with such files
   // run without it.
-  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, std::int64_t mount_limit = 1 << 20,
+  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {},
+                      std::int64_t mount_limit = 1 << 20,
                       const std::shared_ptr<Executor>& executor = testing::LocalExecutor()) {
     RunSnapshot s;
     s.limits = limits;
@@ -58,22 +59,25 @@ const CapturedFile* Find(const ExecutionResult& r, const std::string& path) {
 }
 
 TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
-  const ExecutionResult r = Run(
-      "import os\nfrom pathlib import Path\n"
-      "rw = Path(os.environ['RW'])\n"
-      "(rw / 'b.json').write_text('{\"x\": 1}')\n"
-      "(rw / 'existing.txt').write_text('new content')\n"
-      "(rw / 'deep' / 'er').mkdir(parents=True)\n"
-      "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
-      "try:\n"
-      "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not scanned')\n"
-      "    print('written')\n"
-      "except OSError:\n"
-      "    print('refused')\n");
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  const ExecutionResult r =
+      Run("import os\nfrom pathlib import Path\n"
+          "rw = Path(os.environ['RW'])\n"
+          "(rw / 'b.json').write_text('{\"x\": 1}')\n"
+          "(rw / 'existing.txt').write_text('new content')\n"
+          "(rw / 'deep' / 'er').mkdir(parents=True)\n"
+          "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
+          "try:\n"
+          "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not "
+          "scanned')\n"
+          "    print('written')\n"
+          "except OSError:\n"
+          "    print('refused')\n");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   // Under the guard's Landlock, or a root host's private mount namespace, a read-only mount is
   // read-only at the process level too.
-  const bool read_only = internal::GuardStatus(*testing::LocalExecutor()).landlock_abi > 0 || geteuid() == 0;
+  const bool read_only =
+      internal::GuardStatus(*testing::LocalExecutor()).landlock_abi > 0 || geteuid() == 0;
   EXPECT_EQ(r.stdout_text, read_only ? "refused\n" : "written\n");
   ASSERT_EQ(r.files.size(), 3u);
   EXPECT_EQ(r.files[0].path, "/out/b.json");
@@ -98,7 +102,8 @@ TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
       "    pass  # a root host's process level: another mount (EXDEV), and not the run uid's file\n"
       "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n",
       {}, 1 << 20, testing::UnguardedLocalExecutor());
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
   EXPECT_EQ(Find(r, "/out/link.txt"), nullptr);
   EXPECT_EQ(Find(r, "/out/hard.txt"), nullptr);
@@ -115,41 +120,44 @@ TEST_F(FileCaptureTest, LimitsOmitWithReasons) {
   ExecutionLimits limits;
   limits.max_capture_file_bytes = 1000;
   limits.max_capture_total_bytes = 1500;
-  const ExecutionResult r = Run(
-      "import os\nfrom pathlib import Path\n"
-      "rw = Path(os.environ['RW'])\n"
-      "(rw / 'a_big.bin').write_bytes(b'x' * 5000)\n"
-      "(rw / 'b_ok.txt').write_text('y' * 900)\n"
-      "(rw / 'c_over_total.txt').write_text('z' * 900)\n",
-      limits);
+  const ExecutionResult r =
+      Run("import os\nfrom pathlib import Path\n"
+          "rw = Path(os.environ['RW'])\n"
+          "(rw / 'a_big.bin').write_bytes(b'x' * 5000)\n"
+          "(rw / 'b_ok.txt').write_text('y' * 900)\n"
+          "(rw / 'c_over_total.txt').write_text('z' * 900)\n",
+          limits);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].path, "/out/b_ok.txt");
   ASSERT_EQ(r.omitted_files.size(), 2u);
   EXPECT_EQ(r.omitted_files[0].path, "/out/a_big.bin");
-  EXPECT_NE(r.omitted_files[0].reason.find("per-file limit"), std::string::npos) << r.omitted_files[0].reason;
+  EXPECT_NE(r.omitted_files[0].reason.find("per-file limit"), std::string::npos)
+      << r.omitted_files[0].reason;
   EXPECT_EQ(r.omitted_files[1].path, "/out/c_over_total.txt");
-  EXPECT_NE(r.omitted_files[1].reason.find("total"), std::string::npos) << r.omitted_files[1].reason;
+  EXPECT_NE(r.omitted_files[1].reason.find("total"), std::string::npos)
+      << r.omitted_files[1].reason;
 }
 
 TEST_F(FileCaptureTest, PerMountLimit) {
-  const ExecutionResult r = Run(
-      "import os\nfrom pathlib import Path\n"
-      "rw = Path(os.environ['RW'])\n"
-      "(rw / 'one.txt').write_text('1' * 600)\n"
-      "(rw / 'two.txt').write_text('2' * 600)\n",
-      {}, /*mount_limit=*/1000);
+  const ExecutionResult r =
+      Run("import os\nfrom pathlib import Path\n"
+          "rw = Path(os.environ['RW'])\n"
+          "(rw / 'one.txt').write_text('1' * 600)\n"
+          "(rw / 'two.txt').write_text('2' * 600)\n",
+          {}, /*mount_limit=*/1000);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].path, "/out/one.txt");
   ASSERT_EQ(r.omitted_files.size(), 1u);
-  EXPECT_NE(r.omitted_files[0].reason.find("mount"), std::string::npos) << r.omitted_files[0].reason;
+  EXPECT_NE(r.omitted_files[0].reason.find("mount"), std::string::npos)
+      << r.omitted_files[0].reason;
 }
 
 TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
-  const ExecutionResult r = Run(
-      "import os\nprint(os.getcwd())\nprint(sorted(os.listdir('.')))\n"
-      "open('scratch.txt', 'w').write('x')\nprint(oct(os.stat('.').st_mode & 0o777))\n");
+  const ExecutionResult r =
+      Run("import os\nprint(os.getcwd())\nprint(sorted(os.listdir('.')))\n"
+          "open('scratch.txt', 'w').write('x')\nprint(oct(os.stat('.').st_mode & 0o777))\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   std::istringstream lines(r.stdout_text);
   std::string cwd, listing, mode;
@@ -209,7 +217,8 @@ TEST_F(FileCaptureTest, TenThousandFilesUnderLongPathsKeepTheResultAndTheHostSma
   // The deep tree is past what std::filesystem removes; RemoveTree works below PATH_MAX.
   EXPECT_TRUE(internal::RemoveTree((root_ / "rw").string()));
 
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "written\n");
   EXPECT_LT(json.size(), 16u << 20);
   EXPECT_EQ(r.files.size(), 1000u);
@@ -224,8 +233,9 @@ TEST_F(FileCaptureTest, TenThousandFilesUnderLongPathsKeepTheResultAndTheHostSma
   ASSERT_GT(rss_before, 0) << "no VmRSS in /proc/self/status";
   const std::int64_t growth = rss_after - rss_before;
   const std::int64_t peak_growth = peak_known ? peak - rss_before : growth;
-  std::printf("note: result JSON %zu bytes; host RSS %+lld KiB after the run, peak %+lld KiB%s\n", json.size(),
-              static_cast<long long>(growth / 1024), static_cast<long long>(peak_growth / 1024),
+  std::printf("note: result JSON %zu bytes; host RSS %+lld KiB after the run, peak %+lld KiB%s\n",
+              json.size(), static_cast<long long>(growth / 1024),
+              static_cast<long long>(peak_growth / 1024),
               peak_known ? "" : " (VmHWM could not be reset: peak not measured)");
   EXPECT_LT(growth, 100LL << 20);
   EXPECT_LT(peak_growth, 100LL << 20);

@@ -18,7 +18,6 @@ using Cli = testing::ProgramRun;
 using testing::RunCli;
 using testing::SourcePath;
 
-
 bool SdkInstalled() {
   auto r = internal::RunCommand({"/usr/bin/python3.11", "-I", "-c", "import hyperlight_sandbox"},
                                 "", std::chrono::seconds(30));
@@ -42,9 +41,10 @@ TEST(HyperlightCliTest, WithoutTheSdkTheRunIsUnavailableWithinTwoSeconds) {
 }
 
 TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
-  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", SourcePath("tests/fakes"),
-                        "--tools", SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
-                       "r = await call_tool('add', a=2, b=3)\nprint('sum', r)\nr\n");
+  const Cli c =
+      RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk", SourcePath("tests/fakes"),
+              "--tools", SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
+             "r = await call_tool('add', a=2, b=3)\nprint('sum', r)\nr\n");
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("stdout").as_string(), "sum 5\n");

@@ -1,7 +1,6 @@
 // The local executor against real children: each limit has a misbehaving fixture
 // (tests/fixtures/limits) run WITHOUT validation, so the executor itself is what is tested.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <atomic>
@@ -83,8 +82,10 @@ TEST(LocalExecutorTest, NetworkTargetsAreRefusedNotIgnored) {
   const ExecutionResult r = RunCode("print(1)", snapshot);
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_EQ(r.stdout_text, "");
-  EXPECT_NE(r.message.find("network targets (api.example.com) need egress, which the local backend does not have"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find(
+          "network targets (api.example.com) need egress, which the local backend does not have"),
+      std::string::npos)
       << r.message;
 }
 
@@ -94,7 +95,8 @@ TEST(LocalExecutorTest, MemoryLimit) {
   const ExecutionResult r = RunCode(Fixture("allocate_memory.py"), Snapshot(limits));
   if (testing::ExplicitLimitsRefusedHere(limits)) {  // a non-root host without its cgroup subtree
     EXPECT_EQ(r.outcome, Outcome::kSetupError) << r.message;
-    EXPECT_NE(r.message.find("the memory_bytes limit of 512 MiB needs a cgroup"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("the memory_bytes limit of 512 MiB needs a cgroup"), std::string::npos)
+        << r.message;
   } else {
     EXPECT_EQ(r.outcome, Outcome::kMemoryLimit) << r.message << r.stderr_text;
   }
@@ -132,8 +134,10 @@ TEST(LocalExecutorTest, HugeExceptionMessageStaysUnderTheFrameCap) {
 TEST(LocalExecutorTest, ForkedChildrenAreAllDeadAfterTheRun) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 3000;
-  limits.max_processes = 100;  // a root host's runs have uids of their own, and RLIMIT_NPROC applies
-  const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute({Fixture("fork_children.py")}, Snapshot(limits));
+  limits.max_processes =
+      100;  // a root host's runs have uids of their own, and RLIMIT_NPROC applies
+  const ExecutionResult r =
+      testing::UnguardedLocalExecutor()->Execute({Fixture("fork_children.py")}, Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout);
   const auto pids = Pids(r.stdout_text);
   EXPECT_EQ(pids.size(), 50u) << r.stdout_text << r.stderr_text;
@@ -145,7 +149,8 @@ TEST(LocalExecutorTest, DaemonThatLeftTheGroupIsDeadAfterTheRun) {
   // Where RLIMIT_NPROC alone bounds a run (a non-root host without a cgroup), it counts every
   // process and thread of the user, this test's among them.
   limits.max_processes = 100;
-  const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute({Fixture("daemon.py")}, Snapshot(limits));
+  const ExecutionResult r =
+      testing::UnguardedLocalExecutor()->Execute({Fixture("daemon.py")}, Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   const auto pids = Pids(r.stdout_text);
   ASSERT_EQ(pids.size(), 1u) << r.stdout_text;
@@ -198,7 +203,8 @@ TEST(LocalExecutorTest, ForgedFrameEndsTheRunWithAClearError) {
   EXPECT_NE(r.error->message.find("malformed bridge frame"), std::string::npos) << r.error->message;
 
   // Well-formed JSON with the wrong field types is refused just as clearly.
-  const ExecutionResult typed = RunCode("import os\nos.write(4, b'{\"type\":\"tool_call\",\"id\":\"x\"}\\n')\n");
+  const ExecutionResult typed =
+      RunCode("import os\nos.write(4, b'{\"type\":\"tool_call\",\"id\":\"x\"}\\n')\n");
   EXPECT_EQ(typed.outcome, Outcome::kError);
   ASSERT_TRUE(typed.error.has_value());
   EXPECT_EQ(typed.error->message,
@@ -225,8 +231,8 @@ TEST(LocalExecutorTest, ManyRunsLeaveNoZombieFdOrTempDir) {
   const int fds_before = testing::CountOpenFds();
   for (int i = 0; i < 300; ++i) {
     const bool kill = i % 10 == 0;
-    const ExecutionResult r =
-        RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(kill ? quick : ExecutionLimits{}));
+    const ExecutionResult r = RunCode(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n",
+                                      Snapshot(kill ? quick : ExecutionLimits{}));
     ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
   }
   // Finished runs are reaped and cleaned off the caller's path: wait for that to settle. The
@@ -247,7 +253,8 @@ namespace {
 TEST(LocalExecutorTest, AChildThatClosesItsBridgeAndGoesOnEndsAsATimeout) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 1000;
-  const ExecutionResult r = RunCode("import os, time\nos.close(4)\ntime.sleep(30)\n", Snapshot(limits));
+  const ExecutionResult r =
+      RunCode("import os, time\nos.close(4)\ntime.sleep(30)\n", Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
   EXPECT_LT(r.duration_ms, 2500);
 }
@@ -275,7 +282,8 @@ TEST(LocalExecutorTest, ChildrenStartFromTheCompiledRunner) {
   EXPECT_TRUE(r.stdout_text.ends_with("/runner.pyc\n")) << r.stdout_text;
   const ExecutionResult failed = RunCode("def f():\n    raise KeyError('k')\nf()\n");
   ASSERT_TRUE(failed.error.has_value());
-  EXPECT_NE(failed.error->traceback.find("line 2, in f"), std::string::npos) << failed.error->traceback;
+  EXPECT_NE(failed.error->traceback.find("line 2, in f"), std::string::npos)
+      << failed.error->traceback;
   EXPECT_EQ(failed.error->traceback.find("runner"), std::string::npos) << failed.error->traceback;
 }
 

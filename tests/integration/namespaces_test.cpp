@@ -40,8 +40,8 @@ ExecutionResult RunSandboxed(const std::string& code, const RunSnapshot& snapsho
 struct ProbeCase {
   std::string name;
   bool contained_at_namespaces_level;
-  bool contained_at_process_level;  // without the runtime guard
-  bool needs_landlock = false;      // what the guard contains of it, it contains through Landlock
+  bool contained_at_process_level;   // without the runtime guard
+  bool needs_landlock = false;       // what the guard contains of it, it contains through Landlock
   bool contained_with_guard = true;  // at the process level, with the runtime guard
 };
 
@@ -49,7 +49,8 @@ class IsolationProbeTest : public ::testing::TestWithParam<ProbeCase> {};
 
 // Each level promises exactly what the README's threat model says, and keeps its promises.
 TEST_P(IsolationProbeTest, AtTheNamespacesLevelAsTheThreatModelSays) {
-  auto report = internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kNamespaces), GetParam().name);
+  auto report =
+      internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kNamespaces), GetParam().name);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->promised, GetParam().contained_at_namespaces_level);
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
@@ -61,18 +62,21 @@ TEST_P(IsolationProbeTest, AtTheProcessLevelWithTheRuntimeGuard) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   if (GetParam().needs_landlock && internal::GuardStatus(*executor).landlock_abi == 0) {
     EXPECT_FALSE(report->promised);
-    GTEST_SKIP() << "this kernel has no Landlock: the guard does not fence files; observed " << report->observed;
+    GTEST_SKIP() << "this kernel has no Landlock: the guard does not fence files; observed "
+                 << report->observed;
   }
   EXPECT_EQ(report->promised, GetParam().contained_with_guard);
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
 }
 
 TEST_P(IsolationProbeTest, AtTheProcessLevelWithoutTheRuntimeGuard) {
-  auto report = internal::RunIsolationProbe(*testing::UnguardedLocalExecutor(IsolationLevel::kProcess), GetParam().name);
+  auto report = internal::RunIsolationProbe(
+      *testing::UnguardedLocalExecutor(IsolationLevel::kProcess), GetParam().name);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   // The run's pids cgroup bounds a fork loop at the process level too, where one can be made.
-  const bool contained = GetParam().contained_at_process_level ||
-                         (GetParam().name == "fork repeatedly" && internal::CgroupSite::ForThisProcess()->pids());
+  const bool contained =
+      GetParam().contained_at_process_level ||
+      (GetParam().name == "fork repeatedly" && internal::CgroupSite::ForThisProcess()->pids());
   EXPECT_EQ(report->promised, contained);
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
 }
@@ -84,25 +88,28 @@ const bool kMemoryCgroup = internal::CgroupSite::ForThisProcess()->memory();
 
 INSTANTIATE_TEST_SUITE_P(
     Probes, IsolationProbeTest,
-    ::testing::Values(ProbeCase{"read /etc/passwd", true, false, true}, ProbeCase{"list /", true, false, true},
-                      ProbeCase{"read a host environment secret", true, true},
-                      ProbeCase{"write outside the working directory and mounts", true, false, true},
-                      ProbeCase{"follow a planted symlink out of a mount", true, false, true},
-                      ProbeCase{"connect to a local TCP port", true, false},
-                      ProbeCase{"see host processes", true, false, true},
-                      ProbeCase{"allocate past the memory limit", true, true},
-                      ProbeCase{"spin past the CPU limit", true, true}, ProbeCase{"sleep past the wall clock", true, true},
-                      ProbeCase{"print past the output cap", true, true}, ProbeCase{"fork repeatedly", true, false},
-                      ProbeCase{"spawn a daemon that outlives the run", true, true},
-                      ProbeCase{"write a /proc/sys setting", true, true},
-                      ProbeCase{"plant a setuid file through a mount", true, false},
-                      ProbeCase{"chmod a device node", true, true},
-                      ProbeCase{"read the host's environment through /proc", true, false, true},
-                      ProbeCase{"hold memory in memfds", kMemoryCgroup, kMemoryCgroup, false, kMemoryCgroup},
-                      ProbeCase{"fill the working directory", true, kRootHost, false, kRootHost},
-                      ProbeCase{"capture thousands of long-path files", true, true},
-                      ProbeCase{"outrun the wall clock with a setsid fork storm", true, false},
-                      ProbeCase{"ignore SIGTERM", true, true}),
+    ::testing::Values(
+        ProbeCase{"read /etc/passwd", true, false, true}, ProbeCase{"list /", true, false, true},
+        ProbeCase{"read a host environment secret", true, true},
+        ProbeCase{"write outside the working directory and mounts", true, false, true},
+        ProbeCase{"follow a planted symlink out of a mount", true, false, true},
+        ProbeCase{"connect to a local TCP port", true, false},
+        ProbeCase{"see host processes", true, false, true},
+        ProbeCase{"allocate past the memory limit", true, true},
+        ProbeCase{"spin past the CPU limit", true, true},
+        ProbeCase{"sleep past the wall clock", true, true},
+        ProbeCase{"print past the output cap", true, true},
+        ProbeCase{"fork repeatedly", true, false},
+        ProbeCase{"spawn a daemon that outlives the run", true, true},
+        ProbeCase{"write a /proc/sys setting", true, true},
+        ProbeCase{"plant a setuid file through a mount", true, false},
+        ProbeCase{"chmod a device node", true, true},
+        ProbeCase{"read the host's environment through /proc", true, false, true},
+        ProbeCase{"hold memory in memfds", kMemoryCgroup, kMemoryCgroup, false, kMemoryCgroup},
+        ProbeCase{"fill the working directory", true, kRootHost, false, kRootHost},
+        ProbeCase{"capture thousands of long-path files", true, true},
+        ProbeCase{"outrun the wall clock with a setsid fork storm", true, false},
+        ProbeCase{"ignore SIGTERM", true, true}),
     [](const ::testing::TestParamInfo<ProbeCase>& info) {
       std::string id;
       for (char c : info.param.name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -120,8 +127,9 @@ TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
 TEST(IsolationProbeListTest, AnInterpreterOutsideTheSystemPathsIsNoFalseAlarm) {
   const fs::path venv = fs::path("/var/tmp") / ("codeact-probe-venv-" + std::to_string(::getpid()));
   fs::remove_all(venv);
-  auto made = internal::RunCommand({"/usr/bin/python3.11", "-m", "venv", "--copies", "--without-pip", venv.string()},
-                                   "", std::chrono::seconds(120));
+  auto made = internal::RunCommand(
+      {"/usr/bin/python3.11", "-m", "venv", "--copies", "--without-pip", venv.string()}, "",
+      std::chrono::seconds(120));
   if (!made.ok() || !made->exit.exited || made->exit.exit_code != 0) {
     fs::remove_all(venv);
     GTEST_SKIP() << "cannot make a venv with copied binaries in /var/tmp: "
@@ -134,11 +142,13 @@ TEST(IsolationProbeListTest, AnInterpreterOutsideTheSystemPathsIsNoFalseAlarm) {
   options.runtime_guard = false;  // its Landlock would keep the code from listing /var at all
   auto executor = CreateExecutor(options);
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  const ExecutionResult seen = (*executor)->Execute({"import os\nprint(os.listdir('/var'))"}, Snapshot());
+  const ExecutionResult seen =
+      (*executor)->Execute({"import os\nprint(os.listdir('/var'))"}, Snapshot());
   auto report = internal::RunIsolationProbe(**executor, "list /");
   fs::remove_all(venv);
-  EXPECT_EQ(seen.stdout_text, "['tmp']\n") << "the interpreter's way is not at /var, so this proves nothing: "
-                                           << seen.stdout_text << seen.message;
+  EXPECT_EQ(seen.stdout_text, "['tmp']\n")
+      << "the interpreter's way is not at /var, so this proves nothing: " << seen.stdout_text
+      << seen.message;
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->contained) << report->observed;
 }
@@ -152,14 +162,19 @@ TEST(NamespacesTest, LimitFixturesGiveTheSameOutcomeAtBothLevels) {
     void (*limits)(ExecutionLimits&);
   };
   const Case cases[] = {
-      {"sleep_past_wall_clock.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"sleep_past_wall_clock.py", Outcome::kTimeout,
+       [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
       {"busy_cpu.py", Outcome::kCpuLimit, [](ExecutionLimits& l) { l.cpu_time_s = 1; }},
-      {"allocate_memory.py", Outcome::kMemoryLimit, [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; }},
-      {"stdout_flood_print.py", Outcome::kOk, [](ExecutionLimits& l) { l.max_stdout_bytes = 4096; }},
+      {"allocate_memory.py", Outcome::kMemoryLimit,
+       [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; }},
+      {"stdout_flood_print.py", Outcome::kOk,
+       [](ExecutionLimits& l) { l.max_stdout_bytes = 4096; }},
       {"stdout_flood_fd.py", Outcome::kOk, [](ExecutionLimits& l) { l.max_stdout_bytes = 4096; }},
       {"huge_exception.py", Outcome::kError, nullptr},
-      {"ignore_sigterm.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
-      {"swallow_base_exception.py", Outcome::kTimeout, [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"ignore_sigterm.py", Outcome::kTimeout,
+       [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
+      {"swallow_base_exception.py", Outcome::kTimeout,
+       [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; }},
       {"atexit_loop.py", Outcome::kOk, nullptr},
       {"forge_frame.py", Outcome::kError, nullptr},
   };
@@ -167,11 +182,14 @@ TEST(NamespacesTest, LimitFixturesGiveTheSameOutcomeAtBothLevels) {
     ExecutionLimits limits;
     if (c.limits) c.limits(limits);
     for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
-      const ExecutionResult r = LocalExecutor(level)->Execute({Fixture(c.fixture)}, Snapshot(limits));
+      const ExecutionResult r =
+          LocalExecutor(level)->Execute({Fixture(c.fixture)}, Snapshot(limits));
       // Without a cgroup for runs (a non-root host) an explicit memory limit is refused up front.
-      const Outcome expected = testing::ExplicitLimitsRefusedHere(limits) ? Outcome::kSetupError : c.expected;
+      const Outcome expected =
+          testing::ExplicitLimitsRefusedHere(limits) ? Outcome::kSetupError : c.expected;
       EXPECT_EQ(OutcomeName(r.outcome), OutcomeName(expected))
-          << c.fixture << " at " << IsolationName(level) << ": " << r.message << r.stderr_text.substr(0, 300);
+          << c.fixture << " at " << IsolationName(level) << ": " << r.message
+          << r.stderr_text.substr(0, 300);
       EXPECT_EQ(r.isolation, IsolationName(level));
       if (std::string(c.fixture).find("flood") != std::string::npos) {
         EXPECT_TRUE(r.stdout_truncated) << c.fixture;
@@ -197,7 +215,8 @@ TEST(NamespacesTest, ToolCallsWorkUnchanged) {
                        return ToolResult::Success(
                            std::to_string(v.at("a").as_int64() + v.at("b").as_int64()));
                      }});
-  const ExecutionResult r = RunSandboxed("total = 0\nfor i in range(20):\n    total += await add(a=i, b=1)\ntotal", s);
+  const ExecutionResult r =
+      RunSandboxed("total = 0\nfor i in range(20):\n    total += await add(a=i, b=1)\ntotal", s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.output_json, "210");
   EXPECT_EQ(r.tool_calls, 20);
@@ -206,10 +225,13 @@ TEST(NamespacesTest, ToolCallsWorkUnchanged) {
 // The launcher's own work, read from /proc: without the runtime guard, which keeps /proc out of
 // reach (and would add its own filter).
 TEST(NamespacesTest, TheCodeRunsAsAnUnprivilegedUserUnderSeccompWithNoNewPrivileges) {
-  const ExecutionResult r = testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)->Execute({
-      "import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() "
-      "if ':\\t' in l)\nprint(os.getuid(), os.getpid() > 1, status['Seccomp'], status['NoNewPrivs'], "
-      "status['CapEff'], status['CapBnd'])"}, Snapshot());
+  const ExecutionResult r = testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)
+                                ->Execute({"import os\nstatus = dict(l.split(':\\t', 1) for l in "
+                                           "open('/proc/self/status').read().splitlines() "
+                                           "if ':\\t' in l)\nprint(os.getuid(), os.getpid() > 1, "
+                                           "status['Seccomp'], status['NoNewPrivs'], "
+                                           "status['CapEff'], status['CapBnd'])"},
+                                          Snapshot());
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "1000 True 2 1 0000000000000000 0000000000000000\n");
 }
@@ -220,20 +242,27 @@ TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("ctypes");
   s.policy.extra_allowed_imports.push_back("socket");
-  const ExecutionResult r = testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)->Execute({
-      "import socket, ctypes, os\nresults = []\n"
-      "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
-      "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM)\n"
-      "        results.append('open')\n    except PermissionError:\n        results.append('denied')\n"
-      "a, b = socket.socketpair(socket.AF_UNIX)\nresults.append('unix ok')\n"
-      "libc = ctypes.CDLL(None, use_errno=True)\n"
-      "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), ('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
-      "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, os.strerror(ctypes.get_errno())))\n"
-      "print(results)"}, s);
+  const ExecutionResult r =
+      testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)
+          ->Execute({"import socket, ctypes, os\nresults = []\n"
+                     "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
+                     "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == "
+                     "socket.AF_NETLINK else socket.SOCK_STREAM)\n"
+                     "        results.append('open')\n    except PermissionError:\n        "
+                     "results.append('denied')\n"
+                     "a, b = socket.socketpair(socket.AF_UNIX)\nresults.append('unix ok')\n"
+                     "libc = ctypes.CDLL(None, use_errno=True)\n"
+                     "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), "
+                     "('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
+                     "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, "
+                     "os.strerror(ctypes.get_errno())))\n"
+                     "print(results)"},
+                    s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
-  EXPECT_EQ(r.stdout_text,
-            "['denied', 'denied', 'denied', 'unix ok', ('ptrace', -1, 'Operation not permitted'), "
-            "('unshare', -1, 'Operation not permitted'), ('mount', -1, 'Operation not permitted')]\n");
+  EXPECT_EQ(
+      r.stdout_text,
+      "['denied', 'denied', 'denied', 'unix ok', ('ptrace', -1, 'Operation not permitted'), "
+      "('unshare', -1, 'Operation not permitted'), ('mount', -1, 'Operation not permitted')]\n");
 }
 
 TEST(NamespacesTest, MountsAppearAtTheirMountPathsAndReadOnlyIsReadOnly) {
@@ -249,7 +278,8 @@ TEST(NamespacesTest, MountsAppearAtTheirMountPathsAndReadOnlyIsReadOnly) {
       "from pathlib import Path\ntext = Path('/in/in.txt').read_text()\n"
       "Path('/out/copy.txt').write_text(text.upper())\n"
       "try:\n    Path('/in/new.txt').write_text('x')\nexcept OSError as e:\n    print(e.strerror)\n"
-      "print(Path.cwd(), Path('" + root->path() + "').exists())",
+      "print(Path.cwd(), Path('" +
+          root->path() + "').exists())",
       s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "Read-only file system\n/work False\n");
@@ -265,7 +295,8 @@ TEST(NamespacesTest, MountsAppearAtTheirMountPathsAndReadOnlyIsReadOnly) {
 // The host uid behind the code's uid, as the code sees it: what its uid 1000 maps to in its
 // user namespace, or its own uid at the process level (the initial namespace).
 constexpr const char* kHostUidCode =
-    "import os\nm = open('/proc/self/uid_map').read().split()\nprint(m[1] if m[0] == '1000' else os.getuid())\n";
+    "import os\nm = open('/proc/self/uid_map').read().split()\nprint(m[1] if m[0] == '1000' else "
+    "os.getuid())\n";
 
 TEST(IdentityTest, ARootHostRunsEachChildAsAnUnprivilegedUidOfItsOwn) {
   if (geteuid() != 0) GTEST_SKIP() << "a non-root host runs its children as itself";
@@ -276,13 +307,16 @@ TEST(IdentityTest, ARootHostRunsEachChildAsAnUnprivilegedUidOfItsOwn) {
     std::vector<std::string> seen(4);
     for (std::size_t i = 0; i < seen.size(); ++i) {
       threads.emplace_back([&, i] {
-        seen[i] = executor->Execute({std::string(kHostUidCode) + "import time\ntime.sleep(0.5)\n"}, Snapshot())
+        seen[i] = executor
+                      ->Execute({std::string(kHostUidCode) + "import time\ntime.sleep(0.5)\n"},
+                                Snapshot())
                       .stdout_text;
       });
     }
     for (auto& t : threads) t.join();
     std::set<std::string> distinct(seen.begin(), seen.end());
-    EXPECT_EQ(distinct.size(), seen.size()) << "concurrent runs shared a uid at " << IsolationName(level);
+    EXPECT_EQ(distinct.size(), seen.size())
+        << "concurrent runs shared a uid at " << IsolationName(level);
     for (const auto& text : seen) {
       const long long uid = std::atoll(text.c_str());
       EXPECT_GE(uid, range.first) << text;
@@ -314,8 +348,8 @@ TEST(IdentityTest, FilesInAReadWriteMountBelongToTheMountDirectorysOwner) {
     const std::string b = sandboxed ? "/b" : root_owned;
     const ExecutionResult r = LocalExecutor(level)->Execute(
         {"open('" + a + "/x', 'w').write('1')\nopen('" + b + "/y', 'w').write('2')\n"}, s);
-    ASSERT_EQ(r.outcome, Outcome::kOk) << IsolationName(level) << ": " << r.message
-                                       << (r.error ? r.error->traceback : "");
+    ASSERT_EQ(r.outcome, Outcome::kOk)
+        << IsolationName(level) << ": " << r.message << (r.error ? r.error->traceback : "");
     struct stat st {};
     ASSERT_EQ(::lstat((owned + "/x").c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, 4321u) << IsolationName(level);
@@ -329,7 +363,8 @@ TEST(IdentityTest, TheWorkingDirectoryIsBoundedAtTheNamespacesLevel) {
   ExecutionLimits limits;
   limits.max_workdir_bytes = 8LL << 20;
   const ExecutionResult r = RunSandboxed(
-      "try:\n    open('big', 'wb').write(b'x' * (16 << 20))\nexcept OSError as e:\n    print(e.strerror)\n",
+      "try:\n    open('big', 'wb').write(b'x' * (16 << 20))\nexcept OSError as e:\n    "
+      "print(e.strerror)\n",
       Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "No space left on device\n");
@@ -370,7 +405,8 @@ TEST(NamespacesTest, PooledChildrenAreSandboxedAndServeOneRunEach) {
   RunSnapshot s = Snapshot();
   s.mounts.push_back({root->path(), "/out", MountMode::kReadWrite, 1 << 20});
   const std::string code =
-      "import os\nfrom pathlib import Path\nprint(os.getuid(), sorted(os.listdir('/out')), 'g' in globals())\n"
+      "import os\nfrom pathlib import Path\nprint(os.getuid(), sorted(os.listdir('/out')), 'g' in "
+      "globals())\n"
       "g = 1\nPath('/out/n.txt').write_text('x' * (len(os.listdir('/out')) + 1))";
   for (int i = 0; i < 4; ++i) {
     const ExecutionResult r = (*executor)->Execute({code}, s);
@@ -391,7 +427,8 @@ TEST(NamespacesTest, ManyRunsLeaveNoZombieFdTempDirOrCgroup) {
     std::error_code ec;
     const std::string mine = std::to_string(getpid()) + "-";
     for (const auto& h : internal::CgroupSite::ForThisProcess()->hierarchies) {
-      for (const auto& e : fs::directory_iterator(h.dir, ec)) n += e.path().filename().string().rfind(mine, 0) == 0;
+      for (const auto& e : fs::directory_iterator(h.dir, ec))
+        n += e.path().filename().string().rfind(mine, 0) == 0;
     }
     return n;
   };
@@ -401,8 +438,8 @@ TEST(NamespacesTest, ManyRunsLeaveNoZombieFdTempDirOrCgroup) {
   const int fds_before = testing::CountOpenFds();
   for (int i = 0; i < 60; ++i) {
     const bool kill = i % 10 == 0;
-    const ExecutionResult r =
-        RunSandboxed(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n", Snapshot(kill ? quick : ExecutionLimits{}));
+    const ExecutionResult r = RunSandboxed(kill ? "import time\ntime.sleep(5)\n" : "print(1)\n",
+                                           Snapshot(kill ? quick : ExecutionLimits{}));
     ASSERT_EQ(r.outcome, kill ? Outcome::kTimeout : Outcome::kOk) << i << " " << r.message;
   }
   EXPECT_TRUE(testing::Eventually([&] { return testing::CountOpenFds() <= fds_before; }))
@@ -430,7 +467,8 @@ TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
   spec.working_dir = scratch->path();
   auto child = internal::Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
-  const Status frame = internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  const Status frame =
+      internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
   EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(frame.message(),
             "sandbox setup: stat /nonexistent-codeact-host-path failed: No such file or directory");
@@ -445,9 +483,11 @@ TEST(NamespacesTest, BadLauncherArgumentsAreASetupErrorToo) {
   spec.args = {"--scratch", "relative/path", "--", "/bin/true"};
   auto child = internal::Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
-  const Status frame = internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  const Status frame =
+      internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
   EXPECT_EQ(frame.message(),
-            "sandbox setup: arguments failed: Invalid argument (--scratch needs an absolute path: relative/path)");
+            "sandbox setup: arguments failed: Invalid argument (--scratch needs an absolute path: "
+            "relative/path)");
   EXPECT_EQ((*child)->Wait().exit_code, internal::kSandboxSetupFailedExit);
 }
 
@@ -458,9 +498,11 @@ TEST(NamespacesTest, AutoChoosesTheNamespacesLevelWhereTheKernelAllowsIt) {
     auto plan = internal::PlanSandbox("/usr/bin/python3.11", CODEACT_SOURCE_DIR "/resources");
     return plan.ok() ? internal::ProbeSandbox(*plan, "/usr/bin/python3.11") : plan.status();
   }();
-  EXPECT_EQ((*executor)->isolation(), probe.ok() ? IsolationLevel::kNamespaces : IsolationLevel::kProcess)
+  EXPECT_EQ((*executor)->isolation(),
+            probe.ok() ? IsolationLevel::kNamespaces : IsolationLevel::kProcess)
       << probe.ToString();
-  if (!probe.ok()) GTEST_SKIP() << "this kernel does not allow the namespaces level: " << probe.message();
+  if (!probe.ok())
+    GTEST_SKIP() << "this kernel does not allow the namespaces level: " << probe.message();
 }
 
 }  // namespace

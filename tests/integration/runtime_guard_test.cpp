@@ -75,13 +75,16 @@ class RuntimeGuardTest : public ::testing::TestWithParam<Mode> {
           << "the pool did not fill";
       const auto served = internal::PoolCounters(executor).served;
       ExecutionResult r = executor.Execute({code}, snapshot);
-      EXPECT_EQ(internal::PoolCounters(executor).served, served + 1) << "the run did not take a pooled child";
+      EXPECT_EQ(internal::PoolCounters(executor).served, served + 1)
+          << "the run did not take a pooled child";
       return r;
     }
     return executor.Execute({code}, snapshot);
   }
 
-  bool Landlock() const { return internal::GuardStatus(GuardedExecutor(GetParam())).landlock_abi > 0; }
+  bool Landlock() const {
+    return internal::GuardStatus(GuardedExecutor(GetParam())).landlock_abi > 0;
+  }
 
   static constexpr const char* kSecret = "codeact-guard-test-secret-7f3a";
   std::unique_ptr<internal::TempDir> outside_;  // a host directory the code is given nothing of
@@ -92,8 +95,10 @@ class RuntimeGuardTest : public ::testing::TestWithParam<Mode> {
 std::string Attempts(const std::vector<std::pair<std::string, std::string>>& attempts) {
   std::string code =
       "def attempt(name, f):\n    try:\n        f()\n        print(name + ': ok')\n"
-      "    except BaseException as e:\n        print(name + ': ' + type(e).__name__ + ': ' + str(e))\n";
-  for (const auto& [name, expression] : attempts) code += "attempt(" + Py(name) + ", lambda: " + expression + ")\n";
+      "    except BaseException as e:\n        print(name + ': ' + type(e).__name__ + ': ' + "
+      "str(e))\n";
+  for (const auto& [name, expression] : attempts)
+    code += "attempt(" + Py(name) + ", lambda: " + expression + ")\n";
   return code;
 }
 
@@ -115,7 +120,8 @@ TEST_P(RuntimeGuardTest, StartingAProcessFailsWithTheGuardsMessage) {
   }));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   for (const char* name : {"fork", "posix_spawn", "execv", "system", "popen"}) {
-    EXPECT_NE(Line(r.stdout_text, name).find("PermissionError: codeact guard: process creation: "), std::string::npos)
+    EXPECT_NE(Line(r.stdout_text, name).find("PermissionError: codeact guard: process creation: "),
+              std::string::npos)
         << r.stdout_text;
   }
 }
@@ -126,31 +132,40 @@ TEST_P(RuntimeGuardTest, ConnectingToAHostLoopbackPortFails) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  ASSERT_TRUE(listener && ::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+  ASSERT_TRUE(listener &&
+              ::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
               ::listen(listener.get(), 8) == 0 &&
               ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0);
   const std::string port = std::to_string(ntohs(addr.sin_port));
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("socket");  // so that the socket layer is what refuses
-  const ExecutionResult r =
-      Run("import socket\n" +
-              Attempts({
-                  {"inet", "socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('127.0.0.1', " + port + "))"},
-                  {"create_connection", "socket.create_connection(('127.0.0.1', " + port + "), timeout=2)"},
-                  {"inet6", "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)"},
-                  {"unix", "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect('/run/codeact-no-such.sock')"},
-                  {"socketpair", "(lambda a, b: (a.send(b'x'), b.recv(1)))(*socket.socketpair())"},
-              }),
-          s);
+  const ExecutionResult r = Run(
+      "import socket\n" +
+          Attempts({
+              {"inet", "socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(('127.0.0.1', " +
+                           port + "))"},
+              {"create_connection",
+               "socket.create_connection(('127.0.0.1', " + port + "), timeout=2)"},
+              {"inet6", "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)"},
+              {"unix",
+               "socket.socket(socket.AF_UNIX, "
+               "socket.SOCK_STREAM).connect('/run/codeact-no-such.sock')"},
+              {"socketpair", "(lambda a, b: (a.send(b'x'), b.recv(1)))(*socket.socketpair())"},
+          }),
+      s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
-  EXPECT_NE(Line(r.stdout_text, "inet").find("PermissionError: codeact guard: network: "), std::string::npos)
-      << r.stdout_text;
-  EXPECT_NE(Line(r.stdout_text, "create_connection").find("PermissionError: codeact guard: network: "),
+  EXPECT_NE(Line(r.stdout_text, "inet").find("PermissionError: codeact guard: network: "),
             std::string::npos)
       << r.stdout_text;
-  EXPECT_NE(Line(r.stdout_text, "inet6").find("PermissionError: codeact guard: network: "), std::string::npos);
-  EXPECT_NE(Line(r.stdout_text, "unix").find("PermissionError: codeact guard: network: socket.connect"),
-            std::string::npos)
+  EXPECT_NE(
+      Line(r.stdout_text, "create_connection").find("PermissionError: codeact guard: network: "),
+      std::string::npos)
+      << r.stdout_text;
+  EXPECT_NE(Line(r.stdout_text, "inet6").find("PermissionError: codeact guard: network: "),
+            std::string::npos);
+  EXPECT_NE(
+      Line(r.stdout_text, "unix").find("PermissionError: codeact guard: network: socket.connect"),
+      std::string::npos)
       << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "socketpair"), "socketpair: ok") << r.stdout_text;
   pollfd p{listener.get(), POLLIN, 0};
@@ -159,14 +174,15 @@ TEST_P(RuntimeGuardTest, ConnectingToAHostLoopbackPortFails) {
 
 TEST_P(RuntimeGuardTest, HostFilesOutsideTheAllowedPathsAreOutOfReach) {
   const std::string marker = outside_->path() + "/marker.txt";
-  const ExecutionResult r =
-      Run("import os\n" + Attempts({
-                              {"read secret", "print(open(" + Py(secret_) + ").read())"},
-                              {"read via os.open", "print(os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100))"},
-                              {"list outside", "print(os.listdir(" + Py(outside_->path()) + "))"},
-                              {"write marker", "open(" + Py(marker) + ", 'w').write('escaped')"},
-                              {"write here", "open('here.txt', 'w').write('fine')"},
-                          }));
+  const ExecutionResult r = Run(
+      "import os\n" +
+      Attempts({
+          {"read secret", "print(open(" + Py(secret_) + ").read())"},
+          {"read via os.open", "print(os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100))"},
+          {"list outside", "print(os.listdir(" + Py(outside_->path()) + "))"},
+          {"write marker", "open(" + Py(marker) + ", 'w').write('escaped')"},
+          {"write here", "open('here.txt', 'w').write('fine')"},
+      }));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text.find(kSecret), std::string::npos) << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "list outside").find("marker"), std::string::npos) << r.stdout_text;
@@ -174,12 +190,15 @@ TEST_P(RuntimeGuardTest, HostFilesOutsideTheAllowedPathsAreOutOfReach) {
   EXPECT_EQ(Line(r.stdout_text, "write here"), "write here: ok") << r.stdout_text;
   if (GetParam().level == IsolationLevel::kNamespaces) {
     // Not even there: the sandbox's root holds none of the host's temporary files.
-    EXPECT_NE(Line(r.stdout_text, "read secret").find("FileNotFoundError"), std::string::npos) << r.stdout_text;
+    EXPECT_NE(Line(r.stdout_text, "read secret").find("FileNotFoundError"), std::string::npos)
+        << r.stdout_text;
   } else if (!Landlock()) {
-    GTEST_SKIP() << "this kernel has no Landlock: the guard does not fence files at the process level";
+    GTEST_SKIP()
+        << "this kernel has no Landlock: the guard does not fence files at the process level";
   } else {
     for (const char* name : {"read secret", "read via os.open", "list outside", "write marker"}) {
-      EXPECT_NE(Line(r.stdout_text, name).find(": PermissionError: [Errno 13] Permission denied"), std::string::npos)
+      EXPECT_NE(Line(r.stdout_text, name).find(": PermissionError: [Errno 13] Permission denied"),
+                std::string::npos)
           << r.stdout_text;
     }
   }
@@ -196,12 +215,14 @@ TEST_P(RuntimeGuardTest, ProcFilesAreOutOfReach) {
   }));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   for (const char* name : {"self mem", "self environ", "init environ", "hostname", "fds"}) {
-    EXPECT_NE(Line(r.stdout_text, name).find("PermissionError: codeact guard: /proc: "), std::string::npos)
+    EXPECT_NE(Line(r.stdout_text, name).find("PermissionError: codeact guard: /proc: "),
+              std::string::npos)
         << r.stdout_text;
   }
   // Beneath the audit hook's list, Landlock refuses the rest of /proc.
   if (Landlock()) {
-    EXPECT_NE(Line(r.stdout_text, "status").find("PermissionError: [Errno 13]"), std::string::npos) << r.stdout_text;
+    EXPECT_NE(Line(r.stdout_text, "status").find("PermissionError: [Errno 13]"), std::string::npos)
+        << r.stdout_text;
   }
 }
 
@@ -217,16 +238,20 @@ TEST_P(RuntimeGuardTest, SetuidAndSetgidBitsAreRefused) {
           }) +
           "print(oct(os.stat('f').st_mode & 0o7777), os.path.exists('g'), os.path.exists('d'))\n");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
-  EXPECT_NE(Line(r.stdout_text, "chmod setuid").find("PermissionError: codeact guard: setuid/setgid bits: "),
+  EXPECT_NE(Line(r.stdout_text, "chmod setuid")
+                .find("PermissionError: codeact guard: setuid/setgid bits: "),
             std::string::npos)
       << r.stdout_text;
-  EXPECT_NE(Line(r.stdout_text, "chmod setgid").find("PermissionError: codeact guard: setuid/setgid bits: "),
+  EXPECT_NE(Line(r.stdout_text, "chmod setgid")
+                .find("PermissionError: codeact guard: setuid/setgid bits: "),
             std::string::npos);
-  EXPECT_NE(Line(r.stdout_text, "mkdir setgid").find("PermissionError: codeact guard: setuid/setgid bits: "),
+  EXPECT_NE(Line(r.stdout_text, "mkdir setgid")
+                .find("PermissionError: codeact guard: setuid/setgid bits: "),
             std::string::npos);
   // os.open's audit event carries no mode: the seccomp filter refuses the system call.
-  EXPECT_NE(Line(r.stdout_text, "open setuid").find("PermissionError: [Errno 1] Operation not permitted"),
-            std::string::npos)
+  EXPECT_NE(
+      Line(r.stdout_text, "open setuid").find("PermissionError: [Errno 1] Operation not permitted"),
+      std::string::npos)
       << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "chmod plain"), "chmod plain: ok");
   EXPECT_NE(r.stdout_text.find("0o755 False False\n"), std::string::npos) << r.stdout_text;
@@ -235,9 +260,11 @@ TEST_P(RuntimeGuardTest, SetuidAndSetgidBitsAreRefused) {
 TEST_P(RuntimeGuardTest, ThreadsAsyncioAndToolCallsStillWork) {
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("threading");
-  s.tools.push_back({"double", "Doubles", R"({"type":"object"})", false, [](const std::string& kwargs) {
-                       return ToolResult::Success(std::to_string(2 * boost::json::parse(kwargs).at("x").as_int64()));
-                     }});
+  s.tools.push_back(
+      {"double", "Doubles", R"({"type":"object"})", false, [](const std::string& kwargs) {
+         return ToolResult::Success(
+             std::to_string(2 * boost::json::parse(kwargs).at("x").as_int64()));
+       }});
   const ExecutionResult r =
       Run("import asyncio, threading\n"
           "box = []\n"
@@ -249,7 +276,8 @@ TEST_P(RuntimeGuardTest, ThreadsAsyncioAndToolCallsStillWork) {
           "print(await asyncio.gather(*(double(x=i) for i in range(5))))\n"
           "print([await call_tool('double', x=7)])\n",
           s);
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "[0, 1, 4, 9]\n6\n[0, 2, 4, 6, 8]\n[14]\n");
   EXPECT_EQ(r.tool_calls, 6);
 }
@@ -273,33 +301,39 @@ TEST_P(RuntimeGuardTest, TheStandardLibrarysOwnCompileExecAndImportsStillWork) {
           "    item: int\n"
           "print(Point(1), Pair(1, 2), Color.GREEN.value, Shape.SQUARE.name, Box(3))\n"
           "print(typing.get_type_hints(Point)['y'])\n"
-          "print(json.loads('[1, 2.5]'), decimal.Decimal('1.10') + 1, ET.fromstring('<a><b/></a>')[0].tag)\n",
+          "print(json.loads('[1, 2.5]'), decimal.Decimal('1.10') + 1, "
+          "ET.fromstring('<a><b/></a>')[0].tag)\n",
           s);
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text,
-            "Point(x=1, y=None) Pair(a=1, b=2) 2 SQUARE Box(item=3)\ntyping.Optional[int]\n[1, 2.5] 2.10 b\n");
+            "Point(x=1, y=None) Pair(a=1, b=2) 2 SQUARE Box(item=3)\ntyping.Optional[int]\n[1, "
+            "2.5] 2.10 b\n");
 }
 
 TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOwnWork) {
   RunSnapshot s;  // the default policy
-  const ExecutionResult r = Run(Attempts({
-                                    {"socket", "__import__('socket')"},
-                                    {"ctypes", "__import__('ctypes')"},
-                                    {"from asyncio", "exec('from asyncio import subprocess')"},
-                                    {"importlib", "exec('import importlib')"},
-                                    {"json", "__import__('json').dumps({'a': [1]})"},
-                                    {"asyncio", "__import__('asyncio').run(__import__('asyncio').sleep(0))"},
-                                }),
-                                s);
+  const ExecutionResult r =
+      Run(Attempts({
+              {"socket", "__import__('socket')"},
+              {"ctypes", "__import__('ctypes')"},
+              {"from asyncio", "exec('from asyncio import subprocess')"},
+              {"importlib", "exec('import importlib')"},
+              {"json", "__import__('json').dumps({'a': [1]})"},
+              {"asyncio", "__import__('asyncio').run(__import__('asyncio').sleep(0))"},
+          }),
+          s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(Line(r.stdout_text, "socket"),
             "socket: PermissionError: codeact guard: import: socket is not allowed by the policy");
   EXPECT_EQ(Line(r.stdout_text, "ctypes"),
             "ctypes: PermissionError: codeact guard: import: ctypes is not allowed by the policy");
   EXPECT_EQ(Line(r.stdout_text, "from asyncio"),
-            "from asyncio: PermissionError: codeact guard: import: asyncio.subprocess is not allowed by the policy");
-  EXPECT_EQ(Line(r.stdout_text, "importlib"),
-            "importlib: PermissionError: codeact guard: import: importlib is not allowed by the policy");
+            "from asyncio: PermissionError: codeact guard: import: asyncio.subprocess is not "
+            "allowed by the policy");
+  EXPECT_EQ(
+      Line(r.stdout_text, "importlib"),
+      "importlib: PermissionError: codeact guard: import: importlib is not allowed by the policy");
   // json and asyncio import re, selectors, socket and more of their own: not the user's imports.
   EXPECT_EQ(Line(r.stdout_text, "json"), "json: ok");
   EXPECT_EQ(Line(r.stdout_text, "asyncio"), "asyncio: ok");
@@ -338,7 +372,8 @@ TEST_P(RuntimeGuardTest, TheGuardCannotBeDisabledFromInside) {
           Attempts({
               // No audit event on this path: the seccomp filter refuses the fork.
               {"fork_exec",
-               "fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, -1, -1, -1, -1, -1, -1, r, "
+               "fork_exec([b'/bin/true'], [b'/bin/true'], True, (), None, None, -1, -1, -1, -1, "
+               "-1, -1, r, "
                "w, False, False, -1, None, None, None, -1, None, False)"},
               // The audit hook passes this path; Landlock (or the sandbox) refuses it.
               {"read secret", "os.read(os.open(" + Py(secret_) + ", os.O_RDONLY), 100)"},
@@ -346,43 +381,50 @@ TEST_P(RuntimeGuardTest, TheGuardCannotBeDisabledFromInside) {
                "next(o for o in load('gc').get_objects() if type(o).__name__ == 'module' and "
                "o.__name__ == '_codeact_guard').arm({})"},
           }));
-  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   // CPython drops an Exception a hook raises for sys.addaudithook, and does not add the hook.
   EXPECT_EQ(Line(r.stdout_text, "addaudithook"), "addaudithook: ok");
   EXPECT_EQ(Line(r.stdout_text, "hook events"), "hook events: []") << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "settrace"),
             "settrace: PermissionError: codeact guard: tracing: sys.settrace is not allowed");
   EXPECT_EQ(Line(r.stdout_text, "getframe"),
-            "getframe: PermissionError: codeact guard: frame and code introspection: sys._getframe is not allowed");
-  EXPECT_EQ(
-      Line(r.stdout_text, "tb_frame"),
-      "tb_frame: PermissionError: codeact guard: frame and code introspection: reading of tb_frame is not allowed");
-  EXPECT_NE(Line(r.stdout_text, "fork_exec").find("PermissionError: [Errno 1] Operation not permitted"),
-            std::string::npos)
+            "getframe: PermissionError: codeact guard: frame and code introspection: sys._getframe "
+            "is not allowed");
+  EXPECT_EQ(Line(r.stdout_text, "tb_frame"),
+            "tb_frame: PermissionError: codeact guard: frame and code introspection: reading of "
+            "tb_frame is not allowed");
+  EXPECT_NE(
+      Line(r.stdout_text, "fork_exec").find("PermissionError: [Errno 1] Operation not permitted"),
+      std::string::npos)
       << r.stdout_text;
   EXPECT_EQ(r.stdout_text.find(kSecret), std::string::npos) << r.stdout_text;
   EXPECT_NE(Line(r.stdout_text, "read secret")
-                .find(GetParam().level == IsolationLevel::kNamespaces || !Landlock() ? "Error"
-                                                                                     : "PermissionError: [Errno 13]"),
+                .find(GetParam().level == IsolationLevel::kNamespaces || !Landlock()
+                          ? "Error"
+                          : "PermissionError: [Errno 13]"),
             std::string::npos)
       << r.stdout_text;
-  EXPECT_NE(Line(r.stdout_text, "guard again").find("PermissionError: codeact guard: object graph: gc.get_objects"),
+  EXPECT_NE(Line(r.stdout_text, "guard again")
+                .find("PermissionError: codeact guard: object graph: gc.get_objects"),
             std::string::npos)
       << r.stdout_text;
 }
 
 TEST_P(RuntimeGuardTest, AForgedTerminalFrameEndsTheRunAsABridgeError) {
-  const ExecutionResult r =
-      Run("import os\n" + Attempts({{"open bridge", "open(4, 'wb')"}}) +
-          "os.write(4, b'{\"type\":\"complete\",\"output_present\":true,\"output\":\"forged\"}\\n')\n"
-          "'genuine'\n");
+  const ExecutionResult r = Run(
+      "import os\n" + Attempts({{"open bridge", "open(4, 'wb')"}}) +
+      "os.write(4, b'{\"type\":\"complete\",\"output_present\":true,\"output\":\"forged\"}\\n')\n"
+      "'genuine'\n");
   EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->type, "BridgeError");
-  EXPECT_NE(r.error->message.find("after its terminal frame"), std::string::npos) << r.error->message;
+  EXPECT_NE(r.error->message.find("after its terminal frame"), std::string::npos)
+      << r.error->message;
   EXPECT_FALSE(r.output_present);
   EXPECT_EQ(Line(r.stdout_text, "open bridge"),
-            "open bridge: PermissionError: codeact guard: bridge: open of fd 4 (the host bridge) is not allowed");
+            "open bridge: PermissionError: codeact guard: bridge: open of fd 4 (the host bridge) "
+            "is not allowed");
 }
 
 TEST_P(RuntimeGuardTest, LandlockIsUsedWhereTheKernelHasItAndTheResultSaysWhenNot) {
@@ -396,7 +438,8 @@ TEST_P(RuntimeGuardTest, LandlockIsUsedWhereTheKernelHasItAndTheResultSaysWhenNo
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, RuntimeGuardTest,
-                         ::testing::Values(Mode{IsolationLevel::kProcess, false}, Mode{IsolationLevel::kProcess, true},
+                         ::testing::Values(Mode{IsolationLevel::kProcess, false},
+                                           Mode{IsolationLevel::kProcess, true},
                                            Mode{IsolationLevel::kNamespaces, false},
                                            Mode{IsolationLevel::kNamespaces, true}),
                          ModeName);
@@ -409,7 +452,9 @@ TEST(RuntimeGuardOptionTest, OnByDefaultAndOffOnlyWhenAsked) {
   EXPECT_FALSE(internal::GuardStatus(*testing::UnguardedLocalExecutor()).armed);
   // Without it the process level is what it was: the code may fork (and the sweep cleans up).
   const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute(
-      {"import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)\nprint('forked')"}, Snapshot());
+      {"import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, "
+       "0)\nprint('forked')"},
+      Snapshot());
   EXPECT_EQ(r.stdout_text, "forked\n") << r.message << r.stderr_text;
 }
 
@@ -425,9 +470,11 @@ TEST(RuntimeGuardOptionTest, AGuardThatCannotBeArmedFailsTheRunInsteadOfRunningU
   const auto pooled = NewLocalExecutor(1);
   ::unsetenv("CODEACT_GUARD_MODULE");
   for (Executor* executor : {cold.get(), pooled.get()}) {
-    const ExecutionResult r = executor->Execute({"open(" + Py(marker) + ", 'w').write('ran')"}, Snapshot());
+    const ExecutionResult r =
+        executor->Execute({"open(" + Py(marker) + ", 'w').write('ran')"}, Snapshot());
     EXPECT_EQ(r.outcome, Outcome::kSetupError) << r.message << r.stderr_text;
-    EXPECT_NE(r.message.find("codeact guard: cannot load " + broken), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("codeact guard: cannot load " + broken), std::string::npos)
+        << r.message;
     EXPECT_FALSE(fs::exists(marker));
   }
 }

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "json/base64.hpp"
 #include "cli_support.hpp"
+#include "json/base64.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -104,8 +104,8 @@ TEST(SamplesTest, FileOutputCapturesTheCsvAndTheSummaryUnderTheMountPath) {
       fs::temp_directory_path() / ("codeact-samples-out-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const ProgramRun run = RunCli({"run", "--mount", dir.string() + ":/out", "--env",
-                                 "OUT_DIR=/out", Sample("file_output.py")});
+  const ProgramRun run = RunCli({"run", "--mount", dir.string() + ":/out", "--env", "OUT_DIR=/out",
+                                 Sample("file_output.py")});
   fs::remove_all(dir);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   const bj::value v = ParseResult(run);

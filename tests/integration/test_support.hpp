@@ -8,9 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -40,7 +40,8 @@ inline std::string Fixture(const std::string& name) {
 // processes, the fd layout seen through /proc, the launcher's own filter), which the guard would
 // stop before it gets there; those accept rlimit bounds where no cgroup can be made (a non-root
 // host), so that they may set max_processes.
-inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size, std::int64_t pool_idle_timeout_ms = 60'000,
+inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size,
+                                                  std::int64_t pool_idle_timeout_ms = 60'000,
                                                   bool fork_server = true,
                                                   IsolationLevel level = IsolationLevel::kProcess,
                                                   bool runtime_guard = true) {
@@ -69,12 +70,14 @@ inline std::shared_ptr<Executor> LocalExecutor(IsolationLevel level = IsolationL
 }
 
 // The same without the runtime guard (see NewLocalExecutor).
-inline std::shared_ptr<Executor> UnguardedLocalExecutor(IsolationLevel level = IsolationLevel::kProcess) {
+inline std::shared_ptr<Executor> UnguardedLocalExecutor(
+    IsolationLevel level = IsolationLevel::kProcess) {
   if (level == IsolationLevel::kNamespaces) {
     static std::shared_ptr<Executor> sandboxed = NewLocalExecutor(0, 60'000, true, level, false);
     return sandboxed;
   }
-  static std::shared_ptr<Executor> executor = NewLocalExecutor(0, 60'000, true, IsolationLevel::kProcess, false);
+  static std::shared_ptr<Executor> executor =
+      NewLocalExecutor(0, 60'000, true, IsolationLevel::kProcess, false);
   return executor;
 }
 
@@ -107,11 +110,13 @@ inline bool ProcessAlive(pid_t pid) {
 }
 
 // Waits (with a generous deadline) until none of `pids` is alive; returns those still alive.
-inline std::set<pid_t> WaitAllDead(const std::set<pid_t>& pids, std::chrono::seconds deadline = std::chrono::seconds(10)) {
+inline std::set<pid_t> WaitAllDead(const std::set<pid_t>& pids,
+                                   std::chrono::seconds deadline = std::chrono::seconds(10)) {
   const auto end = std::chrono::steady_clock::now() + deadline;
   std::set<pid_t> alive = pids;
   while (!alive.empty() && std::chrono::steady_clock::now() < end) {
-    for (auto it = alive.begin(); it != alive.end();) it = ProcessAlive(*it) ? std::next(it) : alive.erase(it);
+    for (auto it = alive.begin(); it != alive.end();)
+      it = ProcessAlive(*it) ? std::next(it) : alive.erase(it);
     if (!alive.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return alive;
@@ -164,8 +169,10 @@ class ScopedTmpdir {
   ~ScopedTmpdir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
-    if (old_) setenv("TMPDIR", old_->c_str(), 1);
-    else unsetenv("TMPDIR");
+    if (old_)
+      setenv("TMPDIR", old_->c_str(), 1);
+    else
+      unsetenv("TMPDIR");
   }
   ScopedTmpdir(const ScopedTmpdir&) = delete;
   ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;

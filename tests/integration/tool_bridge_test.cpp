@@ -16,17 +16,19 @@ namespace bj = boost::json;
 using testing::LocalExecutor;
 
 HostTool Add() {
-  return {"add", "Add two numbers", R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}})",
-          false, [](const std::string& kwargs) {
+  return {"add", "Add two numbers",
+          R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}})", false,
+          [](const std::string& kwargs) {
             const bj::value v = bj::parse(kwargs);
-            return ToolResult::Success(
-                bj::serialize(bj::value(v.at("a").to_number<double>() + v.at("b").to_number<double>())));
+            return ToolResult::Success(bj::serialize(
+                bj::value(v.at("a").to_number<double>() + v.at("b").to_number<double>())));
           }};
 }
 
 HostTool Failing() {
-  return {"fail", "Always fails", R"({"type":"object"})", false,
-          [](const std::string&) { return ToolResult::Failure("PermissionError", "not allowed today"); }};
+  return {"fail", "Always fails", R"({"type":"object"})", false, [](const std::string&) {
+            return ToolResult::Failure("PermissionError", "not allowed today");
+          }};
 }
 
 HostTool Throwing() {
@@ -50,8 +52,10 @@ RunSnapshot WithTools(std::vector<HostTool> tools, ExecutionLimits limits = {}) 
 
 TEST(ToolBridgeTest, RoundTripInBothForms) {
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"x = await call_tool('add', a=1, b=2)\ny = await add(a=x, b=10)\nprint(x, y)\ny\n"}, WithTools({Add()}));
-  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+      {"x = await call_tool('add', a=1, b=2)\ny = await add(a=x, b=10)\nprint(x, y)\ny\n"},
+      WithTools({Add()}));
+  EXPECT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "3.0 13.0\n");
   EXPECT_EQ(r.output_json, "13.0");
   EXPECT_EQ(r.tool_calls, 2);
@@ -59,25 +63,27 @@ TEST(ToolBridgeTest, RoundTripInBothForms) {
 
 TEST(ToolBridgeTest, UnknownToolIsACatchableError) {
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await call_tool('nope', a=1)\nexcept ToolError as e:\n    print(e.error_type)\n"}, WithTools({Add()}));
+      {"try:\n    await call_tool('nope', a=1)\nexcept ToolError as e:\n    print(e.error_type)\n"},
+      WithTools({Add()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "UnknownTool\n");
 }
 
 TEST(ToolBridgeTest, FailingAndThrowingToolsCarryTypeAndMessage) {
-  const ExecutionResult r = LocalExecutor()->Execute(
-      {"for name in ('fail', 'boom'):\n"
-       "    try:\n"
-       "        await call_tool(name)\n"
-       "    except ToolError as e:\n"
-       "        print(e.error_type, '|', e.message)\n"},
-      WithTools({Failing(), Throwing()}));
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"for name in ('fail', 'boom'):\n"
+                                "    try:\n"
+                                "        await call_tool(name)\n"
+                                "    except ToolError as e:\n"
+                                "        print(e.error_type, '|', e.message)\n"},
+                               WithTools({Failing(), Throwing()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "PermissionError | not allowed today\nToolFailed | handler exploded\n");
 }
 
 TEST(ToolBridgeTest, UncaughtToolErrorIsAUserError) {
-  const ExecutionResult r = LocalExecutor()->Execute({"await call_tool('fail')\n"}, WithTools({Failing()}));
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"await call_tool('fail')\n"}, WithTools({Failing()}));
   EXPECT_EQ(r.outcome, Outcome::kError);
   ASSERT_TRUE(r.error.has_value());
   EXPECT_NE(r.error->message.find("not allowed today"), std::string::npos) << r.error->message;
@@ -87,7 +93,8 @@ TEST(ToolBridgeTest, HangingToolIsBoundedByTheWallClock) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 700;
   const auto start = std::chrono::steady_clock::now();
-  const ExecutionResult r = LocalExecutor()->Execute({"await call_tool('hang')\n"}, WithTools({Hanging()}, limits));
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"await call_tool('hang')\n"}, WithTools({Hanging()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
 }
@@ -104,26 +111,26 @@ TEST(ToolBridgeTest, GatherOfManyCalls) {
 }
 
 // A call made while another task has work to do goes through the event loop, so the other task
-// runs meanwhile (`during`); a call awaited by the only task reads its answer directly (the fast path).
-// Both give the same results, also mixed in one run.
+// runs meanwhile (`during`); a call awaited by the only task reads its answer directly (the fast
+// path). Both give the same results, also mixed in one run.
 TEST(ToolBridgeTest, CallsAloneAndBesideOtherTasksBothWork) {
-  const ExecutionResult r = LocalExecutor()->Execute(
-      {"import asyncio\n"
-       "ticks = []\n"
-       "async def ticker():\n"
-       "    for i in range(3):\n"
-       "        ticks.append(i)\n"
-       "        await asyncio.sleep(0)\n"
-       "t = asyncio.create_task(ticker())\n"
-       "beside = await add(a=1, b=2)\n"
-       "during = len(ticks)\n"
-       "await t\n"
-       "alone = [await add(a=i, b=0) for i in range(5)]\n"
-       "async def nested():\n"
-       "    return await add(a=10, b=10)\n"
-       "print(beside, during > 0, ticks, alone)\n"
-       "[beside, alone, await nested()]\n"},
-      WithTools({Add()}));
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"import asyncio\n"
+                                "ticks = []\n"
+                                "async def ticker():\n"
+                                "    for i in range(3):\n"
+                                "        ticks.append(i)\n"
+                                "        await asyncio.sleep(0)\n"
+                                "t = asyncio.create_task(ticker())\n"
+                                "beside = await add(a=1, b=2)\n"
+                                "during = len(ticks)\n"
+                                "await t\n"
+                                "alone = [await add(a=i, b=0) for i in range(5)]\n"
+                                "async def nested():\n"
+                                "    return await add(a=10, b=10)\n"
+                                "print(beside, during > 0, ticks, alone)\n"
+                                "[beside, alone, await nested()]\n"},
+                               WithTools({Add()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "3.0 True [0, 1, 2] [0.0, 1.0, 2.0, 3.0, 4.0]\n");
   EXPECT_EQ(bj::parse(r.output_json), bj::parse("[3.0,[0.0,1.0,2.0,3.0,4.0],20.0]"));
@@ -133,15 +140,14 @@ TEST(ToolBridgeTest, CallsAloneAndBesideOtherTasksBothWork) {
 TEST(ToolBridgeTest, BudgetExceeded) {
   ExecutionLimits limits;
   limits.max_tool_calls = 3;
-  const ExecutionResult r = LocalExecutor()->Execute(
-      {"n = 0\n"
-       "try:\n"
-       "    for i in range(10):\n"
-       "        await add(a=1, b=1)\n"
-       "        n += 1\n"
-       "except ToolError as e:\n"
-       "    print(n, e.error_type)\n"},
-      WithTools({Add()}, limits));
+  const ExecutionResult r = LocalExecutor()->Execute({"n = 0\n"
+                                                      "try:\n"
+                                                      "    for i in range(10):\n"
+                                                      "        await add(a=1, b=1)\n"
+                                                      "        n += 1\n"
+                                                      "except ToolError as e:\n"
+                                                      "    print(n, e.error_type)\n"},
+                                                     WithTools({Add()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text.substr(0, 2), "3 ");
   EXPECT_LE(r.tool_calls, 3);
@@ -161,10 +167,12 @@ TEST(ToolBridgeTest, OversizedArgumentFrameIsRefused) {
 TEST(ToolBridgeTest, OversizedToolResultIsAnErrorNotACrash) {
   ExecutionLimits limits;
   limits.max_frame_bytes = 64 * 1024;
-  HostTool big{"big", "", R"({"type":"object"})", false,
-               [](const std::string&) { return ToolResult::Success("\"" + std::string(200000, 'z') + "\""); }};
+  HostTool big{"big", "", R"({"type":"object"})", false, [](const std::string&) {
+                 return ToolResult::Success("\"" + std::string(200000, 'z') + "\"");
+               }};
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await big()\nexcept ToolError as e:\n    print(e.error_type)\n"}, WithTools({big}, limits));
+      {"try:\n    await big()\nexcept ToolError as e:\n    print(e.error_type)\n"},
+      WithTools({big}, limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "ToolResultTooLarge\n");
 }
@@ -199,12 +207,13 @@ TEST(ToolBridgeTest, AChildThatClosedItsBridgeCannotKillTheHostWithSigpipe) {
                   std::this_thread::sleep_for(std::chrono::milliseconds(300));
                   return ToolResult::Success("1");
                 }};
-  const ExecutionResult r = LocalExecutor()->Execute({"import asyncio, os, time\n"
-                                                      "task = asyncio.ensure_future(call_tool('slow'))\n"
-                                                      "await asyncio.sleep(0.05)\n"
-                                                      "os.close(3)\n"
-                                                      "time.sleep(5)\n"},
-                                                     WithTools({slow}, limits));
+  const ExecutionResult r =
+      LocalExecutor()->Execute({"import asyncio, os, time\n"
+                                "task = asyncio.ensure_future(call_tool('slow'))\n"
+                                "await asyncio.sleep(0.05)\n"
+                                "os.close(3)\n"
+                                "time.sleep(5)\n"},
+                               WithTools({slow}, limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
   EXPECT_EQ(r.tool_calls, 1);
 }
@@ -223,7 +232,8 @@ TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
   const ExecutionResult r = LocalExecutor()->Execute(
       {"import os, time\n"
        "for i in range(1, 5000):\n"
-       "    os.write(4, b'{\"type\":\"tool_call\",\"id\":%d,\"name\":\"add\",\"kwargs\":{}}\\n' % i)\n"
+       "    os.write(4, b'{\"type\":\"tool_call\",\"id\":%d,\"name\":\"add\",\"kwargs\":{}}\\n' % "
+       "i)\n"
        "time.sleep(30)\n"},
       WithTools({Add()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
@@ -252,11 +262,12 @@ TEST(ToolBridgeTest, ConcurrentHandlersOfOneRunAreBounded) {
                   return ToolResult::Success("1");
                 }};
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"import asyncio\nsum(await asyncio.gather(*(slow() for _ in range(64))))\n"}, WithTools({slow}));
+      {"import asyncio\nsum(await asyncio.gather(*(slow() for _ in range(64))))\n"},
+      WithTools({slow}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.output_json, "64");
-  EXPECT_GT(peak.load(), 1);    // they do run concurrently ...
-  EXPECT_LE(peak.load(), 16);   // ... but not all at once
+  EXPECT_GT(peak.load(), 1);   // they do run concurrently ...
+  EXPECT_LE(peak.load(), 16);  // ... but not all at once
 }
 
 }  // namespace

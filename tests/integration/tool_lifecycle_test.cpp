@@ -71,8 +71,8 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
                                 "await calls\n";
 
   // Three calls at once leave three idle workers: the baseline the hung calls must return to.
-  const ExecutionResult warm =
-      testing::UnguardedLocalExecutor()->Execute({code("quick") + "await calls\n"}, WithTools({quick}));
+  const ExecutionResult warm = testing::UnguardedLocalExecutor()->Execute(
+      {code("quick") + "await calls\n"}, WithTools({quick}));
   ASSERT_EQ(warm.outcome, Outcome::kOk) << warm.message << warm.stderr_text;
   ASSERT_TRUE(
       testing::Eventually([] { return internal::ToolWorkers::Instance().Counts().busy == 0; }));
@@ -81,9 +81,11 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
   // Two rounds: hung handlers kept past the first run would need three new threads in the second.
   for (int round = 0; round < 2; ++round) {
     // Unguarded: the code watches a host directory, which the guard's Landlock keeps from it.
-    const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute({hang_code}, WithTools({hang}, 5000));
+    const ExecutionResult r =
+        testing::UnguardedLocalExecutor()->Execute({hang_code}, WithTools({hang}, 5000));
     const auto replied = Clock::now();
-    ASSERT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+    ASSERT_EQ(r.outcome, Outcome::kTimeout)
+        << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
     std::set<pid_t> sleepers;
     for (const auto& e : fs::directory_iterator(pids)) {
       std::ifstream in(e.path());

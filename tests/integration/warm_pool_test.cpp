@@ -3,14 +3,13 @@
 // children that died idle, follows a change of start key, shrinks when idle, and leaves no
 // process behind when the executor goes away or the host is SIGKILLed.
 #include <gtest/gtest.h>
-
-#include <fstream>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <sstream>
 
@@ -87,7 +86,8 @@ std::vector<LimitCase> LimitCases() {
       {"fork_children.py", With([](auto& l) {
          l.wall_timeout_ms = 3000;
          l.max_processes = 100;  // RLIMIT_NPROC applies to a root host's per-run uids
-       }), Outcome::kTimeout, true},
+       }),
+       Outcome::kTimeout, true},
       {"daemon.py", {}, Outcome::kOk, true},
       {"ignore_sigterm.py", With([](auto& l) { l.wall_timeout_ms = 1000; }), Outcome::kTimeout},
       {"swallow_base_exception.py", With([](auto& l) { l.wall_timeout_ms = 1000; }),
@@ -109,10 +109,12 @@ TEST_P(PooledLimitTest, SameResultAsAColdStart) {
   const std::string code = Fixture(c.fixture);
   RunSnapshot snapshot = Snapshot(c.limits);
   snapshot.environment["VISIBLE"] = "yes";
-  const auto pooled_executor = NewLocalExecutor(1, 60'000, fork_server, IsolationLevel::kProcess, !c.forks);
+  const auto pooled_executor =
+      NewLocalExecutor(1, 60'000, fork_server, IsolationLevel::kProcess, !c.forks);
   const ExecutionResult pooled = RunPooled(*pooled_executor, code, snapshot);
   const ExecutionResult cold =
-      (c.forks ? testing::UnguardedLocalExecutor() : testing::LocalExecutor())->Execute({code}, snapshot);
+      (c.forks ? testing::UnguardedLocalExecutor() : testing::LocalExecutor())
+          ->Execute({code}, snapshot);
 
   EXPECT_EQ(pooled.outcome, c.outcome) << pooled.message << pooled.stderr_text;
   EXPECT_EQ(cold.outcome, c.outcome) << cold.message << cold.stderr_text;
@@ -221,7 +223,8 @@ TEST(WarmPoolTest, AChildThatDiedIdleIsNoticedWithoutARun) {
 TEST(WarmPoolTest, AChangeOfStartKeyGetsChildrenStartedUnderTheNewConfig) {
   const auto executor = NewLocalExecutor(1);
   const std::string code =
-      "import os, resource\nprint(os.environ['MODE'], resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n";
+      "import os, resource\nprint(os.environ['MODE'], "
+      "resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n";
   RunSnapshot a = Snapshot();
   a.environment["MODE"] = "a";
   a.limits.max_open_files = 200;  // an rlimit that needs no cgroup: any host can run this test
@@ -362,7 +365,8 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoSandboxedChildBehind) {
 
 TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoChildBehind) {
   internal::LaunchSpec spec = PoolHostSpec("process");
-  spec.limits.Set(RLIMIT_AS, 16LL << 30, 16LL << 30);  // a host with threads and an embedded interpreter
+  spec.limits.Set(RLIMIT_AS, 16LL << 30,
+                  16LL << 30);  // a host with threads and an embedded interpreter
   auto host = internal::Child::Start(spec);
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));
@@ -410,7 +414,8 @@ TEST(ForkServerTest, ForkedChildrenHaveTheRunsCpuLimitAndTheZygoteOutlivesIt) {
 
 // Read through /proc and a fork, beneath the runtime guard (which refuses both).
 TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
-  const auto executor = NewLocalExecutor(1, 60'000, true, IsolationLevel::kProcess, /*runtime_guard=*/false);
+  const auto executor =
+      NewLocalExecutor(1, 60'000, true, IsolationLevel::kProcess, /*runtime_guard=*/false);
   const RunSnapshot snapshot = Snapshot();
   // The token the host's /proc sweep looks for, as /proc shows it and as a program exec'd by the
   // code would inherit it; then a forked grandchild's view.

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,7 +49,9 @@ TEST(EmbeddedValidatorTest, AcceptsOrdinaryCode) {
   auto v = Get();
   ASSERT_TRUE(v);
   const ValidationReport r = v->Validate(kBenign, {});
-  EXPECT_TRUE(r.ok) << (r.violations.empty() ? "" : r.violations[0].rule + ": " + r.violations[0].message);
+  EXPECT_TRUE(r.ok) << (r.violations.empty()
+                            ? ""
+                            : r.violations[0].rule + ": " + r.violations[0].message);
   EXPECT_TRUE(r.violations.empty());
 }
 
@@ -71,8 +72,10 @@ TEST(EmbeddedValidatorTest, RejectsTheClassicEscapes) {
   ASSERT_TRUE(v);
   EXPECT_TRUE(HasRule(v->Validate("import subprocess\n", {}), "import-blocked"));
   EXPECT_TRUE(HasRule(v->Validate("f = eval\n", {}), "builtin-blocked"));
-  EXPECT_TRUE(HasRule(v->Validate("().__class__.__bases__[0].__subclasses__()\n", {}), "attribute-dunder"));
-  EXPECT_TRUE(HasRule(v->Validate("import datetime\ndatetime.sys\n", {}), "attribute-module-pivot"));
+  EXPECT_TRUE(
+      HasRule(v->Validate("().__class__.__bases__[0].__subclasses__()\n", {}), "attribute-dunder"));
+  EXPECT_TRUE(
+      HasRule(v->Validate("import datetime\ndatetime.sys\n", {}), "attribute-module-pivot"));
   EXPECT_TRUE(HasRule(v->Validate("'{0.__class__}'.format(1)\n", {}), "format-attribute"));
 }
 
@@ -125,7 +128,8 @@ TEST(EmbeddedValidatorTest, TimeLimitIsAViolation) {
   auto v = Get();
   ASSERT_TRUE(v);
   std::string big;
-  for (int i = 0; big.size() < 60'000; ++i) big += "v" + std::to_string(i) + " = [a.b(c, d=e) for a in f if g]\n";
+  for (int i = 0; big.size() < 60'000; ++i)
+    big += "v" + std::to_string(i) + " = [a.b(c, d=e) for a in f if g]\n";
   ValidationPolicy policy;
   policy.validation_timeout_ms = 1;
   const ValidationReport r = v->Validate(big, policy);
@@ -138,8 +142,9 @@ TEST(EmbeddedValidatorTest, TimeLimitIsAViolation) {
 TEST(EmbeddedValidatorTest, EightThreadsGetTheSameReports) {
   auto v = Get();
   ASSERT_TRUE(v);
-  const std::vector<std::string> programs = {kBenign, "import os\nos.fork()\n", "f = exec\n",
-                                             "x.__globals__\n", "import socket\n", "print(1)\n"};
+  const std::vector<std::string> programs = {kBenign,           "import os\nos.fork()\n",
+                                             "f = exec\n",      "x.__globals__\n",
+                                             "import socket\n", "print(1)\n"};
   std::vector<std::string> expected;
   for (const auto& p : programs) {
     const auto r = v->Validate(p, {});
@@ -152,7 +157,8 @@ TEST(EmbeddedValidatorTest, EightThreadsGetTheSameReports) {
       for (int round = 0; round < 50; ++round) {
         for (std::size_t i = 0; i < programs.size(); ++i) {
           const auto r = v->Validate(programs[i], {});
-          const std::string got = std::to_string(r.ok) + (r.violations.empty() ? "" : r.violations[0].rule);
+          const std::string got =
+              std::to_string(r.ok) + (r.violations.empty() ? "" : r.violations[0].rule);
           if (got != expected[i]) ++mismatches[t];
         }
       }

@@ -43,10 +43,12 @@ TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
   ASSERT_GE(to_child.read_fd, 0);
   std::string batch;
   for (int id = 1; id <= 1000; ++id) {
-    batch += R"({"type":"tool_call","id":)" + std::to_string(id) + R"(,"name":"wait","kwargs":{}})" + "\n";
+    batch += R"({"type":"tool_call","id":)" + std::to_string(id) +
+             R"(,"name":"wait","kwargs":{}})" + "\n";
   }
   ASSERT_LT(batch.size(), 64u * 1024);  // one pipe buffer: the loop gets it in one read
-  ASSERT_EQ(write(from_child.write_fd, batch.data(), batch.size()), static_cast<ssize_t>(batch.size()));
+  ASSERT_EQ(write(from_child.write_fd, batch.data(), batch.size()),
+            static_cast<ssize_t>(batch.size()));
 
   // Handlers that block until the test ends, so every call starts a worker thread.
   auto release = std::make_shared<std::atomic<bool>>(false);
@@ -71,7 +73,8 @@ TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
 LoopResult RunOver(const std::string& frames, bool child_ready) {
   Pipe from_child;
   Pipe to_child;
-  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()), static_cast<ssize_t>(frames.size()));
+  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
+            static_cast<ssize_t>(frames.size()));
   close(from_child.write_fd);
   from_child.write_fd = -1;
   const std::vector<HostTool> tools;
@@ -83,7 +86,8 @@ LoopResult RunOver(const std::string& frames, bool child_ready) {
 // Only the sandbox launcher writes before the runner's ready frame; after it, a setup_error frame
 // can only be the code's own forgery and changes nothing.
 TEST(HostLoopTest, ASetupErrorCountsOnlyBeforeTheReadyFrame) {
-  const std::string setup = R"({"type":"setup_error","step":"mount /proc","errno":1,"message":"sandbox setup: mount /proc failed"})";
+  const std::string setup =
+      R"({"type":"setup_error","step":"mount /proc","errno":1,"message":"sandbox setup: mount /proc failed"})";
   const std::string ready = R"({"type":"ready","python":[3,11],"pid":2})";
   const std::string complete = R"({"type":"complete","output_present":false})";
 
@@ -99,7 +103,8 @@ TEST(HostLoopTest, ASetupErrorCountsOnlyBeforeTheReadyFrame) {
 LoopResult RunOverRunner(const std::string& frames) {
   Pipe from_child;
   Pipe to_child;
-  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()), static_cast<ssize_t>(frames.size()));
+  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
+            static_cast<ssize_t>(frames.size()));
   close(from_child.write_fd);
   from_child.write_fd = -1;
   const std::vector<HostTool> tools;
@@ -112,13 +117,18 @@ LoopResult RunOverRunner(const std::string& frames) {
 // The runner's terminal frame is the last thing on its bridge: a second one (the code forged the
 // first), a tool call or even a partial line after it ends the run as a protocol error.
 TEST(HostLoopTest, AnythingAfterTheTerminalFrameIsAProtocolError) {
-  const std::string forged = R"({"type":"complete","output_present":true,"output":"forged"})" "\n";
-  const std::string real = R"({"type":"complete","output_present":true,"output":"real"})" "\n";
+  const std::string forged = R"({"type":"complete","output_present":true,"output":"forged"})"
+                             "\n";
+  const std::string real = R"({"type":"complete","output_present":true,"output":"real"})"
+                           "\n";
   const LoopResult twice = RunOverRunner(forged + real);
   EXPECT_EQ(twice.end, LoopEnd::kProtocolError);
   EXPECT_NE(twice.message.find("after its terminal frame"), std::string::npos) << twice.message;
   EXPECT_FALSE(twice.output_present);
-  EXPECT_EQ(RunOverRunner(real + R"({"type":"tool_call","id":1,"name":"x"})" "\n").end, LoopEnd::kProtocolError);
+  EXPECT_EQ(RunOverRunner(real + R"({"type":"tool_call","id":1,"name":"x"})"
+                                 "\n")
+                .end,
+            LoopEnd::kProtocolError);
   EXPECT_EQ(RunOverRunner(real + R"({"type":)").end, LoopEnd::kProtocolError);
   const LoopResult alone = RunOverRunner(real);
   EXPECT_EQ(alone.end, LoopEnd::kComplete);
@@ -132,8 +142,11 @@ TEST(HostLoopTest, AnythingAfterTheTerminalFrameIsAProtocolError) {
 TEST(HostLoopTest, ABridgeLeftOpenAfterTheTerminalFrameIsNotWaitedForLong) {
   Pipe from_child;
   Pipe to_child;
-  const std::string real = R"({"type":"error","error_type":"ValueError","message":"m","traceback":"t"})" "\n";
-  ASSERT_EQ(write(from_child.write_fd, real.data(), real.size()), static_cast<ssize_t>(real.size()));
+  const std::string real =
+      R"({"type":"error","error_type":"ValueError","message":"m","traceback":"t"})"
+      "\n";
+  ASSERT_EQ(write(from_child.write_fd, real.data(), real.size()),
+            static_cast<ssize_t>(real.size()));
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
@@ -147,10 +160,15 @@ TEST(HostLoopTest, ABridgeLeftOpenAfterTheTerminalFrameIsNotWaitedForLong) {
 // A runner that could not arm its guard answers the request with guard_error: a setup error,
 // nothing ran. Anywhere else it is the code's own forgery and changes nothing.
 TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
-  const std::string ready = R"({"type":"ready","python":[3,11],"pid":2})" "\n";
-  const std::string guard = R"({"type":"guard_error","message":"codeact guard: landlock_restrict_self failed: x"})" "\n";
-  const std::string call = R"({"type":"tool_call","id":1,"name":"nope","kwargs":{}})" "\n";
-  const std::string complete = R"({"type":"complete","output_present":false})" "\n";
+  const std::string ready = R"({"type":"ready","python":[3,11],"pid":2})"
+                            "\n";
+  const std::string guard =
+      R"({"type":"guard_error","message":"codeact guard: landlock_restrict_self failed: x"})"
+      "\n";
+  const std::string call = R"({"type":"tool_call","id":1,"name":"nope","kwargs":{}})"
+                           "\n";
+  const std::string complete = R"({"type":"complete","output_present":false})"
+                               "\n";
   const LoopResult cold = RunOver(ready + guard, /*child_ready=*/false);
   EXPECT_EQ(cold.end, LoopEnd::kSetupError);
   EXPECT_EQ(cold.message, "codeact guard: landlock_restrict_self failed: x");
@@ -168,28 +186,38 @@ TEST(HostLoopTest, TheRequestCarriesTheGuardAndAPooledChildItsSystemPartAhead) {
   Pipe from_child;
   Pipe to_child;
   ASSERT_TRUE(SendGuardFrame(to_child.write_fd, spec).ok());
-  const std::string complete = R"({"type":"complete","output_present":false})" "\n";
-  ASSERT_EQ(write(from_child.write_fd, complete.data(), complete.size()), static_cast<ssize_t>(complete.size()));
+  const std::string complete = R"({"type":"complete","output_present":false})"
+                               "\n";
+  ASSERT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+            static_cast<ssize_t>(complete.size()));
   close(from_child.write_fd);
   from_child.write_fd = -1;
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
-  ASSERT_EQ(loop.Run("pass", std::chrono::steady_clock::now() + 10s, true, {&spec, true}).end, LoopEnd::kComplete);
+  ASSERT_EQ(loop.Run("pass", std::chrono::steady_clock::now() + 10s, true, {&spec, true}).end,
+            LoopEnd::kComplete);
   char buf[4096];
   const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
   ASSERT_GT(n, 0);
   const std::string sent(buf, static_cast<std::size_t>(n));
-  const std::string system = R"("exec":["/usr"],"read":[],"write":["/work","/dev/null"],"bridge_fds":[3,4],"tmp":"/scratch/tmp")";
-  EXPECT_EQ(sent.substr(0, sent.find('\n') + 1), "{" + system + R"(,"type":"guard"})" "\n");
-  EXPECT_NE(sent.find(R"("guard":{)" + system + R"(,"imports":["math","xml.*","!xml.dom"]})"), std::string::npos)
+  const std::string system =
+      R"("exec":["/usr"],"read":[],"write":["/work","/dev/null"],"bridge_fds":[3,4],"tmp":"/scratch/tmp")";
+  EXPECT_EQ(sent.substr(0, sent.find('\n') + 1), "{" + system +
+                                                     R"(,"type":"guard"})"
+                                                     "\n");
+  EXPECT_NE(sent.find(R"("guard":{)" + system + R"(,"imports":["math","xml.*","!xml.dom"]})"),
+            std::string::npos)
       << sent;
 }
 
 TEST(HostLoopTest, WaitForReadyFrameReportsASetupError) {
   Pipe from_child;
-  const std::string setup = R"({"type":"setup_error","step":"pivot_root","errno":22,"message":"sandbox setup: pivot_root failed: Invalid argument"})" "\n";
-  ASSERT_EQ(write(from_child.write_fd, setup.data(), setup.size()), static_cast<ssize_t>(setup.size()));
+  const std::string setup =
+      R"({"type":"setup_error","step":"pivot_root","errno":22,"message":"sandbox setup: pivot_root failed: Invalid argument"})"
+      "\n";
+  ASSERT_EQ(write(from_child.write_fd, setup.data(), setup.size()),
+            static_cast<ssize_t>(setup.size()));
   const Status s = WaitForReadyFrame(from_child.read_fd, 5s);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(), "sandbox setup: pivot_root failed: Invalid argument");
@@ -230,14 +258,17 @@ TEST(HostLoopTest, ACancelledRequestEndsTheLoopAtOnceWithItsReason) {
 TEST(HostLoopTest, ToolCallsAreCancelledWhenTheRunEnds) {
   Pipe from_child;
   Pipe to_child;
-  const std::string call = R"({"type":"tool_call","id":1,"name":"hang","kwargs":{}})" "\n";
-  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()), static_cast<ssize_t>(call.size()));
+  const std::string call = R"({"type":"tool_call","id":1,"name":"hang","kwargs":{}})"
+                           "\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
+            static_cast<ssize_t>(call.size()));
 
   auto started = std::make_shared<std::promise<void>>();
   auto stopped = std::make_shared<std::promise<std::string>>();
   HostTool tool;
   tool.name = "hang";
-  tool.cancellable_handler = [started, stopped](const std::string&, const ToolCallContext& context) {
+  tool.cancellable_handler = [started, stopped](const std::string&,
+                                                const ToolCallContext& context) {
     std::promise<void> wake;
     auto registration = context.cancel.OnCancel([&wake] { wake.set_value(); });
     started->set_value();
@@ -250,10 +281,12 @@ TEST(HostLoopTest, ToolCallsAreCancelledWhenTheRunEnds) {
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
   std::future<void> handler_started = started->get_future();
   std::future<std::string> handler_stopped = stopped->get_future();
-  const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 300ms, /*child_ready=*/true);
+  const LoopResult result =
+      loop.Run("pass", std::chrono::steady_clock::now() + 300ms, /*child_ready=*/true);
   EXPECT_EQ(result.end, LoopEnd::kTimeout);
   ASSERT_EQ(handler_started.wait_for(10s), std::future_status::ready) << "the handler never ran";
-  ASSERT_EQ(handler_stopped.wait_for(10s), std::future_status::ready) << "the handler outlived its run";
+  ASSERT_EQ(handler_stopped.wait_for(10s), std::future_status::ready)
+      << "the handler outlived its run";
   EXPECT_EQ(handler_stopped.get(), "the run ended");
   EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().busy == 0; }));
 }
@@ -280,7 +313,8 @@ TEST(HostLoopTest, TheToolWorkersAreBounded) {
   EXPECT_TRUE(Eventually([&] { return ran.load() == jobs; }));
   EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().busy == 0; }));
   // Idle workers beyond kMaxIdle leave; the rest wait for work.
-  EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().threads <= ToolWorkers::kMaxIdle; }));
+  EXPECT_TRUE(
+      Eventually([] { return ToolWorkers::Instance().Counts().threads <= ToolWorkers::kMaxIdle; }));
 }
 
 // Arguments too deep to parse get a catchable error for their call; the run goes on. A frame
@@ -290,8 +324,10 @@ TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
   for (int i = 0; i < 200; ++i) deep = "[" + deep + "]";
   Pipe from_child;
   Pipe to_child;
-  const std::string call = R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n";
-  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()), static_cast<ssize_t>(call.size()));
+  const std::string call =
+      R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
+            static_cast<ssize_t>(call.size()));
   // The "child": reads the answer, then ends its run.
   std::string sent;
   std::thread child([&] {
@@ -301,18 +337,23 @@ TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
       if (n <= 0) return;
       sent.append(buf, static_cast<std::size_t>(n));
     }
-    const std::string complete = R"({"type":"complete","output_present":false})" "\n";
-    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()), static_cast<ssize_t>(complete.size()));
+    const std::string complete = R"({"type":"complete","output_present":false})"
+                                 "\n";
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+              static_cast<ssize_t>(complete.size()));
   });
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
-  const LoopResult r = loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+  const LoopResult r =
+      loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
   child.join();
   EXPECT_EQ(r.end, LoopEnd::kComplete) << r.message;
   EXPECT_EQ(r.tool_calls, 1);
-  EXPECT_NE(sent.find(R"("id":1,"ok":false,"error_type":"ToolArgumentsTooDeep","message":"the arguments of t are nested deeper than 128 levels")"),
-            std::string::npos)
+  EXPECT_NE(
+      sent.find(
+          R"("id":1,"ok":false,"error_type":"ToolArgumentsTooDeep","message":"the arguments of t are nested deeper than 128 levels")"),
+      std::string::npos)
       << sent;
 
   const LoopResult other = RunOver(R"({"type":"note","x":)" + deep + "}\n", /*child_ready=*/true);

@@ -32,14 +32,19 @@ TEST(Base64Test, RoundTripsAllLengths) {
 
 TEST(Utf8Test, ReplacesInvalidSequencesOnly) {
   EXPECT_EQ(internal::SanitizeUtf8("héllo ✓ 𝄞"), "héllo ✓ 𝄞");
-  EXPECT_EQ(internal::SanitizeUtf8("a\xff" "b"), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(internal::SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");          // overlong
-  EXPECT_EQ(internal::SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-  EXPECT_EQ(internal::SanitizeUtf8("ok\xE2\x9C"), "ok\xEF\xBF\xBD\xEF\xBF\xBD");    // cut at the cap
+  EXPECT_EQ(internal::SanitizeUtf8("a\xff"
+                                   "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(internal::SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
+  EXPECT_EQ(internal::SanitizeUtf8("\xED\xA0\x80"),
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");                              // surrogate
+  EXPECT_EQ(internal::SanitizeUtf8("ok\xE2\x9C"), "ok\xEF\xBF\xBD\xEF\xBF\xBD");  // cut at the cap
 }
 
 TEST(JsonTest, ValidationReportShape) {
-  ValidationReport report{false, {{3, 4, "import-blocked", "import of subprocess", "use call_tool"}}};
+  ValidationReport report{false,
+                          {{3, 4, "import-blocked", "import of subprocess", "use call_tool"}}};
   const bj::value v = bj::parse(ToJson(report));
   EXPECT_EQ(v.at("ok").as_bool(), false);
   const auto& viol = v.at("violations").as_array().at(0);
@@ -118,9 +123,12 @@ TEST(JsonTest, PolicyParsesEveryKeyAndRejectsTypos) {
   EXPECT_EQ(p->max_ast_depth, 20);
   EXPECT_FALSE(p->blocked_builtins.has_value());
 
-  EXPECT_EQ(PolicyFromJson(R"({"alowed_imports":[]})").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(PolicyFromJson(R"({"allowed_imports":"math"})").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(PolicyFromJson(R"({"max_code_bytes":-1})").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PolicyFromJson(R"({"alowed_imports":[]})").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(PolicyFromJson(R"({"allowed_imports":"math"})").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(PolicyFromJson(R"({"max_code_bytes":-1})").status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(PolicyFromJson("[1,2").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(PolicyFromJson("[]").status().code(), StatusCode::kInvalidArgument);
 
@@ -141,8 +149,10 @@ TEST(RawJsonTest, RawMemberIsTheValueAsWritten) {
   ASSERT_TRUE(params.has_value());
   EXPECT_EQ(internal::RawMember(*params, "requestId").value_or(""), "18446744073709551616");
   EXPECT_EQ(internal::RawMember(R"({"id":"a\"}b","x":1})", "id").value_or(""), R"("a\"}b")");
-  EXPECT_EQ(internal::RawMember(R"({"\u0069d":-0.5e3})", "id").value_or(""), "-0.5e3");  // an escaped key
-  EXPECT_EQ(internal::RawMember(R"({"id":1,"id":2})", "id").value_or(""), "2");  // the parser keeps the last
+  EXPECT_EQ(internal::RawMember(R"({"\u0069d":-0.5e3})", "id").value_or(""),
+            "-0.5e3");  // an escaped key
+  EXPECT_EQ(internal::RawMember(R"({"id":1,"id":2})", "id").value_or(""),
+            "2");  // the parser keeps the last
   EXPECT_EQ(bj::parse(R"({"id":1,"id":2})").at("id"), 2);
   EXPECT_FALSE(internal::RawMember(R"({"idx":1,"nested":{"id":2}})", "id").has_value());
   EXPECT_FALSE(internal::RawMember("[1,2]", "id").has_value());

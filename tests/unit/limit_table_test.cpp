@@ -20,7 +20,8 @@ TEST(LimitTableTest, EveryFieldOfExecutionLimitsHasExactlyOneRow) {
     EXPECT_TRUE(names.insert(std::string(spec.name)).second) << spec.name;
     if (!spec.flag.empty()) EXPECT_TRUE(flags.insert(std::string(spec.flag)).second) << spec.flag;
     EXPECT_EQ(spec.enforcer == LimitEnforcer::kRlimit, spec.rlimit >= 0) << spec.name;
-    EXPECT_GE(ExecutionLimits{}.*spec.member, spec.minimum) << "the default of " << spec.name << " is refused";
+    EXPECT_GE(ExecutionLimits{}.*spec.member, spec.minimum)
+        << "the default of " << spec.name << " is refused";
   }
 }
 
@@ -33,7 +34,8 @@ TEST(LimitTableTest, CaptureAndResultLimitsHaveTheirDefaultsAndFlags) {
   EXPECT_EQ(LimitText(LimitNamed("max_result_bytes"), l.max_result_bytes), "16 MiB");
   ExecutionLimits small;
   small.max_result_bytes = 1024;  // less than a result's fixed fields and notes need
-  EXPECT_EQ(CheckLimits(small).message(), "limit max_result_bytes must be at least 64 KiB, got 1024");
+  EXPECT_EQ(CheckLimits(small).message(),
+            "limit max_result_bytes must be at least 64 KiB, got 1024");
 }
 
 TEST(LimitTableTest, TheReadmeListsEveryLimitWithItsFlag) {

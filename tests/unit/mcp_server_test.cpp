@@ -3,19 +3,18 @@
 #include "server/mcp_server.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <chrono>
-#include <unistd.h>
-
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "codeact/provider.hpp"
@@ -137,7 +136,8 @@ class McpServerTest : public ::testing::Test {
   McpServerTest() {
     auto executor = std::make_unique<FakeExecutor>();
     executor_ = executor.get();
-    provider_ = *CodeActProvider::Create(ProviderOptions{}, std::move(executor), std::make_shared<FakeValidator>());
+    provider_ = *CodeActProvider::Create(ProviderOptions{}, std::move(executor),
+                                         std::make_shared<FakeValidator>());
   }
 
   McpServerOptions Options() {
@@ -598,9 +598,10 @@ TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
 
 TEST_F(McpServerTest, IdsComeBackByteForByte) {
   McpServer server(Options());
-  for (const std::string id : {"18446744073709551616", "123456789012345678901234567890", "-9223372036854775809",
-                               "1.5", "-0", R"("caf\u00e9")", "7"}) {
-    const auto response = server.HandleLine(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
+  for (const std::string id : {"18446744073709551616", "123456789012345678901234567890",
+                               "-9223372036854775809", "1.5", "-0", R"("caf\u00e9")", "7"}) {
+    const auto response =
+        server.HandleLine(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
     ASSERT_TRUE(response.has_value()) << id;
     EXPECT_EQ(*response, R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})");
   }
@@ -609,8 +610,9 @@ TEST_F(McpServerTest, IdsComeBackByteForByte) {
   ASSERT_TRUE(call.has_value());
   EXPECT_EQ(call->rfind(R"({"jsonrpc":"2.0","id":18446744073709551616,"result":)", 0), 0u) << *call;
   // An error about the request echoes the id as sent, too.
-  EXPECT_EQ(*server.HandleLine(R"({"jsonrpc":"2.0","id":99999999999999999999,"method":"nope"})"),
-            R"({"jsonrpc":"2.0","id":99999999999999999999,"error":{"code":-32601,"message":"Method not found: nope"}})");
+  EXPECT_EQ(
+      *server.HandleLine(R"({"jsonrpc":"2.0","id":99999999999999999999,"method":"nope"})"),
+      R"({"jsonrpc":"2.0","id":99999999999999999999,"error":{"code":-32601,"message":"Method not found: nope"}})");
 }
 
 TEST_F(McpServerTest, BatchesExistOnlyUnder20250326) {
@@ -631,9 +633,11 @@ TEST_F(McpServerTest, ABatchIsAnsweredWithOneArrayInItsOrder) {
       InitializeLine("2025-03-26") + "\n" +
       R"([{"jsonrpc":"2.0","id":"p","method":"ping"},)"
       R"({"jsonrpc":"2.0","method":"notifications/initialized"},)" +
-      CallLine(18, json::object{{"code", "sleep:50"}}).replace(22, 2, "18446744073709551616") + "," +
-      R"(5,)" + InitializeLine("2025-03-26") + "," + CallLine(2, json::object{{"code", "x"}}) + "]\n" +
-      R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])" "\n";  // only notifications: no answer
+      CallLine(18, json::object{{"code", "sleep:50"}}).replace(22, 2, "18446744073709551616") +
+      "," + R"(5,)" + InitializeLine("2025-03-26") + "," +
+      CallLine(2, json::object{{"code", "x"}}) + "]\n" +
+      R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])"
+      "\n";  // only notifications: no answer
   std::istringstream in(input);
   std::vector<std::string> lines;
   std::mutex mu;
@@ -655,25 +659,31 @@ TEST_F(McpServerTest, ABatchIsAnsweredWithOneArrayInItsOrder) {
   EXPECT_NE(a[3].at("error").at("message").as_string().find("initialize"), std::string::npos);
   EXPECT_EQ(a[4].at("id"), 2);
   EXPECT_EQ(a[4].at("result").at("isError"), false);
-  EXPECT_EQ(*server.HandleLine("[]"), R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty batch"}})");
+  EXPECT_EQ(
+      *server.HandleLine("[]"),
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty batch"}})");
 }
 
 TEST_F(McpServerTest, DeepArgumentsRunAndTooDeepOnesAreNamed) {
   McpServer server(Options());
   std::string nested = "1";
   for (int i = 0; i < 40; ++i) nested = "[" + nested + "]";
-  const json::object ran =
-      Ask(server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code",)"
-                  R"x("arguments":{"code":"print(1)","extra":)x" + nested + "}}}");
+  const json::object ran = Ask(
+      server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code",)"
+              R"x("arguments":{"code":"print(1)","extra":)x" +
+                  nested + "}}}");
   EXPECT_EQ(ran.at("result").at("isError"), false) << json::serialize(ran);
   for (int i = 0; i < 160; ++i) nested = "[" + nested + "]";
-  const json::object refused =
-      Ask(server, R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_code",)"
-                  R"x("arguments":{"code":"print(1)","extra":)x" + nested + "}}}");
+  const json::object refused = Ask(
+      server, R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_code",)"
+              R"x("arguments":{"code":"print(1)","extra":)x" +
+                  nested + "}}}");
   EXPECT_EQ(ErrorCode(refused), -32700);
-  EXPECT_EQ(refused.at("error").at("message"), "Parse error: the message is nested deeper than 128 levels");
+  EXPECT_EQ(refused.at("error").at("message"),
+            "Parse error: the message is nested deeper than 128 levels");
   // The provider's own reading of the arguments says the same (an SDK may call it directly).
-  const ExecutionResult direct = ExecuteCodeFunction(provider_).InvokeResult(R"({"code":"1","x":)" + nested + "}");
+  const ExecutionResult direct =
+      ExecuteCodeFunction(provider_).InvokeResult(R"({"code":"1","x":)" + nested + "}");
   EXPECT_EQ(direct.outcome, Outcome::kValidationFailed);
   EXPECT_EQ(direct.message, "arguments are too deeply nested: nested deeper than 128 levels");
 }
@@ -687,10 +697,13 @@ class FdServe {
     EXPECT_EQ(::pipe(in_), 0);
     EXPECT_EQ(::pipe(stop_), 0);
     thread_ = std::thread([this, &server] {
-      stopped_ = server.Serve(in_[0], [this](std::string_view line) {
-        std::lock_guard lock(mu_);
-        lines_.emplace_back(line);
-      }, stop_[0]);
+      stopped_ = server.Serve(
+          in_[0],
+          [this](std::string_view line) {
+            std::lock_guard lock(mu_);
+            lines_.emplace_back(line);
+          },
+          stop_[0]);
     });
   }
   ~FdServe() {
@@ -715,7 +728,8 @@ class FdServe {
   std::map<std::string, json::object> ById() {
     std::lock_guard lock(mu_);
     std::map<std::string, json::object> out;
-    for (const auto& line : lines_) out[json::serialize(json::parse(line).at("id"))] = json::parse(line).as_object();
+    for (const auto& line : lines_)
+      out[json::serialize(json::parse(line).at("id"))] = json::parse(line).as_object();
     return out;
   }
   std::size_t Lines() {
@@ -757,8 +771,10 @@ TEST_F(McpServerTest, AStopLetsCallsFinishWithinTheGraceThenCancelsAndAnswersThe
   const auto& cancelled = by_id["2"].at("result");
   EXPECT_EQ(cancelled.at("isError"), true);
   EXPECT_EQ(cancelled.at("structuredContent").at("outcome"), "cancelled");
-  EXPECT_EQ(cancelled.at("structuredContent").at("message"), "cancelled: the server is shutting down");
-  EXPECT_NE(cancelled.at("content").at(0).at("text").as_string().find("--- cancelled"), std::string::npos);
+  EXPECT_EQ(cancelled.at("structuredContent").at("message"),
+            "cancelled: the server is shutting down");
+  EXPECT_NE(cancelled.at("content").at(0).at("text").as_string().find("--- cancelled"),
+            std::string::npos);
 }
 
 TEST_F(McpServerTest, NothingIsReadAfterAStop) {
@@ -766,11 +782,14 @@ TEST_F(McpServerTest, NothingIsReadAfterAStop) {
   int in[2], stop[2];
   ASSERT_EQ(::pipe(in), 0);
   ASSERT_EQ(::pipe(stop), 0);
-  const std::string line = CallLine(1, json::object{{"code", "x"}}) + "\n" + R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n";
+  const std::string line = CallLine(1, json::object{{"code", "x"}}) + "\n" +
+                           R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+                           "\n";
   ASSERT_EQ(::write(in[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
   ASSERT_EQ(::write(stop[1], "x", 1), 1);
   std::vector<std::string> lines;
-  EXPECT_TRUE(server.Serve(in[0], [&](std::string_view l) { lines.emplace_back(l); }, stop[0]));
+  EXPECT_TRUE(server.Serve(
+      in[0], [&](std::string_view l) { lines.emplace_back(l); }, stop[0]));
   EXPECT_TRUE(lines.empty());
   EXPECT_TRUE(seen_arguments_.empty());
   for (int fd : {in[0], in[1], stop[0], stop[1]}) ::close(fd);

@@ -47,7 +47,8 @@ class FakeExecutor final : public Executor {
 };
 
 struct TestProvider {
-  static std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {}, FakeExecutor** fake = nullptr) {
+  static std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {},
+                                               FakeExecutor** fake = nullptr) {
     auto executor = std::make_unique<FakeExecutor>();
     if (fake) *fake = executor.get();
     return *CodeActProvider::Create(std::move(options), std::move(executor));
@@ -55,13 +56,15 @@ struct TestProvider {
 };
 
 HostTool Tool(const std::string& name, bool approval = false) {
-  return {name, "does " + name,
-          R"({"type":"object","properties":{"q":{"type":"string","description":"the query"},"n":{"type":"integer"}},"required":["q"]})",
-          approval, [](const std::string&) { return ToolResult::Success("1"); }};
+  return {
+      name, "does " + name,
+      R"({"type":"object","properties":{"q":{"type":"string","description":"the query"},"n":{"type":"integer"}},"required":["q"]})",
+      approval, [](const std::string&) { return ToolResult::Success("1"); }};
 }
 
 std::string TempDirPath(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("codeact-provider-test-" + name + "-" + std::to_string(getpid()));
+  auto p = std::filesystem::temp_directory_path() /
+           ("codeact-provider-test-" + name + "-" + std::to_string(getpid()));
   std::filesystem::create_directories(p);
   return p.string();
 }
@@ -166,15 +169,17 @@ TEST(ProviderTest, AToolThatNeedsApprovalGatesTheWholeBlock) {
 
   ApprovalRequest seen;
   r = p->Execute("print(2)\n", {.approve = [&](const ApprovalRequest& req) {
-                                  seen = req;
-                                  return true;
-                                }});
+                   seen = req;
+                   return true;
+                 }});
   EXPECT_EQ(r.outcome, Outcome::kOk);
   EXPECT_EQ(seen.code, "print(2)\n");
   EXPECT_EQ(seen.tools_requiring_approval, std::vector<std::string>{"delete_all"});
   EXPECT_EQ(fake->runs, 1);
 
-  r = p->Execute("print(3)\n", {.approve = [](const ApprovalRequest&) -> bool { throw std::runtime_error("x"); }});
+  r = p->Execute("print(3)\n", {.approve = [](const ApprovalRequest&) -> bool {
+                   throw std::runtime_error("x");
+                 }});
   EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);  // a failing approver never approves
 
   p->RemoveTool("delete_all");
@@ -207,7 +212,8 @@ TEST(ProviderTest, ExecuteCodeFunctionArgumentErrorsAreResults) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
   const ExecuteCodeFunction f(p);
-  for (const char* bad : {"", "[]", R"({"code": 3})", R"({"code": "   \n"})", R"({"kode": "x"})", "{"}) {
+  for (const char* bad :
+       {"", "[]", R"({"code": 3})", R"({"code": "   \n"})", R"({"kode": "x"})", "{"}) {
     const bj::value v = bj::parse(f.Invoke(bad));
     EXPECT_EQ(v.at("outcome").as_string(), "validation_failed") << bad;
     EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "argument-error") << bad;
@@ -227,7 +233,8 @@ TEST(ProviderTest, DefinitionsInBothFormats) {
   EXPECT_EQ(openai.at("type").as_string(), "function");
   EXPECT_EQ(openai.at("function").at("name").as_string(), "execute_code");
   EXPECT_EQ(openai.at("function").at("parameters").at("required").at(0).as_string(), "code");
-  EXPECT_NE(std::string(openai.at("function").at("description").as_string()).find("search"), std::string::npos);
+  EXPECT_NE(std::string(openai.at("function").at("description").as_string()).find("search"),
+            std::string::npos);
   const bj::value mcp = bj::parse(f.Definition(DefinitionFormat::kMcp));
   EXPECT_EQ(mcp.at("name").as_string(), "execute_code");
   EXPECT_EQ(mcp.at("inputSchema").at("properties").at("code").at("type").as_string(), "string");
@@ -273,16 +280,20 @@ TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
   p->AddNetworkTarget("api.example.com");
   std::string d = p->ToolDescription(p->Snapshot());
   EXPECT_NE(d.find("Network: no network access is intended"), std::string::npos) << d;
-  EXPECT_EQ(d.find("api.example.com"), std::string::npos) << "a backend without egress lists no hosts: " << d;
+  EXPECT_EQ(d.find("api.example.com"), std::string::npos)
+      << "a backend without egress lists no hosts: " << d;
   EXPECT_EQ(d.find("Files:"), std::string::npos) << d;
-  EXPECT_NE(d.find("State does not persist between calls: every call starts a fresh interpreter."), std::string::npos)
+  EXPECT_NE(d.find("State does not persist between calls: every call starts a fresh interpreter."),
+            std::string::npos)
       << d;
 
-  fake->traits_ = {false, true, "- /scratch (read-write): the backend's own\n", "every call starts from a snapshot."};
+  fake->traits_ = {false, true, "- /scratch (read-write): the backend's own\n",
+                   "every call starts from a snapshot."};
   d = p->ToolDescription(p->Snapshot());
   EXPECT_NE(d.find("only these hosts are reachable: api.example.com"), std::string::npos) << d;
   EXPECT_NE(d.find("Files:\n- /scratch (read-write): the backend's own\n"), std::string::npos) << d;
-  EXPECT_NE(d.find("State does not persist between calls: every call starts from a snapshot."), std::string::npos)
+  EXPECT_NE(d.find("State does not persist between calls: every call starts from a snapshot."),
+            std::string::npos)
       << d;
 }
 
@@ -317,7 +328,8 @@ TEST(ProviderTest, CodeThatIsNotUtf8IsAViolationNamingTheByte) {
     ASSERT_EQ(r.violations.size(), 1u);
     EXPECT_EQ(r.violations[0].rule, "source-encoding");
     EXPECT_EQ(r.violations[0].line, 2);
-    EXPECT_EQ(r.violations[0].message, "byte 0xC3 at offset 19 (line 2, column 7) is not valid UTF-8");
+    EXPECT_EQ(r.violations[0].message,
+              "byte 0xC3 at offset 19 (line 2, column 7) is not valid UTF-8");
   }
   EXPECT_EQ(fake->runs, 0);
 }

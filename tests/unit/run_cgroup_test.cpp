@@ -190,8 +190,9 @@ TEST(RunCgroupTest, AChildThatCannotJoinItsGroupDoesNotStart) {
   spec.cgroup_procs = {"/nonexistent-codeact-cgroup/cgroup.procs"};
   auto child = Child::Start(spec);
   ASSERT_FALSE(child.ok());
-  EXPECT_EQ(child.status().message(),
-            "write pid to /nonexistent-codeact-cgroup/cgroup.procs failed: No such file or directory");
+  EXPECT_EQ(
+      child.status().message(),
+      "write pid to /nonexistent-codeact-cgroup/cgroup.procs failed: No such file or directory");
 }
 
 TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {

@@ -142,8 +142,8 @@ TEST(RunCommandTest, CancellationKillsTheGroupAtOnce) {
     cancel.Cancel("the run ended");
   });
   const auto start = std::chrono::steady_clock::now();
-  auto result = RunCommand({"sh", "-c", "sleep 1000 & echo $! > " + pid_file + "; wait"}, "", 600s, 1 << 20, "",
-                           cancel.token());
+  auto result = RunCommand({"sh", "-c", "sleep 1000 & echo $! > " + pid_file + "; wait"}, "", 600s,
+                           1 << 20, "", cancel.token());
   const auto took = std::chrono::steady_clock::now() - start;
   canceller.join();
   ASSERT_TRUE(result.ok()) << result.status().ToString();
@@ -161,7 +161,8 @@ TEST(RunCommandTest, CancellationKillsTheGroupAtOnce) {
     ::poll(nullptr, 0, 2);
     state = ProcState(sleeper);
   }
-  EXPECT_TRUE(state == '\0' || state == 'Z') << "background sleep " << sleeper << " survived the cancellation";
+  EXPECT_TRUE(state == '\0' || state == 'Z')
+      << "background sleep " << sleeper << " survived the cancellation";
   std::filesystem::remove_all(dir);
 }
 
@@ -170,7 +171,8 @@ TEST(RunCommandTest, ACommandCancelledBeforeItStartsNeverRuns) {
                              ("codeact-run-command-never-" + std::to_string(::getpid()));
   CancellationSource cancel;
   cancel.Cancel("too late");
-  auto result = RunCommand({"sh", "-c", "touch " + marker}, "", kGenerous, 1 << 20, "", cancel.token());
+  auto result =
+      RunCommand({"sh", "-c", "touch " + marker}, "", kGenerous, 1 << 20, "", cancel.token());
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->cancelled);
   EXPECT_FALSE(std::filesystem::exists(marker));

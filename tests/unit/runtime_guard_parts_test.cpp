@@ -40,13 +40,15 @@ namespace {
 // --- Import patterns (the Python twin is validator/runtime_policy.py) --------------------------
 
 TEST(ImportPatternsTest, ExactWildcardDenyAndTheLongestPrefix) {
-  const ImportPatterns p({"math", "os", "os.path", "xml.*", "!xml.dom", "pkg.sub.*", "!pkg", "__future__"});
-  for (const char* allowed :
-       {"math", "os", "os.path", "xml", "xml.etree.ElementTree", "pkg.sub", "pkg.sub.x", "__future__"}) {
+  const ImportPatterns p(
+      {"math", "os", "os.path", "xml.*", "!xml.dom", "pkg.sub.*", "!pkg", "__future__"});
+  for (const char* allowed : {"math", "os", "os.path", "xml", "xml.etree.ElementTree", "pkg.sub",
+                              "pkg.sub.x", "__future__"}) {
     EXPECT_TRUE(p.Allows(allowed)) << allowed;
   }
-  for (const char* denied : {"", "socket", "math.x", "os.sys", "xml.dom", "xml.dom.minidom", "xml._private",
-                             "xml.etree._x", "pkg", "pkg.other", "xml.subprocess", "xml.SubProcess"}) {
+  for (const char* denied :
+       {"", "socket", "math.x", "os.sys", "xml.dom", "xml.dom.minidom", "xml._private",
+        "xml.etree._x", "pkg", "pkg.other", "xml.subprocess", "xml.SubProcess"}) {
     EXPECT_FALSE(p.Allows(denied)) << denied;
   }
   EXPECT_FALSE(ImportPatterns({"subprocess"}).Allows("subprocess"));
@@ -57,12 +59,14 @@ TEST(ImportPatternsTest, ExactWildcardDenyAndTheLongestPrefix) {
 
 TEST(AuditRulesTest, GuardedProcPaths) {
   for (const char* guarded :
-       {"/proc/self/mem", "/proc/1/environ", "/proc/thread-self/fd", "/proc/self/fd/3", "/proc/12/task/13/mem",
-        "/proc/sys", "/proc/sys/kernel/hostname", "//proc/./self/../self/environ", "/proc/self/map_files/x"}) {
+       {"/proc/self/mem", "/proc/1/environ", "/proc/thread-self/fd", "/proc/self/fd/3",
+        "/proc/12/task/13/mem", "/proc/sys", "/proc/sys/kernel/hostname",
+        "//proc/./self/../self/environ", "/proc/self/map_files/x"}) {
     EXPECT_TRUE(IsGuardedProcPath(guarded)) << guarded;
   }
-  for (const char* other : {"/proc/self/status", "/proc/cpuinfo", "/proc", "/proc/self", "self/mem", "/tmp/mem",
-                            "/procx/self/mem", "/proc/abc/mem", "/work/proc/self/mem"}) {
+  for (const char* other :
+       {"/proc/self/status", "/proc/cpuinfo", "/proc", "/proc/self", "self/mem", "/tmp/mem",
+        "/procx/self/mem", "/proc/abc/mem", "/work/proc/self/mem"}) {
     EXPECT_FALSE(IsGuardedProcPath(other)) << other;
   }
 }
@@ -87,12 +91,14 @@ TEST(AuditRulesTest, EventsAndAttributes) {
   EXPECT_FALSE(IsGuardedAttribute("counter", true));
 }
 
-// --- Seccomp programs ------------------------------------------------------------------------------
+// --- Seccomp programs
+// ------------------------------------------------------------------------------
 
 TEST(SeccompProgramsTest, TheCompiledProgramsAreThisLibseccompsBuildOfTheRules) {
   using Add = RuleStatus (*)(scmp_filter_ctx);
-  for (auto [add, program] : {std::pair<Add, SeccompProgram>{AddLauncherRules, LauncherSeccompProgram()},
-                              std::pair<Add, SeccompProgram>{AddGuardRules, GuardSeccompProgram()}}) {
+  for (auto [add, program] :
+       {std::pair<Add, SeccompProgram>{AddLauncherRules, LauncherSeccompProgram()},
+        std::pair<Add, SeccompProgram>{AddGuardRules, GuardSeccompProgram()}}) {
     std::string error;
     const std::vector<sock_filter> built = BuildSeccompProgram(add, error);
     ASSERT_FALSE(built.empty()) << error;
@@ -134,18 +140,21 @@ std::string RunChecks(const std::function<int()>& arm, const std::vector<Check>&
   close(fds[1]);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) out += "the check process died: " + std::to_string(status);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    out += "the check process died: " + std::to_string(status);
   return out;
 }
 
 int ArmGuardFilters() {
   if (int err = LoadSeccompProgram(GuardSeccompProgram(), true); err != 0) return errno = err;
   const auto signals = SelfSignalFilter(getpid(), getpgrp());
-  if (int err = LoadSeccompProgram({signals.data(), signals.size()}, true); err != 0) return errno = err;
+  if (int err = LoadSeccompProgram({signals.data(), signals.size()}, true); err != 0)
+    return errno = err;
   return 0;
 }
 
@@ -208,7 +217,8 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
          return static_cast<long>(execve("/bin/true", argv, nullptr));
        }},
       {"socket AF_INET", EPERM, [] { return static_cast<long>(socket(AF_INET, SOCK_STREAM, 0)); }},
-      {"socket AF_NETLINK", EPERM, [] { return static_cast<long>(socket(AF_NETLINK, SOCK_DGRAM, 0)); }},
+      {"socket AF_NETLINK", EPERM,
+       [] { return static_cast<long>(socket(AF_NETLINK, SOCK_DGRAM, 0)); }},
       {"connect AF_UNIX", EPERM, [] { return UnixConnect(SOCK_STREAM); }},
       {"socketpair and send", 0, PairSend},
       {"sendto an address", EPERM,
@@ -222,12 +232,15 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
        }},
       {"chmod setuid", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 04755)); }},
       {"chmod setgid", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 02755)); }},
-      {"fchmodat setuid", EPERM, [&] { return static_cast<long>(fchmodat(AT_FDCWD, file.c_str(), 04755, 0)); }},
+      {"fchmodat setuid", EPERM,
+       [&] { return static_cast<long>(fchmodat(AT_FDCWD, file.c_str(), 04755, 0)); }},
       {"chmod plain", 0, [&] { return static_cast<long>(chmod(file.c_str(), 0755)); }},
       {"open O_CREAT setuid", EPERM,
        [&] { return static_cast<long>(open(created.c_str(), O_CREAT | O_WRONLY, 04755)); }},
-      {"mkdir setgid", EPERM, [&] { return static_cast<long>(mkdir((created + "d").c_str(), 02755)); }},
-      {"setxattr", EPERM, [&] { return static_cast<long>(setxattr(file.c_str(), "user.x", "1", 1, 0)); }},
+      {"mkdir setgid", EPERM,
+       [&] { return static_cast<long>(mkdir((created + "d").c_str(), 02755)); }},
+      {"setxattr", EPERM,
+       [&] { return static_cast<long>(setxattr(file.c_str(), "user.x", "1", 1, 0)); }},
       {"fchmodat2", ENOSYS, [&] { return syscall(452, AT_FDCWD, file.c_str(), 0755, 0); }},
       {"openat2", ENOSYS,
        [&] {
@@ -301,14 +314,16 @@ TEST(LauncherSeccompTest, SharesTheGuardsRulesButLetsProcessesBe) {
          if (child > 0) waitpid(child, nullptr, 0);
          return child < 0 ? -1L : 0L;
        }},
-      {"clone CLONE_NEWUSER", EPERM, [] { return syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0); }},
+      {"clone CLONE_NEWUSER", EPERM,
+       [] { return syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0); }},
       {"socket AF_INET", EPERM, [] { return static_cast<long>(socket(AF_INET, SOCK_STREAM, 0)); }},
       {"chmod setuid", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 04755)); }},
       {"an unknown system call", ENOSYS, [] { return syscall(500); }},
       {"fchmodat2", ENOSYS, [&] { return syscall(452, AT_FDCWD, file.c_str(), 0755, 0); }},
       {"mount", EPERM, [] { return syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, nullptr); }},
   };
-  EXPECT_EQ(RunChecks([] { return LoadSeccompProgram(LauncherSeccompProgram(), false); }, checks), "");
+  EXPECT_EQ(RunChecks([] { return LoadSeccompProgram(LauncherSeccompProgram(), false); }, checks),
+            "");
 }
 
 // --- Landlock ----------------------------------------------------------------------------------
@@ -347,7 +362,9 @@ TEST(LandlockTest, OnlyTheGivenPathsAndNoProc) {
          return static_cast<long>(rename((work + "/new").c_str(), (work + "/sub/new").c_str()));
        }},
       {"a device node beneath write", EACCES,
-       [&] { return static_cast<long>(mknod((work + "/null").c_str(), S_IFCHR | 0600, makedev(1, 3))); }},
+       [&] {
+         return static_cast<long>(mknod((work + "/null").c_str(), S_IFCHR | 0600, makedev(1, 3)));
+       }},
       {"/dev/null with O_TRUNC", 0,
        [] {
          const int fd = open("/dev/null", O_WRONLY | O_TRUNC);
@@ -356,7 +373,8 @@ TEST(LandlockTest, OnlyTheGivenPathsAndNoProc) {
        }},
       {"read outside", EACCES, [&] { return static_cast<long>(open(secret.c_str(), O_RDONLY)); }},
       {"list /", EACCES, [] { return static_cast<long>(open("/", O_RDONLY | O_DIRECTORY)); }},
-      {"/proc/self/status", EACCES, [] { return static_cast<long>(open("/proc/self/status", O_RDONLY)); }},
+      {"/proc/self/status", EACCES,
+       [] { return static_cast<long>(open("/proc/self/status", O_RDONLY)); }},
       {"/etc/passwd", EACCES, [] { return static_cast<long>(open("/etc/passwd", O_RDONLY)); }},
   };
   EXPECT_EQ(RunChecks(
@@ -387,7 +405,12 @@ TEST(LandlockTest, TcpIsRefusedFromAbi4) {
          return rc;
        }},
   };
-  EXPECT_EQ(RunChecks([&] { return ApplyLandlock({{"/usr"}, {}, {}}, abi).empty() ? 0 : EINVAL; }, checks), "");
+  EXPECT_EQ(RunChecks(
+                [&] {
+                  return ApplyLandlock({{"/usr"}, {}, {}}, abi).empty() ? 0 : EINVAL;
+                },
+                checks),
+            "");
 }
 
 }  // namespace

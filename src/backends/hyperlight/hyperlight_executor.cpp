@@ -14,7 +14,6 @@
 
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
-#include "limits/limit_table.hpp"
 #include "bridge/host_loop.hpp"
 #include "bridge/protocol.hpp"
 #include "bridge/worker_frames.hpp"
@@ -22,6 +21,7 @@
 #include "common/data_dir.hpp"
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
+#include "limits/limit_table.hpp"
 #include "process/child.hpp"
 #include "process/posix_util.hpp"
 
@@ -250,10 +250,11 @@ class HyperlightExecutor final : public Executor {
     }
 
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
-    ExecutionResult r =
-        ResultOfRun(loop, ended, exit, limits, {"the hyperlight worker", /*cpu_counts_from_start=*/false});
+    ExecutionResult r = ResultOfRun(loop, ended, exit, limits,
+                                    {"the hyperlight worker", /*cpu_counts_from_start=*/false});
     if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
-    if (ended.end == LoopEnd::kUserError && ended.error.type == "GuestError") r.message = ended.error.message;
+    if (ended.end == LoopEnd::kUserError && ended.error.type == "GuestError")
+      r.message = ended.error.message;
 
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);

@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kModuleName = "_codeact_guard.so";
 // Device files the code may read and write (no others: no device nodes can be created either).
-constexpr const char* kDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+constexpr const char* kDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                    "/dev/urandom"};
 
 // The kernel's Landlock ABI, probed as the guard's landlock.hpp does in the child (one kernel).
 int HostLandlockAbi() {
@@ -52,16 +53,19 @@ std::vector<std::string> Distinct(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-StatusOr<GuardPlan> PlanGuard(const std::string& python, const std::string& runner_dir, const std::string& module,
-                              const SandboxPlan* sandbox) {
+StatusOr<GuardPlan> PlanGuard(const std::string& python, const std::string& runner_dir,
+                              const std::string& module, const SandboxPlan* sandbox) {
   GuardPlan plan;
   plan.landlock_abi = HostLandlockAbi();
   std::error_code ec;
-  if (!fs::is_regular_file(module, ec)) return NotFound("the runtime guard module is not at " + module);
+  if (!fs::is_regular_file(module, ec))
+    return NotFound("the runtime guard module is not at " + module);
   if (sandbox != nullptr) {
     const fs::path copy = fs::path(runner_dir) / kModuleName;
     fs::copy_file(module, copy, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Internal("cannot copy the runtime guard module to " + copy.string() + ": " + ec.message());
+    if (ec)
+      return Internal("cannot copy the runtime guard module to " + copy.string() + ": " +
+                      ec.message());
     plan.module_path = (fs::path(kSandboxResourceDir) / kModuleName).string();
     // The sandbox shows the system paths at the same names and recreates their symlinks, so
     // resolving them here resolves them as the child will.
@@ -79,13 +83,14 @@ StatusOr<GuardPlan> PlanGuard(const std::string& python, const std::string& runn
   installation.push_back(runner_dir);
   plan.exec_paths = Distinct(installation);
   if (std::find(plan.exec_paths.begin(), plan.exec_paths.end(), "/") != plan.exec_paths.end()) {
-    return FailedPrecondition("the interpreter's installation is /: the runtime guard would fence nothing");
+    return FailedPrecondition(
+        "the interpreter's installation is /: the runtime guard would fence nothing");
   }
   return plan;
 }
 
-RuntimeGuardSpec GuardSpecForRun(const GuardPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                                 bool sandboxed) {
+RuntimeGuardSpec GuardSpecForRun(const GuardPlan& plan, const RunSnapshot& snapshot,
+                                 const std::string& scratch_dir, bool sandboxed) {
   RuntimeGuardSpec spec;
   spec.exec = plan.exec_paths;
   spec.bridge_fds = {kChildBridgeReadFd, kChildBridgeWriteFd};

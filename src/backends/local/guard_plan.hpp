@@ -17,18 +17,18 @@ namespace codeact::internal {
 struct GuardPlan {
   std::string module_path;              // _codeact_guard.so as the child names it (CODEACT_GUARD)
   std::vector<std::string> exec_paths;  // the interpreter's installation and the runner's directory
-  int landlock_abi = 0;                 // of this kernel (the children's); 0: none, the guard arms without it
+  int landlock_abi = 0;  // of this kernel (the children's); 0: none, the guard arms without it
 };
 
 // `runner_dir`: the executor's private directory holding the runner (a host path); `module`: the
 // built _codeact_guard.so (a host path). At the namespaces level (`sandbox` set) the sandbox shows
 // only runner_dir of the two, so the module is copied into it first.
-StatusOr<GuardPlan> PlanGuard(const std::string& python, const std::string& runner_dir, const std::string& module,
-                              const SandboxPlan* sandbox);
+StatusOr<GuardPlan> PlanGuard(const std::string& python, const std::string& runner_dir,
+                              const std::string& module, const SandboxPlan* sandbox);
 
 // A run's spec without its imports. `scratch_dir`: the run's private directory (a host path).
-RuntimeGuardSpec GuardSpecForRun(const GuardPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                                 bool sandboxed);
+RuntimeGuardSpec GuardSpecForRun(const GuardPlan& plan, const RunSnapshot& snapshot,
+                                 const std::string& scratch_dir, bool sandboxed);
 
 // The `process` level's layout of a run's private directory: work/ is the working directory,
 // tmp/ the code's TMPDIR under the guard (beside, so the working directory starts empty).

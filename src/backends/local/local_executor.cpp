@@ -12,6 +12,7 @@
 
 #include "backends/local/guard_plan.hpp"
 #include "backends/local/reaper.hpp"
+#include "backends/local/run_identity.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/warm_pool.hpp"
 #include "backends/result_budget.hpp"
@@ -23,11 +24,10 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
-#include "process/run_cgroup.hpp"
-#include "validation/bytecode.hpp"
-#include "backends/local/run_identity.hpp"
 #include "process/posix_util.hpp"
+#include "process/run_cgroup.hpp"
 #include "process/uid_lease.hpp"
+#include "validation/bytecode.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -35,7 +35,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kNoLandlock =
-    "runtime guard armed without Landlock (this kernel has none): its seccomp filter and audit hook hold; at the "
+    "runtime guard armed without Landlock (this kernel has none): its seccomp filter and audit "
+    "hook hold; at the "
     "process level files and /proc are not fenced";
 
 // Time allowed to read what the child printed after its processes are dead.
@@ -47,9 +48,11 @@ constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 // interpreter, the isolation level, whether `site` loads, the environment, the rlimits and the
 // mounts. This is the part of the config fingerprint (provider.hpp) a child depends on; tool
 // names and the other limits travel in the request and are enforced by the host.
-std::string StartKey(const std::string& python, IsolationLevel isolation, bool site_packages, const RunSnapshot& s) {
+std::string StartKey(const std::string& python, IsolationLevel isolation, bool site_packages,
+                     const RunSnapshot& s) {
   auto field = [](std::string_view v) { return std::to_string(v.size()) + ":" + std::string(v); };
-  std::string key = field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
+  std::string key =
+      field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
   for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
   key += "|limits" + LimitKey(s.limits, /*child_only=*/true);
   for (const auto& m : s.mounts) {
@@ -75,16 +78,20 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
     const char* controller;
     bool held;
   };
-  for (const Need& need : {Need{"memory_bytes", "memory", site.memory()}, Need{"max_processes", "pids", site.pids()}}) {
+  for (const Need& need : {Need{"memory_bytes", "memory", site.memory()},
+                           Need{"max_processes", "pids", site.pids()}}) {
     const LimitSpec& spec = LimitNamed(need.limit);
     if (need.held || !IsExplicit(spec, limits)) continue;
-    const std::string needs = site.any() ? " needs the " + std::string(need.controller) +
-                                               " controller in the run's cgroup, which is missing here: "
-                                         : " needs a cgroup, and none can be made here: ";
-    return FailedPrecondition("the " + std::string(need.limit) + " limit of " +
-                              LimitText(spec, limits.*spec.member) + needs + site.missing +
-                              " (ExecutorOptions::accept_weaker_limits, --accept-weaker-limits at the CLI, applies it "
-                              "as " + RlimitName(spec.rlimit) + " alone)");
+    const std::string needs = site.any()
+                                  ? " needs the " + std::string(need.controller) +
+                                        " controller in the run's cgroup, which is missing here: "
+                                  : " needs a cgroup, and none can be made here: ";
+    return FailedPrecondition(
+        "the " + std::string(need.limit) + " limit of " + LimitText(spec, limits.*spec.member) +
+        needs + site.missing +
+        " (ExecutorOptions::accept_weaker_limits, --accept-weaker-limits at the CLI, applies it "
+        "as " +
+        RlimitName(spec.rlimit) + " alone)");
   }
   return Status::Ok();
 }
@@ -92,19 +99,22 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
 // The note every result carries where the default limits degraded; empty where nothing did.
 std::string DegradedNote(const CgroupSite& site) {
   std::string note;
-  if (!site.memory()) note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
+  if (!site.memory())
+    note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
   if (!site.pids()) {
     note += note.empty() ? "the number of processes is bounded by RLIMIT_NPROC alone (not for root)"
                          : ", processes by RLIMIT_NPROC alone (not for root)";
   }
   if (!site.any()) note += ", and leftovers are found by their run token only";
   if (!note.empty()) {
-    return std::string(site.any() ? "the run's cgroup lacks a controller" : "no cgroup for this run") + " (" +
-           site.missing + "): " + note;
+    return std::string(site.any() ? "the run's cgroup lacks a controller"
+                                  : "no cgroup for this run") +
+           " (" + site.missing + "): " + note;
   }
   if (!site.swap_accounted) {
-    return site.hierarchies.front().v2 ? "swap is not accounted here (no memory.swap.max): the run's memory may be swapped"
-                                       : "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
+    return site.hierarchies.front().v2
+               ? "swap is not accounted here (no memory.swap.max): the run's memory may be swapped"
+               : "swap is not accounted here: the run's cgroup has memory.swappiness 0 instead";
   }
   return "";
 }
@@ -179,8 +189,8 @@ void OpenToRunUids(const TempDir& dir) {
 class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
-                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox, std::optional<GuardPlan> guard,
-                std::shared_ptr<Validator> validator)
+                const ExecutorOptions& options, std::optional<SandboxPlan> sandbox,
+                std::optional<GuardPlan> guard, std::shared_ptr<Validator> validator)
       : bytecode_dir_(std::move(bytecode_dir)),
         python_(std::move(python)),
         runner_(std::move(runner)),
@@ -238,7 +248,8 @@ class LocalExecutor final : public Executor {
     }
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
-    result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    result.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     if (!degraded_note_.empty() && result.outcome != Outcome::kSetupError) {
       result.message += (result.message.empty() ? "" : "; ") + degraded_note_;
     }
@@ -246,7 +257,8 @@ class LocalExecutor final : public Executor {
   }
 
   void Warm(const RunSnapshot& snapshot) override {
-    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok()) return;
+    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok())
+      return;
     pool_->Warm(Key(snapshot), snapshot);
   }
 
@@ -266,24 +278,28 @@ class LocalExecutor final : public Executor {
                                            const RunSnapshot& snapshot,
                                            std::vector<std::string>& imports) {
     const ExecutionLimits& limits = snapshot.limits;
-    if (Status s = CheckLimits(limits); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+    if (Status s = CheckLimits(limits); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
     for (const auto& m : snapshot.mounts) {
       if (auto checked = ValidateMount(m); !checked.ok()) {
         return NotRunResult(Outcome::kSetupError, checked.status().message());
       }
     }
     if (sandbox_) {
-      if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return NotRunResult(Outcome::kSetupError, s.message());
+      if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok())
+        return NotRunResult(Outcome::kSetupError, s.message());
     }
     if (!snapshot.network_targets.empty()) {  // refused, never ignored (BackendTraits)
-      return NotRunResult(Outcome::kSetupError, "network targets (" + snapshot.network_targets.front() +
-                                                    (snapshot.network_targets.size() > 1 ? ", ..." : "") +
-                                                    ") need egress, which the local backend does not have: remove "
-                                                    "them, or use the hyperlight backend");
+      return NotRunResult(Outcome::kSetupError,
+                          "network targets (" + snapshot.network_targets.front() +
+                              (snapshot.network_targets.size() > 1 ? ", ..." : "") +
+                              ") need egress, which the local backend does not have: remove "
+                              "them, or use the hyperlight backend");
     }
     if (guard_) {
       auto allowed = validator_->AllowedImports(snapshot.policy);
-      if (!allowed.ok()) return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
+      if (!allowed.ok())
+        return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
       imports = std::move(*allowed);
     }
     if (Status s = Unenforceable(limits); !s.ok()) {
@@ -307,7 +323,8 @@ class LocalExecutor final : public Executor {
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
     const std::unique_ptr<Child>& child = ready->child;
 
-    HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(), child->bridge_from_child_fd()},
+    HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(),
+                   child->bridge_from_child_fd()},
                   snapshot.tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     std::optional<RuntimeGuardSpec> guard;
@@ -315,8 +332,9 @@ class LocalExecutor final : public Executor {
       guard = GuardSpecForRun(*guard_, snapshot, ready->workdir.path(), sandbox_.has_value());
       guard->imports = std::move(imports);
     }
-    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
-                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
+    LoopResult ended =
+        loop.Run(request.code, deadline, ready->ready_frame_read,
+                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
     const ChildEnd end =
         ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
                 ended.end == LoopEnd::kOutputLimit
@@ -433,30 +451,39 @@ class LocalExecutor final : public Executor {
     if (!sandbox_) {
       if (Status s = PrepareProcessScratch(workdir->path()); !s.ok()) return s;
     }
-    LaunchSpec spec = ChildSpec(snapshot, sandbox_ ? workdir->path() : ProcessWorkDir(workdir->path()));
+    LaunchSpec spec =
+        ChildSpec(snapshot, sandbox_ ? workdir->path() : ProcessWorkDir(workdir->path()));
     if (warm) spec.environment["CODEACT_WARM"] = "1";
     std::vector<UniqueFd> trees;  // open until the child has started
     if (uid && !sandbox_) {
-      if (Status s = RunAsOwnUid(snapshot, uid->uid(), workdir->path(), spec, trees); !s.ok()) return s;
+      if (Status s = RunAsOwnUid(snapshot, uid->uid(), workdir->path(), spec, trees); !s.ok())
+        return s;
     }
-    const std::vector<std::string> procs = *group ? (*group)->procs_files() : std::vector<std::string>{};
+    const std::vector<std::string> procs =
+        *group ? (*group)->procs_files() : std::vector<std::string>{};
     if (sandbox_) {
       // The launcher joins the group first, before it enters the user namespace.
       const std::int64_t run_as = uid ? static_cast<std::int64_t>(uid->uid()) : -1;
-      if (Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), procs, run_as, spec); !s.ok()) return s;
+      if (Status s = ApplySandboxPlan(*sandbox_, snapshot, workdir->path(), procs, run_as, spec);
+          !s.ok())
+        return s;
     } else {
       spec.cgroup_procs = procs;  // joined between fork and exec, before the uid changes
     }
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
-    ReadyChild ready(std::move(uid), std::move(*group), std::move(*workdir), std::move(*child), warm);
+    ReadyChild ready(std::move(uid), std::move(*group), std::move(*workdir), std::move(*child),
+                     warm);
     if (warm) {
       // A pooled child arms the OS layers of its guard before it reports ready (runner.py).
       if (guard_) {
-        const RuntimeGuardSpec armed = GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), sandbox_.has_value());
+        const RuntimeGuardSpec armed =
+            GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), sandbox_.has_value());
         if (Status s = SendGuardFrame(ready.child->bridge_to_child_fd(), armed); !s.ok()) return s;
       }
-      if (Status s = WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout); !s.ok()) return s;
+      if (Status s = WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout);
+          !s.ok())
+        return s;
     }
     return ready;
   }
@@ -465,7 +492,8 @@ class LocalExecutor final : public Executor {
   // whether the run may go on without).
   StatusOr<std::unique_ptr<RunCgroup>> NewCgroup(const RunSnapshot& snapshot) {
     if (!cgroups_->any()) return std::unique_ptr<RunCgroup>();
-    return RunCgroup::Create(cgroups_, {snapshot.limits.max_processes, snapshot.limits.memory_bytes});
+    return RunCgroup::Create(cgroups_,
+                             {snapshot.limits.max_processes, snapshot.limits.memory_bytes});
   }
 
   LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const {
@@ -499,7 +527,8 @@ class LocalExecutor final : public Executor {
         if (it->second.server->alive()) return it->second.server;
         dead = std::move(it->second.server);
       }
-      if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures)) return nullptr;
+      if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures))
+        return nullptr;
     }
     dead.reset();
     auto started = ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
@@ -519,7 +548,8 @@ class LocalExecutor final : public Executor {
   // The host moves it into the run's cgroup as soon as the zygote names its pid: until the child
   // has said ready and been sent its request it runs only the runner's own setup, so nothing of
   // the run can start outside the group. `uid` is taken only when the fork succeeds.
-  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot, std::optional<UidLease>& uid) {
+  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot,
+                                 std::optional<UidLease>& uid) {
     auto group = NewCgroup(snapshot);
     if (!group.ok()) return std::nullopt;
     auto workdir = TempDir::Create();
@@ -533,14 +563,17 @@ class LocalExecutor final : public Executor {
     auto child = zygote.Fork(ProcessWorkDir(workdir->path()), identity);
     if (!child.ok()) return std::nullopt;
     if (*group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
-    ReadyChild ready(std::nullopt, std::move(*group), std::move(*workdir), std::move(*child), /*frame_read=*/true);
+    ReadyChild ready(std::nullopt, std::move(*group), std::move(*workdir), std::move(*child),
+                     /*frame_read=*/true);
     // Forked children always arm ahead of their request (runner.py), like pooled ones.
     if (guard_ && !SendGuardFrame(ready.child->bridge_to_child_fd(),
-                                  GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), /*sandboxed=*/false))
+                                  GuardSpecForRun(*guard_, snapshot, ready.workdir.path(),
+                                                  /*sandboxed=*/false))
                        .ok()) {
       return std::nullopt;
     }
-    if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok()) return std::nullopt;
+    if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok())
+      return std::nullopt;
     ready.uid = std::move(uid);
     return ready;
   }
@@ -549,8 +582,8 @@ class LocalExecutor final : public Executor {
   // private mount namespace its working directory is a tmpfs of max_workdir_bytes and the mounts
   // are idmapped trees (the run's uid acts as each mount directory's owner), else the working
   // directory is handed to `uid` and mounts must let it in by their permissions (README).
-  Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir, LaunchSpec& spec,
-                     std::vector<UniqueFd>& trees) {
+  Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir,
+                     LaunchSpec& spec, std::vector<UniqueFd>& trees) {
     spec.run_as_uid = uid;
     if (Status s = HandScratchTo(workdir, uid); !s.ok()) return s;
     if (!private_mounts_) return Status::Ok();
@@ -600,14 +633,14 @@ class LocalExecutor final : public Executor {
   const bool own_uids_ = RunsNeedOwnUids();  // a root host: each child gets its own uid
   // The process level on a root host may give each child a private mount namespace.
   const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
-  const std::optional<GuardPlan> guard_;      // set with ExecutorOptions::runtime_guard
-  const std::shared_ptr<Validator> validator_;  // the policy's import patterns for the guard
+  const std::optional<GuardPlan> guard_;             // set with ExecutorOptions::runtime_guard
+  const std::shared_ptr<Validator> validator_;       // the policy's import patterns for the guard
   const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
   const std::string degraded_note_;                  // for every result, where cgroups fall short
   const bool fork_server_;
   std::string level_note_;
-  Reaper reaper_;                    // destroyed after the pool: children are finished last
-  mutable std::mutex zygotes_mu_;    // the fork servers outlive the pool's thread, which uses them
+  Reaper reaper_;                  // destroyed after the pool: children are finished last
+  mutable std::mutex zygotes_mu_;  // the fork servers outlive the pool's thread, which uses them
   std::map<std::string, ZygoteEntry> zygotes_;
   std::unique_ptr<WarmPool> pool_;
 };
@@ -688,7 +721,8 @@ StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner, bool runt
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
   auto validator = Validator::Embedded();
   if (!validator.ok()) return validator.status();
-  std::string python = options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
+  std::string python =
+      options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
   if (Status s = CheckInterpreterMatches(**validator, python); !s.ok()) return s;
   auto runner = FindRunner(options);
   if (!runner.ok()) return runner.status();
@@ -698,7 +732,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
     guard_module = GuardModulePath();
     if (guard_module.empty()) {
       return FailedPrecondition(
-          "the runtime guard module _codeact_guard.so was not found (build the codeact_guard target, or set "
+          "the runtime guard module _codeact_guard.so was not found (build the codeact_guard "
+          "target, or set "
           "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
     }
   }
@@ -718,10 +753,12 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   auto executor = std::unique_ptr<LocalExecutor>(
       new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
                         std::move(*sandbox), std::move(guard), *validator));
-  if (executor->isolation() == IsolationLevel::kProcess && !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
+  if (executor->isolation() == IsolationLevel::kProcess &&
+      !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).
     fallback_note += std::string(fallback_note.empty() ? "" : "; ") +
-                     "max_workdir_bytes is not enforced: the process level bounds the working directory only on a "
+                     "max_workdir_bytes is not enforced: the process level bounds the working "
+                     "directory only on a "
                      "root host that allows a private mount namespace";
   }
   executor->SetLevelNote(std::move(fallback_note));

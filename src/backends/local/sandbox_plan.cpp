@@ -42,7 +42,8 @@ std::string ExplainFailure(const std::string& message) {
       return " (unprivileged user namespaces are disabled: kernel.unprivileged_userns_clone = 0)";
     }
     if (ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
-      return " (AppArmor restricts unprivileged user namespaces: kernel.apparmor_restrict_unprivileged_userns = 1)";
+      return " (AppArmor restricts unprivileged user namespaces: "
+             "kernel.apparmor_restrict_unprivileged_userns = 1)";
     }
   }
   if (message.find("mount /proc") != std::string::npos) {
@@ -70,7 +71,8 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   if (prefix == "/" || !ReservedSandboxPath(prefix.string()).empty() ||
       PathWithin(kSandboxWorkDir, prefix.native()) || PathWithin("/tmp", prefix.native()) ||
       PathWithin(prefix.native(), "/tmp") || PathWithin(prefix.native(), kSandboxWorkDir)) {
-    return Unavailable("the interpreter's installation " + prefix.string() + " cannot be shown in the sandbox");
+    return Unavailable("the interpreter's installation " + prefix.string() +
+                       " cannot be shown in the sandbox");
   }
   plan.system_paths.push_back(prefix.string());
   return plan;
@@ -79,14 +81,17 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
 Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
   for (const auto& m : mounts) {
     if (std::string why = ReservedSandboxPath(m.mount_path); !why.empty()) {
-      return InvalidArgument("mount path " + m.mount_path + " cannot be used at the namespaces level: " + why);
+      return InvalidArgument("mount path " + m.mount_path +
+                             " cannot be used at the namespaces level: " + why);
     }
   }
   return Status::Ok();
 }
 
-Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec) {
+Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
+                        const std::string& scratch_dir,
+                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid,
+                        LaunchSpec& spec) {
   SandboxConfig c;
   c.scratch_dir = scratch_dir;
   c.cgroup_procs = cgroup_procs;
@@ -129,11 +134,13 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     RunSnapshot snapshot;
     std::optional<UidLease> uid;  // a root host: the probe takes the same path as the runs
     if (RunsNeedOwnUids()) {
-      auto lease = UidLease::Acquire({ExecutorOptions{}.run_uids.first, ExecutorOptions{}.run_uids.count});
+      auto lease =
+          UidLease::Acquire({ExecutorOptions{}.run_uids.first, ExecutorOptions{}.run_uids.count});
       if (!lease.ok()) return lease.status();
       uid = std::move(*lease);
     }
-    Status applied = ApplySandboxPlan(plan, snapshot, scratch->path(), {}, uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
+    Status applied = ApplySandboxPlan(plan, snapshot, scratch->path(), {},
+                                      uid ? static_cast<std::int64_t>(uid->uid()) : -1, spec);
     if (!applied.ok()) return applied;
     auto child = Child::Start(spec);
     if (!child.ok()) return child.status();
@@ -148,7 +155,8 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
     }
     const ExitInfo exit = (*child)->Wait();
     if (exit.exited && exit.exit_code == 0) return Status::Ok();
-    Status frame = WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::milliseconds(100));
+    Status frame =
+        WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::milliseconds(100));
     if (frame.code() == StatusCode::kFailedPrecondition) {
       return Unavailable(frame.message() + ExplainFailure(frame.message()));
     }

@@ -34,7 +34,9 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 // working directory is a tmpfs inside. `cgroup_procs`: the run's cgroup (RunCgroup::procs_files),
 // which the launcher joins first, or empty. `run_as_uid`: on a root host the child's own
 // unprivileged uid, else -1 (the caller's).
-Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot, const std::string& scratch_dir,
-                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid, LaunchSpec& spec);
+Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
+                        const std::string& scratch_dir,
+                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid,
+                        LaunchSpec& spec);
 
 }  // namespace codeact::internal
