@@ -38,20 +38,20 @@ inline std::string Fixture(const std::string& name) {
 // server) that the namespaces level hides on purpose.
 // `runtime_guard` false: for the tests of what lies beneath the guard (the cleanup of forked
 // processes, the fd layout seen through /proc, the launcher's own filter), which the guard would
-// stop before it gets there; those accept rlimit bounds where no cgroup can be made (a non-root
-// host), so that they may set max_processes.
+// stop before it gets there. `accept_weaker_limits`: see ExecutorOptions.
 inline std::unique_ptr<Executor> NewLocalExecutor(int pool_size,
                                                   std::int64_t pool_idle_timeout_ms = 60'000,
                                                   bool fork_server = true,
                                                   IsolationLevel level = IsolationLevel::kProcess,
-                                                  bool runtime_guard = true) {
+                                                  bool runtime_guard = true,
+                                                  bool accept_weaker_limits = false) {
   ExecutorOptions options;
   options.warm_pool_size = pool_size;
   options.pool_idle_timeout_ms = pool_idle_timeout_ms;
   options.fork_server = fork_server;
   options.isolation = level;
   options.runtime_guard = runtime_guard;
-  options.accept_weaker_limits = !runtime_guard;
+  options.accept_weaker_limits = accept_weaker_limits;
   auto e = CreateExecutor(options);
   if (!e.ok()) throw std::runtime_error(e.status().ToString());
   return std::move(*e);
@@ -69,15 +69,18 @@ inline std::shared_ptr<Executor> LocalExecutor(IsolationLevel level = IsolationL
   return executor;
 }
 
-// The same without the runtime guard (see NewLocalExecutor).
+// The same without the runtime guard (see NewLocalExecutor), accepting rlimit bounds where no
+// cgroup can be made (a non-root host), so that the tests of forked processes may set
+// max_processes there too.
 inline std::shared_ptr<Executor> UnguardedLocalExecutor(
     IsolationLevel level = IsolationLevel::kProcess) {
   if (level == IsolationLevel::kNamespaces) {
-    static std::shared_ptr<Executor> sandboxed = NewLocalExecutor(0, 60'000, true, level, false);
+    static std::shared_ptr<Executor> sandboxed =
+        NewLocalExecutor(0, 60'000, true, level, false, /*accept_weaker_limits=*/true);
     return sandboxed;
   }
-  static std::shared_ptr<Executor> executor =
-      NewLocalExecutor(0, 60'000, true, IsolationLevel::kProcess, false);
+  static std::shared_ptr<Executor> executor = NewLocalExecutor(
+      0, 60'000, true, IsolationLevel::kProcess, false, /*accept_weaker_limits=*/true);
   return executor;
 }
 
