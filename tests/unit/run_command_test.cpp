@@ -136,7 +136,12 @@ TEST(RunCommandTest, CancellationKillsTheGroupAtOnce) {
   CancellationSource cancel;
   std::thread canceller([&] {
     const auto deadline = std::chrono::steady_clock::now() + kGenerous;
-    while (!std::filesystem::exists(pid_file) && std::chrono::steady_clock::now() < deadline) {
+    // The shell creates the file before `echo` writes the pid into it (one write).
+    const auto written = [&] {
+      std::error_code ec;
+      return std::filesystem::file_size(pid_file, ec) > 0 && !ec;
+    };
+    while (!written() && std::chrono::steady_clock::now() < deadline) {
       ::poll(nullptr, 0, 5);
     }
     cancel.Cancel("the run ended");
