@@ -1,11 +1,16 @@
 #include "process/posix_util.hpp"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace codeact::internal {
 
@@ -75,6 +80,25 @@ ScopedSigpipeBlock::~ScopedSigpipeBlock() {
     }
   }
   ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+std::int64_t TasksOfRealUid(uid_t uid) {
+  std::int64_t tasks = 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return 0;
+  while (const dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    std::ifstream status(std::string("/proc/") + e->d_name + "/status");
+    long real_uid = -1;
+    long threads = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Uid:", 0) == 0) real_uid = std::strtol(line.c_str() + 4, nullptr, 10);
+      if (line.rfind("Threads:", 0) == 0) threads = std::strtol(line.c_str() + 8, nullptr, 10);
+    }
+    if (real_uid == static_cast<long>(uid)) tasks += threads;
+  }
+  ::closedir(proc);
+  return tasks;
 }
 
 }  // namespace codeact::internal

@@ -75,6 +75,10 @@ inline bool PathWithin(std::string_view path, std::string_view dir) {
   return path.size() == dir.size() || dir.back() == '/' || path[dir.size()] == '/';
 }
 
+// The tasks (processes and threads) whose real uid is `uid`, as /proc shows them now: what
+// RLIMIT_NPROC counts for that uid. Those /proc hides (another pid namespace) are not counted.
+std::int64_t TasksOfRealUid(uid_t uid);
+
 // The canonical code for a failed system call.
 StatusCode CodeForErrno(int err);
 // "<what> failed: <strerror(err)>" with the matching code.

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <future>
+#include <thread>
 #include <utility>
 
 namespace codeact::internal {
@@ -50,6 +52,23 @@ TEST(PosixUtilTest, PathWithinComparesWholeComponents) {
   EXPECT_TRUE(PathWithin("/output/a.txt", "/output/"));
   EXPECT_FALSE(PathWithin("/output", "/output/"));
   EXPECT_FALSE(PathWithin("/output", ""));
+}
+
+// What RLIMIT_NPROC counts: this process's threads among them, and nothing for a uid no
+// process has.
+TEST(PosixUtilTest, TasksOfRealUidCountsThreads) {
+  const std::int64_t before = TasksOfRealUid(::getuid());
+  EXPECT_GE(before, 1);
+  std::promise<void> started, release;
+  std::thread extra([&] {
+    started.set_value();
+    release.get_future().wait();
+  });
+  started.get_future().wait();
+  EXPECT_GE(TasksOfRealUid(::getuid()), 2);
+  release.set_value();
+  extra.join();
+  EXPECT_EQ(TasksOfRealUid(0x7ffffff0), 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backends/local/local_executor.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -508,6 +509,17 @@ class LocalExecutor final : public Executor {
     if (guard_) spec.environment["CODEACT_GUARD"] = guard_->module_path;
     spec.working_dir = working_dir;
     spec.limits = RlimitsFor(snapshot.limits);
+    if (!own_uids_ && !sandbox_) {
+      // RLIMIT_NPROC counts every task of the child's real uid, which a non-root host's child
+      // shares with the host user's own processes (the namespaces level sets it inside its user
+      // namespace instead): the run may add max_processes tasks to what the user has now.
+      std::int64_t nproc = TasksOfRealUid(::getuid()) + snapshot.limits.max_processes;
+      rlimit host{};
+      if (::getrlimit(RLIMIT_NPROC, &host) == 0 && host.rlim_max != RLIM_INFINITY) {
+        nproc = std::min(nproc, static_cast<std::int64_t>(host.rlim_max));
+      }
+      spec.limits.Set(RLIMIT_NPROC, nproc, nproc);
+    }
     return spec;
   }
 
