@@ -91,9 +91,15 @@ std::int64_t TasksOfRealUid(uid_t uid) {
     std::ifstream status(std::string("/proc/") + e->d_name + "/status");
     long real_uid = -1;
     long threads = 0;
+    // "Uid:" comes before "Threads:"; the rest of the file is not needed.
     for (std::string line; std::getline(status, line);) {
-      if (line.rfind("Uid:", 0) == 0) real_uid = std::strtol(line.c_str() + 4, nullptr, 10);
-      if (line.rfind("Threads:", 0) == 0) threads = std::strtol(line.c_str() + 8, nullptr, 10);
+      if (line.rfind("Uid:", 0) == 0) {
+        real_uid = std::strtol(line.c_str() + 4, nullptr, 10);
+        if (real_uid != static_cast<long>(uid)) break;
+      } else if (line.rfind("Threads:", 0) == 0) {
+        threads = std::strtol(line.c_str() + 8, nullptr, 10);
+        break;
+      }
     }
     if (real_uid == static_cast<long>(uid)) tasks += threads;
   }

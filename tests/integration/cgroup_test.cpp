@@ -385,17 +385,23 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
   unsetenv("CODEACT_CGROUP_ROOT");
 }
 
-// Groups of an owner that is gone (a host killed with SIGKILL leaves its groups behind) are
-// removed when the next host starts, with what is still in them.
-TEST(CgroupTest, TheNextStartRemovesTheGroupsOfADeadOwner) {
-  SKIP_WITHOUT_CGROUPS();
+// The pid of a process that has ended and been reaped: an owner that is gone. -1 if none started.
+pid_t ReapedPid() {
   internal::LaunchSpec probe;
   probe.executable = "/bin/true";
   probe.bridge = false;
   auto gone = internal::Child::Start(probe);
-  ASSERT_TRUE(gone.ok());
-  const pid_t dead_owner = (*gone)->pid();
+  if (!gone.ok()) return -1;
   (*gone)->Wait();
+  return (*gone)->pid();
+}
+
+// Groups of an owner that is gone (a host killed with SIGKILL leaves its groups behind) are
+// removed when the next host starts, with what is still in them.
+TEST(CgroupTest, TheNextStartRemovesTheGroupsOfADeadOwner) {
+  SKIP_WITHOUT_CGROUPS();
+  const pid_t dead_owner = ReapedPid();
+  ASSERT_GT(dead_owner, 0);
   const std::string name = std::to_string(dead_owner) + "-12345-1";
   internal::LaunchSpec left;
   left.executable = "/bin/sleep";
@@ -776,13 +782,8 @@ TEST_F(CgroupV2Test, CpuStatGivesTheGroupsCpuTime) {
 
 TEST_F(CgroupV2Test, TheGroupsOfADeadOwnerAreRemovedWithWhatIsInThem) {
   const auto site = NewSite();
-  internal::LaunchSpec probe;
-  probe.executable = "/bin/true";
-  probe.bridge = false;
-  auto gone = internal::Child::Start(probe);
-  ASSERT_TRUE(gone.ok());
-  const pid_t dead_owner = (*gone)->pid();
-  (*gone)->Wait();
+  const pid_t dead_owner = ReapedPid();
+  ASSERT_GT(dead_owner, 0);
   const std::string dir = site->hierarchies[0].dir + "/" + std::to_string(dead_owner) + "-12345-1";
   ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
   internal::LaunchSpec left;
