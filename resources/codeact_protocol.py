@@ -46,7 +46,8 @@ Fork server: one compact JSON object per SOCK_SEQPACKET datagram on the zygote's
   zygote -> host  {"type":"zygote_ready","pid":N} once everything is loaded
   host -> zygote  {"type":"fork","token":str,"uid":N,"workdir_bytes":N,"workdir":str} with the
                   child's five fds (SCM_RIGHTS); uid -1: the child keeps the zygote's uid;
-                  workdir_bytes 0: no private tmpfs
+                  workdir_bytes 0: no private tmpfs; a namespaces zygote's child also has
+                  "tmp_bytes":N,"cgroup_fds":N (that many cgroup.procs fds after the five)
   zygote -> host  {"type":"forked","pid":N} or {"type":"fork_failed","message":str}
   host -> zygote  {"type":"kill","pid":N}: SIGKILL the child's group if it is not reaped yet
   zygote -> host  {"type":"exited","pid":N,"status":N,"cpu_us":N} when a child was reaped
@@ -74,7 +75,8 @@ TABLE = {
     "limit": ("bridge", "child", ("message",), ("limit",)),
     "configured": ("bridge", "child", ("reused",), ()),
     "unavailable": ("bridge", "child", ("message",), ()),
-    "fork": ("fork_server", "host", ("token", "uid", "workdir_bytes", "workdir"), ()),
+    "fork": ("fork_server", "host", ("token", "uid", "workdir_bytes", "workdir"),
+             ("tmp_bytes", "cgroup_fds")),
     "kill": ("fork_server", "host", ("pid",), ()),
     "zygote_ready": ("fork_server", "child", ("pid",), ()),
     "forked": ("fork_server", "child", ("pid",), ()),
@@ -273,8 +275,9 @@ def exited_message(pid, status, cpu_us):
 
 
 def parse_fork_server_message(data):
-    """("fork", token, uid, workdir_bytes, workdir bytes) or ("kill", pid) of one datagram from
-    the host; ProtocolError for anything else."""
+    """("fork", token, uid, workdir_bytes, workdir bytes, tmp_bytes, cgroup_fds) or ("kill", pid)
+    of one datagram from the host; ProtocolError for anything else. tmp_bytes and cgroup_fds (how
+    many cgroup.procs fds follow the child's five) are the namespaces zygote's; 0 when absent."""
     try:
         msg = decode(data.decode("utf-8"))
     except ValueError as e:
@@ -291,8 +294,12 @@ def parse_fork_server_message(data):
     if type(token) is not str or not token.isascii() or type(workdir) is not str:
         raise ProtocolError("malformed fork server message: fork needs an ASCII \"token\" and a "
                             "\"workdir\" string")
+    optional = [_int_field(msg, kind, key) if key in msg else 0
+                for key in ("tmp_bytes", "cgroup_fds")]
+    if optional[1] < 0 or optional[1] > 8:
+        raise ProtocolError("malformed fork server message: fork: \"cgroup_fds\" out of range")
     return (kind, token.encode("ascii"), _int_field(msg, kind, "uid"),
-            _int_field(msg, kind, "workdir_bytes"), workdir.encode("utf-8"))
+            _int_field(msg, kind, "workdir_bytes"), workdir.encode("utf-8"), *optional)
 
 
 def _int_field(msg, kind, key):

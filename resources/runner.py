@@ -584,13 +584,14 @@ def _main():
     # (CODEACT_ZYGOTE=1) loads everything and forks children, each of which goes on from here.
     todo = list(_PRELOAD)
     ahead = False
-    if os.environ.pop("CODEACT_ZYGOTE", "") == "1":
+    zygote = os.environ.pop("CODEACT_ZYGOTE", "")
+    if zygote in ("1", "namespaces"):
         while todo:
             _preload(todo.pop(0))
         if _state.guard_path:
             _preload_guard()  # loaded (never armed) here, so that every forked child has it
         import runner_zygote
-        runner_zygote.serve()  # returns only in a forked child, set up for its run
+        runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
         ahead = True
     elif os.environ.pop("CODEACT_WARM", "") == "1":
         while todo:

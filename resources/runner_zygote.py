@@ -3,6 +3,11 @@ messages in codeact_protocol.py): runner.py with CODEACT_ZYGOTE=1 loads everythi
 serve(), which forks one child per "fork" message and returns only in such a child, set up for
 its run, which goes on as any pooled child. End of input: the host is gone; the zygote exits
 (its children have PDEATHSIG on it).
+
+CODEACT_ZYGOTE=namespaces: a root host's zygote inside the sandbox (codeact-sandbox
+--zygote-uids), uid 0 of the sandbox's user namespace. Each child is forked into a new pid
+namespace and contains itself with the guard module's contain_zygote_child
+(src/sandbox/zygote_child.hpp) before it runs anything else.
 """
 
 import builtins
@@ -17,7 +22,10 @@ from codeact_protocol import (ProtocolError, decode, encode, exited_message, for
 from runner import _HIDDEN_OUTPUT, _compile_user_code, _exit, _state
 
 
-def serve():
+_CLONE_NEWPID = 0x20000000
+
+
+def serve(namespaces=False):
     libc = ctypes.CDLL(None, use_errno=True)
     prctl = libc.prctl
     # Nothing may read this process's memory or environment through /proc (a root zygote's
@@ -39,6 +47,9 @@ def serve():
     import gc
     gc.collect()
     gc.freeze()
+    # A namespaces zygote forks each child into a new pid namespace: it enters one for its next
+    # child before each fork, coming back to its own first (a second unshare would fail).
+    own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC) if namespaces else -1
     sock.send(zygote_ready_message(zygote))
     while True:
         readable = select.select([sock, rsig], [], [])[0]
@@ -51,20 +62,20 @@ def serve():
         if sock not in readable:
             continue
         try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 5)
+            data, fds, _flags, _addr = socket.recv_fds(sock, 65536, 5 + 8)  # the run fds and cgroup.procs fds
         except (BlockingIOError, InterruptedError):
             continue
         except OSError:
             _exit(0)
         if not data:
             _exit(0)  # the host is gone
-        if _serve_one(data, fds, children, libc, zygote, sock, cpu_limit):
+        if _serve_one(data, fds, children, libc, zygote, sock, cpu_limit, own_pid_ns):
             return  # in the forked child
         for fd in fds:
             os.close(fd)
 
 
-def _serve_one(data, fds, children, libc, zygote, sock, cpu_limit):
+def _serve_one(data, fds, children, libc, zygote, sock, cpu_limit, own_pid_ns):
     """Acts on one message of the host; True only in a child forked for it."""
     try:
         message = parse_fork_server_message(data)
@@ -78,17 +89,27 @@ def _serve_one(data, fds, children, libc, zygote, sock, cpu_limit):
             except OSError:
                 pass
         return False
-    if len(fds) != 5:
-        sock.send(fork_failed_message("a fork message needs the child's 5 fds, got %d" % len(fds)))
+    _, token, uid, workdir_bytes, workdir, tmp_bytes, cgroup_fds = message
+    if len(fds) != 5 + cgroup_fds:
+        sock.send(fork_failed_message("a fork message needs the child's %d fds, got %d"
+                                      % (5 + cgroup_fds, len(fds))))
         return False
-    _, token, uid, workdir_bytes, workdir = message
+    if (own_pid_ns >= 0) != (tmp_bytes > 0) or (own_pid_ns >= 0 and uid <= 0):
+        sock.send(fork_failed_message("a fork message for another kind of zygote"))
+        return False
     try:
+        if own_pid_ns >= 0:
+            _enter_new_pid_namespace(libc, own_pid_ns)
         pid = os.fork()
     except OSError as e:
         sock.send(fork_failed_message(str(e)[:200]))
         return False
     if pid == 0:
-        _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, sock, cpu_limit)
+        if own_pid_ns >= 0:
+            _become_namespaced_child(fds, token, uid, workdir_bytes, tmp_bytes, cpu_limit, sock)
+        else:
+            _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, sock,
+                              cpu_limit)
         return True
     children.add(pid)
     try:
@@ -140,6 +161,38 @@ def _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, soc
         sock.detach()  # fd 3 is about to become the bridge
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=target < 3)
+        os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
+        os.set_blocking(_state.wfd, False)  # see _wait_to_write
+        _warm_up()
+    except BaseException:
+        _exit(125)
+
+
+def _enter_new_pid_namespace(libc, own_pid_ns):
+    if libc.setns(own_pid_ns, _CLONE_NEWPID) != 0:
+        raise OSError(_ctypes_errno(), "setns(own pid namespace)")
+    if libc.unshare(_CLONE_NEWPID) != 0:
+        raise OSError(_ctypes_errno(), "unshare(CLONE_NEWPID)")
+
+
+def _become_namespaced_child(fds, token, uid, work_bytes, tmp_bytes, cpu_limit, sock):
+    """A namespaces zygote's child (pid 1 of its own pid namespace): its fds, then
+    contain_zygote_child (src/sandbox/zygote_child.hpp), which ends the process with a
+    setup_error frame on the bridge if a step fails."""
+    import resource
+    import signal
+    try:
+        # pid 1 ignores SIGXCPU (no handler): the limit is the hard one, SIGKILL, at the limit.
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit))
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        _set_run_token(token)
+        sock.detach()  # fd 3 is about to become the bridge
+        run_fds, cgroup_fds = fds[:5], fds[5:]
+        for target, fd in enumerate(run_fds):
+            os.dup2(fd, target, inheritable=target < 3)
+        _state.guard.contain_zygote_child(uid, tmp_bytes, work_bytes, cgroup_fds)
         os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
         os.set_blocking(_state.wfd, False)  # see _wait_to_write
         _warm_up()

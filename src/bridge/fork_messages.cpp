@@ -59,11 +59,16 @@ StatusOr<ZygoteMessage> DecodeKnown(MessageType type, const json::object& o) {
 }  // namespace
 
 std::string EncodeFork(const ForkRequest& r) {
-  return SerializeJson(json::object{{field::kType, Name(MessageType::kFork)},
-                                    {field::kToken, r.token},
-                                    {field::kUid, r.uid},
-                                    {field::kWorkdirBytes, r.workdir_bytes},
-                                    {field::kWorkdir, r.workdir}});
+  json::object message{{field::kType, Name(MessageType::kFork)},
+                       {field::kToken, r.token},
+                       {field::kUid, r.uid},
+                       {field::kWorkdirBytes, r.workdir_bytes},
+                       {field::kWorkdir, r.workdir}};
+  if (r.tmp_bytes > 0) {
+    message[field::kTmpBytes] = r.tmp_bytes;
+    message[field::kCgroupFds] = r.cgroup_fds;
+  }
+  return SerializeJson(message);
 }
 
 std::string EncodeKill(std::int64_t pid) {

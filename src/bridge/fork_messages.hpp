@@ -20,6 +20,10 @@ struct ForkRequest {
   std::int64_t uid = -1;           // the uid the child becomes; -1: the zygote's
   std::int64_t workdir_bytes = 0;  // the size of its working directory's private tmpfs; 0: none
   std::string workdir;             // its working directory (UTF-8)
+  // The namespaces zygote's child (sandbox/zygote_child.hpp): the size of its private /tmp (0:
+  // not such a child), and how many cgroup.procs fds follow its five fds.
+  std::int64_t tmp_bytes = 0;
+  std::int64_t cgroup_fds = 0;
 };
 std::string EncodeFork(const ForkRequest& request);
 // {"type":"kill","pid":N}: SIGKILL the child's process group while it is unreaped.

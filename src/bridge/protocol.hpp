@@ -97,6 +97,8 @@ inline constexpr std::string_view kToken = "token";
 inline constexpr std::string_view kUid = "uid";
 inline constexpr std::string_view kWorkdirBytes = "workdir_bytes";
 inline constexpr std::string_view kWorkdir = "workdir";
+inline constexpr std::string_view kTmpBytes = "tmp_bytes";    // a namespaces zygote's child
+inline constexpr std::string_view kCgroupFds = "cgroup_fds";  // a namespaces zygote's child
 inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuUs = "cpu_us";
 }  // namespace field
@@ -140,6 +142,7 @@ inline constexpr std::string_view kErrorOptional[] = {kTraceback};
 inline constexpr std::string_view kLimitOptional[] = {kLimit};
 inline constexpr std::string_view kConfiguredRequired[] = {kReused};
 inline constexpr std::string_view kForkRequired[] = {kToken, kUid, kWorkdirBytes, kWorkdir};
+inline constexpr std::string_view kForkOptional[] = {kTmpBytes, kCgroupFds};
 inline constexpr std::string_view kPidOnly[] = {kPid};
 inline constexpr std::string_view kExitedRequired[] = {kPid, kStatus, kCpuUs};
 
@@ -163,7 +166,7 @@ inline constexpr std::array kTable = {
     MessageSpec{MessageType::kLimit, "limit", B, C, kMessageOnly, kLimitOptional},
     MessageSpec{MessageType::kConfigured, "configured", B, C, kConfiguredRequired, None()},
     MessageSpec{MessageType::kUnavailable, "unavailable", B, C, kMessageOnly, None()},
-    MessageSpec{MessageType::kFork, "fork", F, H, kForkRequired, None()},
+    MessageSpec{MessageType::kFork, "fork", F, H, kForkRequired, kForkOptional},
     MessageSpec{MessageType::kKill, "kill", F, H, kPidOnly, None()},
     MessageSpec{MessageType::kZygoteReady, "zygote_ready", F, C, kPidOnly, None()},
     MessageSpec{MessageType::kForked, "forked", F, C, kPidOnly, None()},

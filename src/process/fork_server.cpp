@@ -25,7 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRunFds = 5;  // stdin, stdout, stderr, bridge in, bridge out
+constexpr int kRunFds = 5;        // stdin, stdout, stderr, bridge in, bridge out
+constexpr int kMaxCgroupFds = 8;  // cgroup.procs files (one per v1 hierarchy)
 // A fork answers in well under a millisecond; this only bounds a zygote that hangs.
 constexpr std::chrono::seconds kForkReplyTimeout{10};
 constexpr std::size_t kMaxMessage = 4096;
@@ -62,11 +63,14 @@ ExitInfo DiedWithZygote() {
 }  // namespace
 
 StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
-                                                        std::chrono::milliseconds timeout) {
+                                                        std::chrono::milliseconds timeout,
+                                                        bool in_sandbox,
+                                                        std::shared_ptr<void> keep) {
   try {
     spec.bridge = true;
     spec.bridge_socket = true;
-    spec.environment.insert_or_assign("CODEACT_ZYGOTE", std::string("1"));
+    spec.environment.insert_or_assign("CODEACT_ZYGOTE",
+                                      std::string(in_sandbox ? "namespaces" : "1"));
     // RLIMIT_CPU counts a process's own CPU time, and the zygote spends some on every fork: under
     // the runs' limit it would die of SIGXCPU after enough runs, taking the runs in flight with
     // it. So the zygote gets a day, and each child sets the runs' limit (soft, and hard one
@@ -95,7 +99,7 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
     if (!std::holds_alternative<protocol::ZygoteReady>(*first)) {
       return Unavailable("the fork server's first message is not its ready message");
     }
-    auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(*zygote)));
+    auto server = std::shared_ptr<ForkServer>(new ForkServer(std::move(*zygote), std::move(keep)));
     if (server->stop_read_ < 0) return ErrnoStatus("pipe2", errno);
     server->reader_ = std::thread([raw = server.get()] { raw->ReadLoop(); });
     return server;
@@ -104,8 +108,10 @@ StatusOr<std::shared_ptr<ForkServer>> ForkServer::Start(LaunchSpec spec,
   }
 }
 
-ForkServer::ForkServer(std::unique_ptr<Child> zygote)
-    : zygote_(std::move(zygote)), socket_fd_(zygote_->bridge_from_child_fd()) {
+ForkServer::ForkServer(std::unique_ptr<Child> zygote, std::shared_ptr<void> keep)
+    : keep_(std::move(keep)),
+      zygote_(std::move(zygote)),
+      socket_fd_(zygote_->bridge_from_child_fd()) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
     stop_read_ = fds[0];
@@ -170,7 +176,8 @@ void ForkServer::ReadLoop() {
 
 Status ForkServer::Send(const std::string& message, const int* fds, int fd_count) {
   iovec iov{const_cast<char*>(message.data()), message.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kRunFds)] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kRunFds + kMaxCgroupFds))] = {};
+  if (fd_count > kRunFds + kMaxCgroupFds) return InvalidArgument("too many fds for a fork");
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -217,8 +224,16 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     for (int fd : {out->read.get(), err->read.get(), from->read.get()}) {
       if (Status s = SetNonBlocking(fd); !s.ok()) return s;
     }
-    const int fds[kRunFds] = {dev_null.get(), out->write.get(), err->write.get(), to->read.get(),
-                              from->write.get()};
+    std::vector<int> fds = {dev_null.get(), out->write.get(), err->write.get(), to->read.get(),
+                            from->write.get()};
+    if (identity.cgroup_procs.size() > kMaxCgroupFds)
+      return InvalidArgument("too many cgroup hierarchies for a forked child");
+    std::vector<UniqueFd> cgroup_fds;
+    for (const auto& procs : identity.cgroup_procs) {
+      cgroup_fds.emplace_back(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!cgroup_fds.back()) return ErrnoStatus("open " + procs, errno);
+      fds.push_back(cgroup_fds.back().get());
+    }
 
     std::lock_guard fork_lock(fork_mu_);
     {
@@ -227,10 +242,12 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
       fork_reply_.reset();
     }
     const std::string message = protocol::EncodeFork(
-        {*token, identity.uid, identity.uid >= 0 ? identity.workdir_bytes : 0, working_dir});
+        {*token, identity.uid, identity.uid >= 0 ? identity.workdir_bytes : 0, working_dir,
+         identity.tmp_bytes, static_cast<std::int64_t>(cgroup_fds.size())});
     if (message.size() > kMaxMessage)
       return InvalidArgument("unusable working directory for a forked child");
-    if (Status s = Send(message, fds, kRunFds); !s.ok()) return s;
+    ++forks_;
+    if (Status s = Send(message, fds.data(), static_cast<int>(fds.size())); !s.ok()) return s;
     protocol::ZygoteMessage reply;
     {
       std::unique_lock lock(mu_);

@@ -28,6 +28,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -36,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bridge/fork_messages.hpp"
 #include "codeact/status.hpp"
@@ -44,10 +46,14 @@
 namespace codeact::internal {
 
 // A root host: the uid a forked child becomes (-1: the zygote's), and the size of the private
-// tmpfs its working directory becomes (0: none; needs `uid`).
+// tmpfs its working directory becomes (0: none; needs `uid`). A namespaces zygote's child
+// (sandbox/zygote_child.hpp) also has a private /tmp of `tmp_bytes` and joins its run's cgroup
+// itself through these cgroup.procs files, which the host opens and passes.
 struct ForkIdentity {
   std::int64_t uid = -1;
   std::int64_t workdir_bytes = 0;
+  std::int64_t tmp_bytes = 0;  // > 0: a namespaces zygote's child
+  std::vector<std::string> cgroup_procs;
 };
 
 class ForkServer final : public ChildControl, public std::enable_shared_from_this<ForkServer> {
@@ -55,8 +61,13 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
   // Starts the zygote from `spec` (its `bridge_socket` is set here) and waits up to `timeout`
   // for it to load everything and report ready. Its parent-death signal follows the calling
   // thread: call from a thread that lives as long as the server.
+  // `in_sandbox`: `spec` starts the zygote through the namespaces level's launcher
+  // (SandboxConfig::zygote_uids_first); `keep` lives until the zygote is gone (what the launcher
+  // was given: its scratch directory, its uid's lease).
   static StatusOr<std::shared_ptr<ForkServer>> Start(LaunchSpec spec,
-                                                     std::chrono::milliseconds timeout);
+                                                     std::chrono::milliseconds timeout,
+                                                     bool in_sandbox = false,
+                                                     std::shared_ptr<void> keep = nullptr);
 
   // Kills the zygote (its children die with it) and reaps it.
   ~ForkServer() override;
@@ -70,6 +81,8 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
 
   bool alive() const;
   pid_t pid() const { return zygote_->pid(); }
+  // Fork requests sent so far (a zygote is replaced after a number of them: fork_server.cpp).
+  std::int64_t forks() const { return forks_.load(); }
 
   // ChildControl, for the children it forked.
   void KillGroup(pid_t pid) override;
@@ -77,17 +90,19 @@ class ForkServer final : public ChildControl, public std::enable_shared_from_thi
   std::optional<ExitInfo> TryWait(pid_t pid) override;
 
  private:
-  explicit ForkServer(std::unique_ptr<Child> zygote);
+  ForkServer(std::unique_ptr<Child> zygote, std::shared_ptr<void> keep);
   void ReadLoop();
   Status Send(const std::string& message, const int* fds, int fd_count);
   std::string GoneMessage() const;  // under mu_
 
+  std::shared_ptr<void> keep_;  // destroyed last
   std::unique_ptr<Child> zygote_;
   const int socket_fd_;  // owned by zygote_ (its bridge), non-blocking
   int stop_read_ = -1;   // a pipe end that wakes the reader for shutdown
   int stop_write_ = -1;
 
   std::mutex fork_mu_;  // one fork request in flight, so the replies come in order
+  std::atomic<std::int64_t> forks_{0};
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -17,7 +17,10 @@
 //     host, starts the command and reaps every orphan; when the command ends it reports the
 //     status and exits, and the kernel kills whatever is left in the namespace.
 //   command (pid 2): drops privileges, loads the seccomp filter, execs. It is not pid 1, so the
-//     kernel's signals (SIGXCPU of RLIMIT_CPU) reach it with their default effect.
+//     kernel's signals (SIGXCPU of RLIMIT_CPU) reach it with their default effect. A zygote
+//     (--zygote-uids) is uid 0 of the user namespace instead, keeps its capabilities there and
+//     runs without the filter: each child it forks drops them and loads the filter itself
+//     (zygote_child.hpp).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -65,8 +68,14 @@ void FollowParent(pid_t expected_parent, const std::string& who) {
 
 [[noreturn]] void RunCommand(const SandboxConfig& c) {
   FollowParent(1, "command");
-  DropPrivileges();
-  InstallSeccompFilter();
+  if (IsZygote(c)) {
+    // It keeps what it needs to contain each child it forks (zygote_child.hpp), which drops it all
+    // before the child runs anything of the run's.
+    Must(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl(PR_SET_NO_NEW_PRIVS)");
+  } else {
+    DropPrivileges();
+    InstallSeccompFilter();
+  }
   std::vector<char*> argv;
   for (const auto& a : c.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -103,11 +112,16 @@ int Main(int argc, char** argv) {
   const pid_t host = ::getppid();
 
   JoinCgroup(config->cgroup_procs);
-  if (config->run_as_uid >= 0) {
+  if (IsZygote(*config)) {
     PrepareTreesAsRoot(*config);
-    DropToRunUid(static_cast<uid_t>(config->run_as_uid));
+    EnterUserNamespaceAsZygote(*config);
+  } else {
+    if (config->run_as_uid >= 0) {
+      PrepareTreesAsRoot(*config);
+      DropToRunUid(static_cast<uid_t>(config->run_as_uid));
+    }
+    EnterUserNamespace();
   }
-  EnterUserNamespace();
   if (config->nproc > 0) {
     const rlimit nproc{static_cast<rlim_t>(config->nproc), static_cast<rlim_t>(config->nproc)};
     Must(::setrlimit(RLIMIT_NPROC, &nproc) == 0, "setrlimit(RLIMIT_NPROC)");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sandbox/idmap.hpp"
+#include "sandbox/mount_steps.hpp"
 #include "sandbox/setup_report.hpp"
 
 namespace codeact::internal {
@@ -99,44 +100,6 @@ void AddSystemPath(const std::string& root, const std::string& path, int tree_fd
   Must(::symlink(target, (root + path).c_str()) == 0, "symlink " + path);
 }
 
-void MountTmpfs(const std::string& target, const std::string& options, const std::string& step) {
-  Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) == 0, step);
-}
-
-// What the kernel shows in /proc about the host rather than the sandbox, masked as container
-// runtimes do (the files by /dev/null, the directories by an empty read-only tmpfs), and
-// /proc/sys read-only. The code's uid is an ordinary host uid, so most of these are closed to it
-// anyway; this keeps them closed should a file's permissions be looser than they should.
-void MaskProc(const std::string& root) {
-  const std::string proc = root + "/proc";
-  const std::string sys = proc + "/sys";
-  Must(::mount(sys.c_str(), sys.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
-       "bind /proc/sys");
-  Must(::mount(nullptr, sys.c_str(), nullptr,
-               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0,
-       "remount /proc/sys read-only");
-  for (const char* name :
-       {"kcore",         "keys",        "key-users",   "timer_list",  "sched_debug",
-        "kpageflags",    "kpagecount",  "kpagecgroup", "slabinfo",    "sysrq-trigger",
-        "latency_stats", "timer_stats", "kallsyms",    "vmallocinfo", "pagetypeinfo",
-        "zoneinfo",      "buddyinfo",   "iomem",       "ioports",     "kmsg",
-        "config.gz",     "mtrr",        "modules"}) {
-    const std::string target = proc + "/" + name;
-    struct stat st {};
-    if (::lstat(target.c_str(), &st) != 0) continue;  // not on this kernel
-    Must(::mount((root + "/dev/null").c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0,
-         std::string("mask /proc/") + name);
-  }
-  for (const char* name : {"acpi", "scsi", "irq", "bus", "fs", "driver", "tty"}) {
-    const std::string target = proc + "/" + name;
-    struct stat st {};
-    if (::lstat(target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                 "size=4k") == 0,
-         std::string("mask /proc/") + name);
-  }
-}
-
 void AddDev(const std::string& root) {
   MakeDirs(root, "/dev");
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
@@ -167,10 +130,7 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   }
   AddDev(root);
   MakeDirs(root, "/proc");
-  Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-               nullptr) == 0,
-       "mount /proc");
-  MaskProc(root);
+  MountMaskedProc(root);
   MakeDirs(root, "/tmp");
   MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777",
              "mount the /tmp tmpfs");

@@ -18,4 +18,10 @@ void PrepareTreesAsRoot(SandboxConfig& config);
 // its own user namespace's maps.
 void DropToRunUid(uid_t uid);
 
+// A zygote's identity (SandboxConfig::zygote_uids_first): drops to config.run_as_uid and enters
+// a new user namespace in which that uid is 0 and the run uids are themselves. A map of more
+// than the writer's own uid needs CAP_SETUID over the parent namespace, so a helper forked
+// while still root writes it, and exits.
+void EnterUserNamespaceAsZygote(const SandboxConfig& config);
+
 }  // namespace codeact::internal

@@ -43,6 +43,10 @@ std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
                                "--work-bytes", std::to_string(c.work_bytes)};
   if (c.run_as_uid >= 0) out.insert(out.end(), {"--run-as", std::to_string(c.run_as_uid)});
   if (c.nproc >= 0) out.insert(out.end(), {"--nproc", std::to_string(c.nproc)});
+  if (IsZygote(c)) {
+    out.insert(out.end(), {"--zygote-uids", std::to_string(c.zygote_uids_first),
+                           std::to_string(c.zygote_uids_count)});
+  }
   for (const auto& p : c.cgroup_procs) out.insert(out.end(), {"--cgroup-procs", p});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
   for (const auto& b : c.binds)
@@ -89,6 +93,19 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
           (a == "--run-as" && target > 0xFFFFFFFELL)) {
         return InvalidArgument(a + " needs a positive number: " + *v);
       }
+    } else if (a == "--zygote-uids") {
+      if (i + 2 >= args.size()) return InvalidArgument(a + " needs a first uid and a count");
+      std::int64_t* targets[] = {&c.zygote_uids_first, &c.zygote_uids_count};
+      for (std::int64_t* target : targets) {
+        const std::string& v = args[++i];
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *target);
+        if (ec != std::errc() || end != v.data() + v.size() || *target <= 0 ||
+            *target > 0xFFFFFFFELL) {
+          return InvalidArgument(a + " needs positive numbers: " + v);
+        }
+      }
+      if (c.zygote_uids_first + c.zygote_uids_count > 0xFFFFFFFFLL)
+        return InvalidArgument(a + ": the range passes the last uid");
     } else if (a == "--bind-ro" || a == "--bind-rw") {
       if (i + 2 >= args.size()) return InvalidArgument(a + " needs a host path and a sandbox path");
       SandboxBind b{args[i + 1], args[i + 2], a == "--bind-ro"};
@@ -104,6 +121,10 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
     }
   }
   if (c.scratch_dir.empty()) return InvalidArgument("--scratch is required");
+  if (IsZygote(c) && (c.run_as_uid < c.zygote_uids_first ||
+                      c.run_as_uid >= c.zygote_uids_first + c.zygote_uids_count)) {
+    return InvalidArgument("--zygote-uids needs --run-as, a uid of the range");
+  }
   if (c.command.empty() || c.command[0].empty() || c.command[0][0] != '/') {
     return InvalidArgument("an absolute command is required after --");
   }

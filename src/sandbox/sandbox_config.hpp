@@ -46,11 +46,20 @@ struct SandboxConfig {
   // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
   // first (empty: none could be made).
   std::vector<std::string> cgroup_procs;
+  // A root host's zygote (resources/runner_zygote.py, started with run_as_uid as its own uid): the
+  // command is uid 0 of the sandbox's user namespace, with its capabilities there and without the
+  // seccomp filter, so that it can fork each run's child into namespaces of its own
+  // (zygote_child.hpp). The run uids [first, first + count) are mapped to themselves, so that
+  // each such child can become its run's own uid; a root process outside writes that map.
+  std::int64_t zygote_uids_first = -1;  // -1: not a zygote
+  std::int64_t zygote_uids_count = 0;
   std::vector<std::string> command;  // absolute executable, then its arguments
   // Not encoded: detached trees the launcher prepared for the system paths (-1 where a path is
   // a symlink, missing, or shown by a plain bind).
   std::vector<int> system_trees;
 };
+
+inline bool IsZygote(const SandboxConfig& c) { return c.zygote_uids_first >= 0; }
 
 std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& config);
 StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args);

@@ -117,7 +117,14 @@ class HostMessagesTest(unittest.TestCase):
     def test_fork_server_messages_from_the_host(self):
         self.assertEqual(p.parse_fork_server_message(
             b'{"type":"fork","token":"ab12","uid":-1,"workdir_bytes":0,"workdir":"/w/\\u00e9"}'),
-            ("fork", b"ab12", -1, 0, "/w/\u00e9".encode("utf-8")))
+            ("fork", b"ab12", -1, 0, "/w/\u00e9".encode("utf-8"), 0, 0))
+        self.assertEqual(p.parse_fork_server_message(
+            b'{"type":"fork","token":"t","uid":7,"workdir_bytes":5,"workdir":"/work",'
+            b'"tmp_bytes":6,"cgroup_fds":4}'), ("fork", b"t", 7, 5, b"/work", 6, 4))
+        self.assertEqual(self.error(p.parse_fork_server_message,
+                                    b'{"type":"fork","token":"t","uid":7,"workdir_bytes":5,'
+                                    b'"workdir":"/work","tmp_bytes":6,"cgroup_fds":9}'),
+                         "malformed fork server message: fork: \"cgroup_fds\" out of range")
         self.assertEqual(p.parse_fork_server_message(b'{"type":"kill","pid":12}'), ("kill", 12))
         self.assertEqual(self.error(p.parse_fork_server_message, b"F tok -1 0 /w"),
                          "malformed fork server message: Expecting value: line 1 column 1 (char 0)")

@@ -184,6 +184,9 @@ TEST(ProtocolTest, ForkMessagesRoundTripThroughTheirJson) {
   EXPECT_EQ(EncodeFork({"0123abcd", 1234, 1 << 20, "/tmp/codeact-run-x/work"}),
             R"({"type":"fork","token":"0123abcd","uid":1234,"workdir_bytes":1048576,)"
             R"("workdir":"/tmp/codeact-run-x/work"})");
+  EXPECT_EQ(EncodeFork({"0123abcd", 1234, 1 << 20, "/work", 1 << 10, 4}),
+            R"({"type":"fork","token":"0123abcd","uid":1234,"workdir_bytes":1048576,)"
+            R"("workdir":"/work","tmp_bytes":1024,"cgroup_fds":4})");
   EXPECT_EQ(EncodeKill(42), R"({"type":"kill","pid":42})");
   auto ready = DecodeZygoteMessage(R"({"type":"zygote_ready","pid":7})");
   ASSERT_TRUE(ready.ok()) << ready.status().message();

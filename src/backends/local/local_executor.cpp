@@ -28,6 +28,7 @@
 #include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/uid_lease.hpp"
+#include "sandbox/sandbox_config.hpp"
 #include "validation/bytecode.hpp"
 
 namespace codeact::internal {
@@ -202,8 +203,11 @@ class LocalExecutor final : public Executor {
         validator_(std::move(validator)),
         cgroups_(CgroupSite::ForThisProcess()),
         degraded_note_(DegradedNote(*cgroups_)),
-        // Forked children share the zygote's namespaces, so only the process level forks.
-        fork_server_(options.fork_server && options.warm_pool_size > 0 && !sandbox_) {
+        // At the namespaces level a zygote forks each child into namespaces of its own
+        // (sandbox/zygote_child.hpp): a root host (a uid per child), a cgroup per child (which
+        // the child joins itself), and the guard's module (which does the containing).
+        fork_server_(options.fork_server && options.warm_pool_size > 0 &&
+                     (!sandbox_ || (own_uids_ && guard_ && cgroups_->any()))) {
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
@@ -536,14 +540,17 @@ class LocalExecutor final : public Executor {
       std::lock_guard lock(zygotes_mu_);
       auto it = zygotes_.find(key);
       if (it != zygotes_.end() && it->second.server) {
-        if (it->second.server->alive()) return it->second.server;
+        // A zygote is replaced after kForksPerZygote forks, from the pool's thread: its children
+        // share its hash seed and memory layout, which should not last for ever.
+        const bool spent = it->second.server->forks() >= kForksPerZygote;
+        if (it->second.server->alive() && !(spent && may_start)) return it->second.server;
         dead = std::move(it->second.server);
       }
       if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures))
         return nullptr;
     }
     dead.reset();
-    auto started = ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
+    auto started = StartZygote(snapshot);
     std::lock_guard lock(zygotes_mu_);
     ZygoteEntry& z = zygotes_[key];
     if (!started.ok()) {
@@ -553,6 +560,30 @@ class LocalExecutor final : public Executor {
     z.failures = 0;
     z.server = std::move(*started);
     return z.server;
+  }
+
+  StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot) {
+    if (!sandbox_) return ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
+    // Inside the sandbox, as its own uid from the run range, which its user namespace maps
+    // whole (SandboxConfig::zygote_uids_first).
+    struct Keep {
+      UidLease uid;
+      TempDir scratch;
+    };
+    const UidRangeSpec range{options_.run_uids.first, options_.run_uids.count};
+    auto lease = UidLease::Acquire(range);
+    if (!lease.ok()) return lease.status();
+    auto scratch = TempDir::Create();
+    if (!scratch.ok()) return scratch.status();
+    auto keep = std::make_shared<Keep>(Keep{std::move(*lease), std::move(*scratch)});
+    LaunchSpec spec = ChildSpec(snapshot, keep->scratch.path());
+    if (Status s = ApplySandboxPlan(*sandbox_, snapshot, keep->scratch.path(), {},
+                                    static_cast<std::int64_t>(keep->uid.uid()), spec, &range);
+        !s.ok()) {
+      return s;
+    }
+    return ForkServer::Start(std::move(spec), kWarmStartTimeout, /*in_sandbox=*/true,
+                             std::move(keep));
   }
 
   // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
@@ -569,23 +600,36 @@ class LocalExecutor final : public Executor {
     ForkIdentity identity;
     if (uid) {
       identity.uid = uid->uid();
-      if (private_mounts_) identity.workdir_bytes = snapshot.limits.max_workdir_bytes;
-      if (!HandScratchTo(workdir->path(), uid->uid()).ok()) return std::nullopt;
+      if (private_mounts_ || sandbox_) identity.workdir_bytes = snapshot.limits.max_workdir_bytes;
+      if (!sandbox_ && !HandScratchTo(workdir->path(), uid->uid()).ok()) return std::nullopt;
     }
-    auto child = zygote.Fork(ProcessWorkDir(workdir->path()), identity);
+    if (sandbox_) {
+      // The child joins its cgroup itself, from inside (ApplySandboxPlan sizes /tmp the same).
+      identity.tmp_bytes = snapshot.limits.max_file_size_bytes;
+      identity.cgroup_procs = (*group)->procs_files();
+    }
+    auto child =
+        zygote.Fork(sandbox_ ? kSandboxWorkDir : ProcessWorkDir(workdir->path()), identity);
     if (!child.ok()) return std::nullopt;
-    if (*group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
+    if (!sandbox_ && *group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
     ReadyChild ready(std::nullopt, std::move(*group), std::move(*workdir), std::move(*child),
                      /*frame_read=*/true);
     // Forked children always arm ahead of their request (runner.py), like pooled ones.
     if (guard_ && !SendGuardFrame(ready.child->bridge_to_child_fd(),
                                   GuardSpecForRun(*guard_, snapshot, ready.workdir.path(),
-                                                  /*sandboxed=*/false))
+                                                  sandbox_.has_value()))
                        .ok()) {
       return std::nullopt;
     }
     if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok())
       return std::nullopt;
+    if (sandbox_) {
+      // Its pid as the host sees it (the zygote's is of the sandbox's pid namespace): the one
+      // process of its cgroup, which it joined before it said ready.
+      const std::vector<pid_t> pids = ready.cgroup->Pids();
+      if (pids.size() != 1) return std::nullopt;
+      ready.host_pid = pids.front();
+    }
     ready.uid = std::move(uid);
     return ready;
   }
@@ -633,6 +677,7 @@ class LocalExecutor final : public Executor {
     int failures = 0;
   };
   static constexpr int kMaxZygoteFailures = 3;
+  static constexpr std::int64_t kForksPerZygote = 256;
 
   // The private directory of runner.pyc (or, under the guard, runner.py when compiling failed)
   // when runner_ points there; at the namespaces level also the guard's module.

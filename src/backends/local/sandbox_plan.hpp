@@ -10,6 +10,7 @@
 
 #include "codeact/executor.hpp"
 #include "process/child.hpp"
+#include "process/uid_lease.hpp"
 
 namespace codeact::internal {
 
@@ -33,10 +34,11 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 // same run inside the sandbox; arguments in the resource dir become their paths inside. The
 // working directory is a tmpfs inside. `cgroup_procs`: the run's cgroup (RunCgroup::procs_files),
 // which the launcher joins first, or empty. `run_as_uid`: on a root host the child's own
-// unprivileged uid, else -1 (the caller's).
+// unprivileged uid, else -1 (the caller's). `zygote_uids`: the child is a root host's zygote
+// (SandboxConfig::zygote_uids_first; run_as_uid is its own uid, from that range).
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
                         const std::string& scratch_dir,
                         const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid,
-                        LaunchSpec& spec);
+                        LaunchSpec& spec, const UidRangeSpec* zygote_uids = nullptr);
 
 }  // namespace codeact::internal

@@ -133,7 +133,7 @@ std::vector<pid_t> WarmPool::IdlePids(const std::string* key) const {
   std::vector<pid_t> pids;
   for (const auto& [slot_key, slot] : slots_) {
     if (key != nullptr && slot_key != *key) continue;
-    for (const auto& c : slot.ready) pids.push_back(c.child->pid());
+    for (const auto& c : slot.ready) pids.push_back(c.host_pid != 0 ? c.host_pid : c.child->pid());
   }
   return pids;
 }

@@ -53,6 +53,9 @@ struct ReadyChild {
   TempDir workdir;
   std::unique_ptr<Child> child;
   bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started
+  // Its pid as the host sees it, where child->pid() is of another pid namespace (a namespaces
+  // zygote's child); 0: child->pid().
+  pid_t host_pid = 0;
 };
 
 struct WarmPoolCounters {

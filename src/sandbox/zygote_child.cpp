@@ -1,0 +1,61 @@
+#include "sandbox/zygote_child.hpp"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "sandbox/mount_steps.hpp"
+#include "sandbox/sandbox_config.hpp"
+#include "sandbox/seccomp_filter.hpp"
+#include "sandbox/setup_report.hpp"
+
+namespace codeact::internal {
+
+void ContainZygoteChild(const ZygoteChildSpec& spec) {
+  Must(::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0,
+       "unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)");
+  for (int fd : spec.cgroup_procs_fds) {
+    const bool joined = ::write(fd, "0", 1) == 1;
+    const int err = errno;
+    ::close(fd);
+    if (!joined) FailStep("join the run's cgroup", err);
+  }
+  Must(::unshare(CLONE_NEWCGROUP) == 0, "unshare(CLONE_NEWCGROUP)");
+
+  MountMaskedProc("");
+  const std::string uid = std::to_string(spec.uid);
+  MountTmpfs("/tmp",
+             "size=" + std::to_string(spec.tmp_bytes) + ",mode=1777,uid=" + uid + ",gid=" + uid,
+             "mount the /tmp tmpfs");
+  MountTmpfs(kSandboxWorkDir,
+             "size=" + std::to_string(spec.work_bytes) + ",mode=0700,uid=" + uid + ",gid=" + uid,
+             "mount the working directory's tmpfs");
+  Must(::chdir(kSandboxWorkDir) == 0, std::string("chdir ") + kSandboxWorkDir);
+
+  for (int cap = 0; cap <= 63; ++cap) {  // up to the highest this kernel knows (EINVAL past it)
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      if (errno == EINVAL) break;
+      FailStep("drop capability " + std::to_string(cap) + " from the bounding set", errno);
+    }
+  }
+  Must(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0,
+       "clear the ambient capabilities");
+  Must(::setgroups(0, nullptr) == 0, "setgroups({})");
+  Must(::setresgid(spec.uid, spec.uid, spec.uid) == 0, "setresgid(" + uid + ")");
+  Must(::setresuid(spec.uid, spec.uid, spec.uid) == 0, "setresuid(" + uid + ")");
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[2] = {};
+  Must(::syscall(SYS_capset, &header, none) == 0, "capset (drop all capabilities)");
+  Must(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl(PR_SET_NO_NEW_PRIVS)");
+  Must(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0, "prctl(PR_SET_DUMPABLE, 1)");
+  Must(::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0, "prctl(PR_SET_PDEATHSIG)");
+  InstallSeccompFilter();
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,144 @@
+// The namespaces level's zygote (a root host's fork server inside the sandbox,
+// src/sandbox/zygote_child.hpp): each child it forks has its own uid, its own mount, pid, net and
+// IPC namespaces and its own cgroup, sees a fresh /tmp and working directory, and can neither
+// reach nor signal its siblings; a zygote is replaced after its number of forks. Seen from the
+// host (/proc) and tried from inside.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <random>
+#include <set>
+#include <string>
+
+#include "backends/local/local_executor.hpp"
+#include "codeact/json.hpp"
+#include "process/run_cgroup.hpp"
+#include "test_support.hpp"
+
+namespace codeact {
+namespace {
+
+std::string NsOf(pid_t pid, const char* ns) {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/ns/" + ns, ec).string();
+}
+
+std::string UidOf(pid_t pid) {
+  const std::string status = testing::ReadFile("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find("Uid:\t");
+  return at == std::string::npos ? "" : status.substr(at + 5, status.find('\t', at + 5) - at - 5);
+}
+
+RunSnapshot ZygoteSnapshot() {
+  RunSnapshot s = testing::Snapshot();
+  s.policy.extra_allowed_imports.insert(s.policy.extra_allowed_imports.end(),
+                                        {"os", "socket", "time"});
+  return s;
+}
+
+class ZygoteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0 || !internal::CgroupSite::ForThisProcess()->any()) {
+      GTEST_SKIP() << "the namespaces level forks from a zygote only on a root host with cgroups "
+                      "(a uid and a cgroup per child); here each child starts cold";
+    }
+    executor_ = testing::NewLocalExecutor(2, 60'000, true, IsolationLevel::kNamespaces);
+    ASSERT_TRUE(testing::Eventually(
+        [&] {
+          executor_->Warm(snapshot_);
+          return internal::IdleChildPids(*executor_, &snapshot_).size() >= 2;
+        },
+        std::chrono::seconds(60)));
+    ASSERT_EQ(internal::ForkServerPids(*executor_).size(), 1u);
+  }
+
+  ExecutionResult Run(const std::string& code) { return executor_->Execute({code}, snapshot_); }
+
+  RunSnapshot snapshot_ = ZygoteSnapshot();
+  std::unique_ptr<Executor> executor_;
+};
+
+TEST_F(ZygoteTest, EachChildHasItsOwnUidNamespacesAndCgroup) {
+  const auto idle = internal::IdleChildPids(*executor_, &snapshot_);
+  ASSERT_EQ(idle.size(), 2u);
+  const pid_t zygote_launcher = internal::ForkServerPids(*executor_).front();
+  for (const char* ns : {"mnt", "pid", "net", "ipc", "cgroup"}) {
+    const std::string a = NsOf(idle[0], ns);
+    const std::string b = NsOf(idle[1], ns);
+    ASSERT_FALSE(a.empty()) << ns;
+    EXPECT_NE(a, b) << "two children share their " << ns << " namespace";
+    EXPECT_NE(a, NsOf(zygote_launcher, ns)) << "a child shares the launcher's " << ns;
+  }
+  const std::string uid_a = UidOf(idle[0]);
+  const std::string uid_b = UidOf(idle[1]);
+  EXPECT_NE(uid_a, "0");
+  EXPECT_NE(uid_a, uid_b);
+  EXPECT_NE(uid_a, UidOf(zygote_launcher)) << "a child runs as its zygote's uid";
+  const std::string status = testing::ReadFile("/proc/" + std::to_string(idle[0]) + "/status");
+  EXPECT_NE(status.find("CapEff:\t0000000000000000"), std::string::npos) << status;
+  EXPECT_NE(status.find("CapBnd:\t0000000000000000"), std::string::npos) << status;
+  EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << status;
+  const std::string cgroups = testing::ReadFile("/proc/" + std::to_string(idle[0]) + "/cgroup");
+  EXPECT_NE(cgroups.find("/" + internal::CgroupSubtreeName(0) + "/"), std::string::npos) << cgroups;
+}
+
+TEST_F(ZygoteTest, EveryRunSeesAFreshTmpAndWorkingDirectoryAndOnlyItself) {
+  const ExecutionResult first =
+      Run("import os\nopen('/tmp/left', 'w').write('x')\nopen('left', 'w').write('x')\n"
+          "print(os.getpid(), sorted(os.listdir('/tmp')), sorted(os.listdir('.')))\n");
+  ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;
+  EXPECT_EQ(first.stdout_text, "1 ['left'] ['left']\n");
+  const ExecutionResult second =
+      Run("import os\nseen = []\nfor pid in range(1, 400):\n"
+          "    try:\n        os.kill(pid, 0)\n        seen.append(pid)\n    except OSError:\n"
+          "        pass\nprint(seen, os.listdir('/tmp'), os.listdir('.'))\n");
+  ASSERT_EQ(second.outcome, Outcome::kOk) << second.message << second.stderr_text;
+  EXPECT_EQ(second.stdout_text, "[1] [] []\n");
+}
+
+// Two runs at once: one listens on an abstract AF_UNIX socket, the other tries to connect to it
+// for as long as the first one listens. The guard's audit hook refuses the bind already; beneath
+// it, each child's own network namespace (EachChildHasItsOwnUidNamespacesAndCgroup) would.
+TEST_F(ZygoteTest, ConcurrentRunsCannotReachEachOthersAbstractSockets) {
+  std::random_device rd;
+  const std::string name = "codeact-zygote-test-" + std::to_string(rd());
+  auto listener = std::async(std::launch::async, [&] {
+    return Run("import socket, time\ns = socket.socket(socket.AF_UNIX)\ns.bind('\\0" + name +
+               "')\ns.listen(1)\nprint('listening', flush=True)\ntime.sleep(3)\n");
+  });
+  const ExecutionResult dialer =
+      Run("import socket, time\nend = time.time() + 2.5\nreached = False\n"
+          "while time.time() < end and not reached:\n"
+          "    c = socket.socket(socket.AF_UNIX)\n    try:\n        c.connect('\\0" +
+          name +
+          "')\n        reached = True\n    except OSError:\n        time.sleep(0.05)\n"
+          "    c.close()\nprint('reached' if reached else 'refused')\n");
+  const ExecutionResult listened = listener.get();
+  if (listened.outcome == Outcome::kOk) {
+    EXPECT_EQ(listened.stdout_text, "listening\n");
+  } else {
+    ASSERT_TRUE(listened.error.has_value()) << ToJson(listened);
+    EXPECT_EQ(listened.error->message, "codeact guard: network: socket.bind is not allowed");
+  }
+  ASSERT_EQ(dialer.outcome, Outcome::kOk) << ToJson(dialer);
+  EXPECT_EQ(dialer.stdout_text, "refused\n");
+}
+
+TEST_F(ZygoteTest, AZygoteIsReplacedAfterItsForks) {
+  const pid_t first = internal::ForkServerPids(*executor_).front();
+  bool replaced = false;
+  for (int i = 0; i < 400 && !replaced; ++i) {
+    const ExecutionResult r = Run("x = 1\n");
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
+    const auto now = internal::ForkServerPids(*executor_);
+    replaced = !now.empty() && now.front() != first;
+  }
+  EXPECT_TRUE(replaced) << "the first zygote served 400 runs";
+  EXPECT_TRUE(testing::Eventually([&] { return !testing::ProcessAlive(first); }));
+}
+
+}  // namespace
+}  // namespace codeact
