@@ -290,8 +290,8 @@ TEST(WarmPoolTest, DestroyingTheExecutorLeavesNoProcessFdOrDirectoryBehind) {
     idle = WaitForIdle(*executor, snapshot, 2);
     ASSERT_EQ(idle.size(), 2u);
     const auto zygotes = internal::ForkServerPids(*executor);
-    ASSERT_EQ(zygotes.size(), 1u);
-    idle.push_back(zygotes[0]);
+    ASSERT_GE(zygotes.size(), 1u);  // one per core, up to the pool's size
+    idle.insert(idle.end(), zygotes.begin(), zygotes.end());
     EXPECT_FALSE(std::filesystem::is_empty(tmp));  // the idle children's directories
   }
   // The destructor kills everything and reaps what it forked itself. Forked children are not the
@@ -352,17 +352,17 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoSandboxedChildBehind) {
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));
   const std::set<pid_t> printed = Pids(line);
-  const bool zygote = printed.size() == 3;
-  ASSERT_TRUE(printed.size() == 2u || zygote)
-      << "pool host printed (2 sandboxed children, and a zygote's launcher): " << line;
+  const bool zygotes = printed.size() > 2;  // and the launchers of one or two zygotes
+  ASSERT_TRUE(printed.size() >= 2u && printed.size() <= 4u)
+      << "pool host printed (2 sandboxed children, and the launchers of its zygotes): " << line;
   std::set<pid_t> all;
   for (pid_t pid : printed) {
     const std::set<pid_t> tree = WithDescendants(pid);
-    if (!zygote) EXPECT_EQ(tree.size(), 3u) << "launcher, init and interpreter under " << pid;
+    if (!zygotes) EXPECT_EQ(tree.size(), 3u) << "launcher, init and interpreter under " << pid;
     all.insert(tree.begin(), tree.end());
   }
-  // A zygote's tree: launcher, init, zygote and the two children (also printed on their own).
-  if (zygote) EXPECT_EQ(all.size(), 5u) << line;
+  // Each zygote's tree: launcher, init, zygote, and its children (also printed on their own).
+  if (zygotes) EXPECT_EQ(all.size(), 2 + 3 * (printed.size() - 2)) << line;
   ASSERT_EQ(kill((*host)->pid(), SIGKILL), 0);
   EXPECT_EQ((*host)->Wait().signal, SIGKILL);
   EXPECT_TRUE(testing::WaitAllDead(all).empty()) << "sandboxed children outlived their host";
@@ -376,7 +376,8 @@ TEST(WarmPoolTest, AHostKilledWithSigkillLeavesNoChildBehind) {
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   const std::string line = ReadLine((*host)->stdout_fd(), std::chrono::seconds(60));
   const std::set<pid_t> children = Pids(line);
-  ASSERT_EQ(children.size(), 3u) << "pool host printed (2 children, 1 fork server): " << line;
+  ASSERT_TRUE(children.size() == 3u || children.size() == 4u)
+      << "pool host printed (2 children, 1 or 2 fork servers): " << line;
   for (pid_t pid : children) ASSERT_TRUE(testing::ProcessAlive(pid)) << pid;
 
   ASSERT_EQ(kill((*host)->pid(), SIGKILL), 0);  // the host alone: no cleanup code runs

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -52,7 +53,7 @@ class ZygoteTest : public ::testing::Test {
           return internal::IdleChildPids(*executor_, &snapshot_).size() >= 2;
         },
         std::chrono::seconds(60)));
-    ASSERT_EQ(internal::ForkServerPids(*executor_).size(), 1u);
+    ASSERT_FALSE(internal::ForkServerPids(*executor_).empty());
   }
 
   ExecutionResult Run(const std::string& code) { return executor_->Execute({code}, snapshot_); }
@@ -64,7 +65,8 @@ class ZygoteTest : public ::testing::Test {
 TEST_F(ZygoteTest, EachChildHasItsOwnUidNamespacesAndCgroup) {
   const auto idle = internal::IdleChildPids(*executor_, &snapshot_);
   ASSERT_EQ(idle.size(), 2u);
-  const pid_t zygote_launcher = internal::ForkServerPids(*executor_).front();
+  const auto launchers = internal::ForkServerPids(*executor_);
+  const pid_t zygote_launcher = launchers.front();
   for (const char* ns : {"mnt", "pid", "net", "ipc", "cgroup"}) {
     const std::string a = NsOf(idle[0], ns);
     const std::string b = NsOf(idle[1], ns);
@@ -76,7 +78,8 @@ TEST_F(ZygoteTest, EachChildHasItsOwnUidNamespacesAndCgroup) {
   const std::string uid_b = UidOf(idle[1]);
   EXPECT_NE(uid_a, "0");
   EXPECT_NE(uid_a, uid_b);
-  EXPECT_NE(uid_a, UidOf(zygote_launcher)) << "a child runs as its zygote's uid";
+  for (pid_t launcher : launchers)
+    EXPECT_NE(uid_a, UidOf(launcher)) << "a child runs as a zygote's uid";
   const std::string status = testing::ReadFile("/proc/" + std::to_string(idle[0]) + "/status");
   EXPECT_NE(status.find("CapEff:\t0000000000000000"), std::string::npos) << status;
   EXPECT_NE(status.find("CapBnd:\t0000000000000000"), std::string::npos) << status;
@@ -128,16 +131,25 @@ TEST_F(ZygoteTest, ConcurrentRunsCannotReachEachOthersAbstractSockets) {
 }
 
 TEST_F(ZygoteTest, AZygoteIsReplacedAfterItsForks) {
-  const pid_t first = internal::ForkServerPids(*executor_).front();
-  bool replaced = false;
-  for (int i = 0; i < 400 && !replaced; ++i) {
+  const auto first = internal::ForkServerPids(*executor_);
+  auto replaced = [&] {
+    const auto now = internal::ForkServerPids(*executor_);
+    return std::any_of(first.begin(), first.end(),
+                       [&](pid_t p) { return std::find(now.begin(), now.end(), p) == now.end(); });
+  };
+  for (int i = 0; i < 300 * static_cast<int>(first.size()) && !replaced(); ++i) {
     const ExecutionResult r = Run("x = 1\n");
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
-    const auto now = internal::ForkServerPids(*executor_);
-    replaced = !now.empty() && now.front() != first;
   }
-  EXPECT_TRUE(replaced) << "the first zygote served 400 runs";
-  EXPECT_TRUE(testing::Eventually([&] { return !testing::ProcessAlive(first); }));
+  ASSERT_TRUE(replaced()) << "no zygote was replaced after 300 runs each";
+  // A replaced zygote lives on while pooled children it forked wait: runs take those first.
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(Run("x = 1\n").outcome, Outcome::kOk);
+  for (pid_t p : first) {
+    if (!replaced()) break;
+    const auto now = internal::ForkServerPids(*executor_);
+    if (std::find(now.begin(), now.end(), p) == now.end())
+      EXPECT_TRUE(testing::Eventually([&] { return !testing::ProcessAlive(p); })) << p;
+  }
 }
 
 }  // namespace

@@ -535,31 +535,38 @@ class LocalExecutor final : public Executor {
     // zygote cannot attach: such children start cold.
     if (!fork_server_ || (own_uids_ && !snapshot.mounts.empty())) return nullptr;
     const std::string key = Key(snapshot);
-    std::shared_ptr<ForkServer> dead;  // destroyed outside the lock
+    std::vector<std::shared_ptr<ForkServer>> dead;  // destroyed outside the lock
     {
       std::lock_guard lock(zygotes_mu_);
       auto it = zygotes_.find(key);
-      if (it != zygotes_.end() && it->second.server) {
-        // A zygote is replaced after kForksPerZygote forks, from the pool's thread: its children
-        // share its hash seed and memory layout, which should not last for ever.
-        const bool spent = it->second.server->forks() >= kForksPerZygote;
-        if (it->second.server->alive() && !(spent && may_start)) return it->second.server;
-        dead = std::move(it->second.server);
+      std::vector<std::shared_ptr<ForkServer>> live;
+      if (it != zygotes_.end()) {
+        for (auto& server : it->second.servers) {
+          // A zygote is replaced after kForksPerZygote forks, from the pool's thread: its
+          // children share its hash seed and memory layout, which should not last for ever.
+          const bool spent = server->forks() >= kForksPerZygote;
+          (server->alive() && !(spent && may_start) ? live : dead).push_back(std::move(server));
+        }
+        it->second.servers = live;
       }
-      if (!may_start || (it != zygotes_.end() && it->second.failures >= kMaxZygoteFailures))
-        return nullptr;
+      const bool more = may_start && live.size() < zygotes_per_key_ &&
+                        (it == zygotes_.end() || it->second.failures < kMaxZygoteFailures);
+      if (!more) {
+        if (live.empty()) return nullptr;
+        return live[it->second.next++ % live.size()];
+      }
     }
-    dead.reset();
+    dead.clear();
     auto started = StartZygote(snapshot);
     std::lock_guard lock(zygotes_mu_);
     ZygoteEntry& z = zygotes_[key];
     if (!started.ok()) {
       ++z.failures;  // children are then started one by one, as without a fork server
-      return nullptr;
+      return z.servers.empty() ? nullptr : z.servers[z.next++ % z.servers.size()];
     }
     z.failures = 0;
-    z.server = std::move(*started);
-    return z.server;
+    z.servers.push_back(*started);
+    return *started;
   }
 
   StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot) {
@@ -655,11 +662,11 @@ class LocalExecutor final : public Executor {
 
   // The pool dropped a key (idle or least recently used): its fork server goes too.
   void DropZygote(const std::string& key) {
-    std::shared_ptr<ForkServer> gone;
+    std::vector<std::shared_ptr<ForkServer>> gone;  // destroyed after the lock
     std::lock_guard lock(zygotes_mu_);
     auto it = zygotes_.find(key);
     if (it == zygotes_.end()) return;
-    gone = std::move(it->second.server);
+    gone = std::move(it->second.servers);
     zygotes_.erase(it);
   }
 
@@ -667,13 +674,18 @@ class LocalExecutor final : public Executor {
     std::lock_guard lock(zygotes_mu_);
     std::vector<pid_t> pids;
     for (const auto& [key, z] : zygotes_) {
-      if (z.server && z.server->alive()) pids.push_back(z.server->pid());
+      for (const auto& server : z.servers) {
+        if (server->alive()) pids.push_back(server->pid());
+      }
     }
     return pids;
   }
 
+  // The zygotes of one start key: more than one, so that forks (a page-table copy each) run in
+  // parallel on more than one core.
   struct ZygoteEntry {
-    std::shared_ptr<ForkServer> server;
+    std::vector<std::shared_ptr<ForkServer>> servers;
+    std::size_t next = 0;  // round robin
     int failures = 0;
   };
   static constexpr int kMaxZygoteFailures = 3;
@@ -687,6 +699,12 @@ class LocalExecutor final : public Executor {
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
   const ExecutorOptions options_;
+  // One per core, up to 4 (each holds an interpreter with everything preloaded), and no more
+  // than the pool keeps ready per key.
+  const std::size_t zygotes_per_key_ = std::clamp<std::size_t>(
+      std::min<std::size_t>(std::thread::hardware_concurrency(),
+                            static_cast<std::size_t>(std::max(options_.warm_pool_size, 1))),
+      1, 4);
   const bool own_uids_ = RunsNeedOwnUids();  // a root host: each child gets its own uid
   // The process level on a root host may give each child a private mount namespace.
   const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
