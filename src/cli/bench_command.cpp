@@ -419,13 +419,16 @@ int CmdBench(const std::vector<std::string>& argv) {
   b.snapshot.tools = {NoopTool()};
   b.snapshot.fingerprint = "bench";
   b.snapshot.limits.max_tool_calls = 10'000;
-  // Process level: cold; warm with the fork server (its default); warm with an interpreter
-  // started per child. Namespaces level (no fork server there): cold and warm.
-  const Config configs[] = {{0, false, IsolationLevel::kProcess, ""},
-                            {2, true, IsolationLevel::kProcess, ""},
-                            {2, false, IsolationLevel::kProcess, " (no fork server)"},
-                            {0, false, IsolationLevel::kNamespaces, " (namespaces)"},
-                            {2, false, IsolationLevel::kNamespaces, " (namespaces)"}};
+  // Each level: cold; warm with the fork server (its default; at the namespaces level a zygote
+  // inside the sandbox, where the host allows one: a root host with cgroups); warm with an
+  // interpreter started per child.
+  const Config configs[] = {
+      {0, false, IsolationLevel::kProcess, ""},
+      {2, true, IsolationLevel::kProcess, ""},
+      {2, false, IsolationLevel::kProcess, " (no fork server)"},
+      {0, false, IsolationLevel::kNamespaces, " (namespaces)"},
+      {2, true, IsolationLevel::kNamespaces, " (namespaces)"},
+      {2, false, IsolationLevel::kNamespaces, " (namespaces, no fork server)"}};
   for (const Config& c : configs) {
     if (!MeasureConfiguration(b, c)) return kExitFailed;
   }
