@@ -16,6 +16,7 @@
 #include "backends/local/local_executor.hpp"
 #include "codeact/json.hpp"
 #include "process/run_cgroup.hpp"
+#include "selftest/isolation_probes.hpp"
 #include "test_support.hpp"
 
 namespace codeact {
@@ -149,6 +150,17 @@ TEST_F(ZygoteTest, AZygoteIsReplacedAfterItsForks) {
     const auto now = internal::ForkServerPids(*executor_);
     if (std::find(now.begin(), now.end(), p) == now.end())
       EXPECT_TRUE(testing::Eventually([&] { return !testing::ProcessAlive(p); })) << p;
+  }
+}
+
+// Every attack of the threat model, each run in a child of the zygote: contained as promised.
+TEST_F(ZygoteTest, EveryIsolationProbeIsContained) {
+  auto reports = internal::RunIsolationProbes(*executor_);
+  ASSERT_TRUE(reports.ok()) << reports.status().ToString();
+  ASSERT_EQ(reports->size(), internal::IsolationProbeNames().size());
+  for (const auto& report : *reports) {
+    EXPECT_TRUE(report.promised) << report.name;
+    EXPECT_TRUE(report.contained) << report.name << ": " << report.observed;
   }
 }
 
