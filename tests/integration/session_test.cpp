@@ -359,6 +359,11 @@ TEST(SessionTest, ARunKilledMidSessionIsFollowedByARestart) {
   ExecutionResult exited = s->Execute("import os\nos._exit(0)");
   EXPECT_NE(exited.outcome, Outcome::kOk);
   EXPECT_EQ(s->Execute("2").session_state, SessionState::kRestarted);
+  // Each ended interpreter went with its directory and group: one of each is left, then none.
+  EXPECT_EQ(CountSessionDirs(), 1);
+  s->Close();
+  EXPECT_EQ(CountSessionDirs(), 0);
+  EXPECT_EQ(CountZombieChildren(), 0);
 }
 
 TEST(SessionTest, AnIdleSessionExpiresAndItsNameStartsAgain) {
@@ -440,15 +445,19 @@ TEST(SessionTest, APausedSessionRunsNothingUntilResumed) {
   EXPECT_EQ(s->Execute("k").output_json, "9");
 }
 
+// Without the runtime guard, which would refuse the fork: a process the session's code leaves
+// running goes with the session too.
 TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
   const int fds_before = CountOpenFds();
   {
-    PROVIDER_OR_SKIP(provider, Options());
+    ProviderOptions unguarded = Options();
+    unguarded.executor.runtime_guard = false;
+    PROVIDER_OR_SKIP(provider, unguarded);
     auto s = Open(*provider);
     ExecutionResult r = s->Execute(
-        "import subprocess, sys\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\np.pid");
-    ASSERT_TRUE(r.success()) << r.message << r.stderr_text;
+        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(300)\n    os._exit(0)\n"
+        "pid");
+    ASSERT_TRUE(r.success()) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
     if (Status p = s->Pause(); p.ok()) {
       // Closing a frozen session kills it too.
     }
