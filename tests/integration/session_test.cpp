@@ -160,6 +160,22 @@ TEST(SessionTest, FortyIncrementsGiveForty) {
   EXPECT_EQ(r.output_json, "40");
 }
 
+// The interpreter outlives the thread of the call that started it (the parent-death signal
+// follows the thread that forked: the executor starts session children on its own).
+TEST(SessionTest, TheInterpreterOutlivesTheThreadThatStartedIt) {
+  ProviderOptions o = Options();
+  if (::geteuid() == 0) o.executor.isolation = IsolationLevel::kProcess;  // no launcher between
+  PROVIDER_OR_SKIP(provider, o);
+  auto s = Open(*provider);
+  ExecutionResult first;
+  std::thread([&] { first = s->Execute("t = 'kept'"); }).join();
+  ASSERT_TRUE(first.success()) << first.message;
+  ExecutionResult later = s->Execute("t");
+  ASSERT_TRUE(later.success()) << later.message;
+  EXPECT_EQ(later.session_state, SessionState::kKept);
+  EXPECT_EQ(later.output_json, "\"kept\"");
+}
+
 TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
   PROVIDER_OR_SKIP(provider, Options());
   auto a = Open(*provider, "a");

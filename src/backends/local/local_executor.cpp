@@ -23,6 +23,7 @@
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "common/log.hpp"
+#include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
@@ -278,8 +279,10 @@ class LocalExecutor final : public Executor {
     if (!parent.ok()) return parent.status();
     LocalSessionConfig config;
     config.snapshot = snapshot;
+    // Started on the executor's own thread: the parent-death signal follows the thread that
+    // forked, and the caller's (a request's thread, say) may end long before the session.
     config.start = [this, snapshot, parent = *parent] {
-      return StartSessionChild(snapshot, parent);
+      return session_starter_->Call([&] { return StartSessionChild(snapshot, parent); });
     };
     config.guard = [this, snapshot, imports](const SessionChild& c) {
       std::optional<RuntimeGuardSpec> spec;
@@ -542,6 +545,7 @@ class LocalExecutor final : public Executor {
       auto made = SessionParentGroup::Create(cgroups_, settings.total_memory_bytes);
       if (!made.ok()) return made.status();
       session_parent_ = std::move(*made);
+      session_starter_ = std::make_unique<TaskThread>(2);
     }
     return session_parent_;
   }
@@ -781,6 +785,7 @@ class LocalExecutor final : public Executor {
   std::unique_ptr<WarmPool> pool_;
   std::mutex sessions_mu_;
   std::shared_ptr<SessionParentGroup> session_parent_;  // made by the first session
+  std::unique_ptr<TaskThread> session_starter_;         // starts every session's child
 };
 
 }  // namespace
