@@ -13,7 +13,9 @@ the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr
   host  -> child {"type":"guard","exec":[path,...],"read":[path,...],"write":[path,...],
                   "tmp":path,"bridge_fds":[3,4]}          (only to a pooled or forked child with
                                                           CODEACT_GUARD, before its ready frame)
-  child -> host  {"type":"ready","python":[3,11],"pid":N}
+  child -> host  {"type":"ready","python":[3,11],"pid":N}     (a session's runner adds
+                 "session":true: after each terminal frame it reads the next request on the same
+                 bridge, its globals kept, until the host closes the bridge; runner_session.py)
   host  -> child {"type":"request","code":str,"tools":[str,...],"max_output_bytes":N,
                   "max_frame_bytes":N,"max_tool_calls":N,   (limits optional: REQUEST_DEFAULTS)
                   "guard":{<the fields of the guard frame>,"imports":[pattern,...]}}   (optional)
@@ -66,7 +68,7 @@ TABLE = {
     "tool_result": ("bridge", "host", ("id", "ok"), ("result", "error_type", "message")),
     "configure": ("bridge", "host", ("fingerprint", "tools", "input_dir", "output_dir", "network",
                                      "environment", "cpu_time_s"), ()),
-    "ready": ("bridge", "child", (), ("python", "pid")),
+    "ready": ("bridge", "child", (), ("python", "pid", "session")),
     "setup_error": ("bridge", "child", ("message",), ("step", "errno")),
     "guard_error": ("bridge", "child", ("message",), ()),
     "tool_call": ("bridge", "child", ("id", "name"), ("kwargs",)),
@@ -219,6 +221,11 @@ COMPLETE_NO_OUTPUT = '{"type":"complete","output_present":false,"output":null}'
 
 def ready_frame(version, pid):
     return '{"type":"ready","python":[%d,%d],"pid":%d}' % (version[0], version[1], pid)
+
+
+def session_ready_frame(version, pid):
+    return '{"type":"ready","python":[%d,%d],"pid":%d,"session":true}' % (
+        version[0], version[1], pid)
 
 
 def complete_frame(output_json):

@@ -12,6 +12,7 @@ its own directory, where its modules are (the host compiles them all to .pyc bes
   runner_cold.py       tool calls, error reports, output conversion: imported on first need
   codeact_convert.py   output values -> JSON (the hyperlight guest runs the same code)
   runner_zygote.py     the fork server's side (CODEACT_ZYGOTE=1)
+  runner_session.py    a session's loop: request after request, globals kept (CODEACT_SESSION=1)
 
 Frames travel only on the bridge fds; whatever the user's code prints goes to fds 1 and 2. A
 tool_call frame over max_frame_bytes is not sent: the code gets ToolError "FrameTooLarge"; past
@@ -136,6 +137,13 @@ class _State:
     guard_path = ""     # CODEACT_GUARD: the runtime guard's module; "" when the host wants none
     guard = None        # the loaded module
     guard_system = None  # the system part of the spec its OS layers were armed with
+    imports_limited = False  # the guard's import check is on (once per process)
+    session = False     # runner_session.py: a terminal frame ends the run, not the process
+    session_module = None  # a session's __main__, kept from run to run
+
+
+class _RunEnded(BaseException):
+    """A session's run sent its terminal frame (runner_session.py catches it)."""
 
 
 _state = _State()
@@ -208,6 +216,8 @@ def _finish(frame_text, exit_code):
     """Sends the terminal frame and ends the process (no atexit handlers, no finalizers)."""
     _flush_std()
     _send_text(frame_text)
+    if _state.session:
+        raise _RunEnded(exit_code)
     try:
         os.close(_state.wfd)
     except BaseException:
@@ -222,7 +232,9 @@ def _finish_oom():
 
 
 def _abort_bridge(message):
-    """The host broke the protocol: end the run with a BridgeError frame."""
+    """The host broke the protocol: end the run with a BridgeError frame. A session's
+    interpreter ends too: the bridge cannot be trusted for another run."""
+    _state.session = False
     _finish(_load_cold().error_frame_text("BridgeError", message, "", _state.max_frame), 1)
 
 
@@ -262,7 +274,9 @@ def _make_tool_function(name):
 def _user_globals(tool_names):
     """A fresh __main__ module for the code: builtins, call_tool, ToolError, one function per
     tool name that is an identifier and does not shadow a builtin or one of those two."""
-    module = type(sys)("__main__")
+    module = _state.session_module or type(sys)("__main__")
+    if _state.session:
+        _state.session_module = module  # the next run of the session finds its globals here
     g = module.__dict__
     g["__builtins__"] = builtins
     g["call_tool"] = call_tool
@@ -466,7 +480,9 @@ def _arm_guard(req):
             raise RuntimeError("codeact guard: the request's paths differ from those armed "
                                "ahead of it")
         imports = spec.get("imports")
-        _load_guard().limit_imports(imports if type(imports) is list else [])
+        if not _state.imports_limited:  # a session's later runs: on since its first
+            _load_guard().limit_imports(imports if type(imports) is list else [])
+            _state.imports_limited = True
     except BaseException as e:
         _guard_failed(e)
 
@@ -540,7 +556,11 @@ def _run(req):
             asyncio = _import_asyncio()
             loop = asyncio.new_event_loop()
             asyncio.set_event_loop(loop)
-            loop.run_until_complete(eval(code_obj, g))
+            try:
+                loop.run_until_complete(eval(code_obj, g))
+            finally:
+                if st.session:  # its selector's fds would pile up run after run
+                    _close_loop(loop)
         else:
             eval(code_obj, g)
     except SystemExit as e:
@@ -551,6 +571,18 @@ def _run(req):
         _fail(e, g)
     sys.setrecursionlimit(max(st.recursion_limit, sys.getrecursionlimit()))
     _complete(g.pop(_HIDDEN_OUTPUT, None) if has_output else None)
+
+
+def _close_loop(loop):
+    st = _state
+    try:
+        if st.loop is loop:
+            if not st.eof:
+                loop.remove_reader(st.rfd)
+            st.loop = None
+        loop.close()
+    except BaseException:
+        pass
 
 
 def _main():
@@ -593,6 +625,9 @@ def _main():
         import runner_zygote
         runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
         ahead = True
+    elif os.environ.pop("CODEACT_SESSION", "") == "1":
+        import runner_session
+        runner_session.serve()  # never returns
     elif os.environ.pop("CODEACT_WARM", "") == "1":
         while todo:
             _preload(todo.pop(0))

@@ -33,6 +33,13 @@ enum class Outcome {
 
 std::string_view OutcomeName(Outcome outcome);
 
+// How a run of a session (session.hpp) found its interpreter: started for this run on the
+// session's first use, the one earlier runs left (their globals are there), or a fresh one
+// because the last run hit a limit or the interpreter died (the globals are gone).
+enum class SessionState { kNew, kKept, kRestarted };
+
+std::string_view SessionStateName(SessionState state);
+
 struct ExecutionRequest {
   std::string code;
   // Cancelling it ends the run at once: the child's processes are killed, its tool calls are
@@ -92,6 +99,10 @@ struct ExecutionResult {
   std::string isolation;  // "process", "namespaces", "microvm"
   std::string message;    // why the sandbox ended the run, for non-user outcomes
   ResourceUsage usage;
+  // Set for a run of a session (session.hpp): its name and how it found its interpreter. A
+  // stateless run has neither (JSON: `session` null, `session_state` null).
+  std::optional<std::string> session;
+  std::optional<SessionState> session_state;
 
   bool success() const { return exit_code == 0 && outcome == Outcome::kOk; }
 };

@@ -13,6 +13,7 @@
 #include "codeact/file_mount.hpp"
 #include "codeact/limits.hpp"
 #include "codeact/policy.hpp"
+#include "codeact/session.hpp"
 #include "codeact/status.hpp"
 #include "codeact/tool.hpp"
 
@@ -116,6 +117,20 @@ struct BackendTraits {
   std::string fresh_start;
 };
 
+// The backend's side of a Session (session.hpp): one child serving the runs of one session.
+class ExecutorSession {
+ public:
+  virtual ~ExecutorSession() = default;  // as Close
+  // One run in the session's interpreter, started first where there is none; the result's
+  // `session_state` says which (kNew, kKept, kRestarted). A run that ends otherwise than ok or
+  // error ends the interpreter. Runs take turns. The caller has approved and validated the code.
+  virtual ExecutionResult Execute(const ExecutionRequest& request) = 0;
+  virtual Status Pause() = 0;
+  virtual Status Resume() = 0;
+  virtual bool paused() const = 0;
+  virtual void Close() = 0;  // kills and removes everything; idempotent
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -127,6 +142,15 @@ class Executor {
   virtual BackendKind backend() const = 0;
   virtual IsolationLevel isolation() const = 0;  // the level that runs: never kAuto
   virtual BackendTraits Traits(const RunSnapshot& snapshot) const = 0;
+  // A session under `snapshot`, fixed for its life; `settings` are the provider's (the first
+  // session fixes the total memory budget). UNAVAILABLE, with the reason, where the backend or
+  // this host cannot keep sessions apart; the interpreter starts on the first run.
+  virtual StatusOr<std::unique_ptr<ExecutorSession>> OpenSession(const RunSnapshot& snapshot,
+                                                                 const SessionSettings& settings) {
+    (void)snapshot;
+    (void)settings;
+    return Unavailable("this backend does not keep sessions");
+  }
 };
 
 StatusOr<std::unique_ptr<Executor>> CreateExecutor(const ExecutorOptions& options);

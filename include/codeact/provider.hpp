@@ -16,6 +16,7 @@
 #include "codeact/file_mount.hpp"
 #include "codeact/limits.hpp"
 #include "codeact/policy.hpp"
+#include "codeact/session.hpp"
 #include "codeact/status.hpp"
 #include "codeact/tool.hpp"
 #include "codeact/validator.hpp"
@@ -45,9 +46,15 @@ struct ProviderOptions {
   std::map<std::string, std::string> environment;  // the child's whole environment
   ApprovalMode approval_mode = ApprovalMode::kNeverRequire;
   bool validate = true;  // false only for trusted code (tests, --no-validate)
+  SessionSettings sessions;
 };
 
-class CodeActProvider {
+namespace internal {
+class SessionTable;
+class ProviderSession;
+}  // namespace internal
+
+class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
  public:
   // The provider over `executor`, or over a new executor of `options.executor` when null (its
   // backend and level then come from the options; `auto` is resolved here). `validator` null:
@@ -92,9 +99,23 @@ class CodeActProvider {
   // waiting; long-lived servers call it at start-up so their first run is warm too.
   void Warm() { executor_->Warm(Snapshot()); }
 
+  // A session (session.hpp) under the current snapshot, fixed for its life. Fails with the
+  // reason where the executor cannot keep sessions apart, or when max_sessions are open.
+  StatusOr<std::shared_ptr<Session>> OpenSession(const SessionOptions& options = {});
+  // Sessions open now (expired and closed ones are not counted).
+  int OpenSessionCount() const;
+
   Executor& executor() { return *executor_; }
 
+  ~CodeActProvider();
+
  private:
+  friend class internal::ProviderSession;
+  // Approval, the code's checks and validation, then `run`: Execute's steps for any executor.
+  ExecutionResult Vet(const std::string& code, const RunSnapshot& snapshot,
+                      const InvokeOptions& options,
+                      const std::function<ExecutionResult(const ExecutionRequest&)>& run);
+
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);
 
@@ -107,6 +128,7 @@ class CodeActProvider {
   std::vector<std::string> network_targets_;
   ExecutionLimits limits_;
   std::map<std::string, std::string> environment_;
+  std::shared_ptr<internal::SessionTable> sessions_;
 };
 
 // The local backend (process or namespaces isolation): CodeActProvider::Create on it.

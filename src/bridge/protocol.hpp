@@ -82,6 +82,9 @@ inline constexpr std::string_view kPython = "python";
 inline constexpr std::string_view kPid = "pid";
 inline constexpr std::string_view kStep = "step";
 inline constexpr std::string_view kErrno = "errno";
+// ready: true from a session's runner (runner_session.py), which serves request after request
+// on the same bridge, keeping its globals, instead of exiting after its terminal frame
+inline constexpr std::string_view kSession = "session";
 // configure, configured
 inline constexpr std::string_view kFingerprint = "fingerprint";
 inline constexpr std::string_view kInputDir = "input_dir";
@@ -130,7 +133,7 @@ inline constexpr std::string_view kToolResultRequired[] = {kId, kOk};
 inline constexpr std::string_view kToolResultOptional[] = {kResult, kErrorType, kMessage};
 inline constexpr std::string_view kConfigureRequired[] = {
     kFingerprint, kTools, kInputDir, kOutputDir, kNetwork, kEnvironment, kCpuTimeS};
-inline constexpr std::string_view kReadyOptional[] = {kPython, kPid};
+inline constexpr std::string_view kReadyOptional[] = {kPython, kPid, kSession};
 inline constexpr std::string_view kMessageOnly[] = {kMessage};
 inline constexpr std::string_view kSetupErrorOptional[] = {kStep, kErrno};
 inline constexpr std::string_view kToolCallRequired[] = {kId, kName};

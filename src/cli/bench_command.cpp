@@ -391,6 +391,37 @@ void WriteJson(const std::string& path, int runs, const std::vector<Figure>& fig
   std::ofstream(path) << out.str();
 }
 
+// 8. A call into a live session (session.hpp): the interpreter is there, so a run costs the
+// bridge round trip and the run itself, no process start. Namespaces level; where sessions cannot
+// run here the rows are left out with the reason.
+void MeasureSessionCall(Bench& b) {
+  ExecutorOptions options;
+  options.warm_pool_size = 0;
+  options.isolation = IsolationLevel::kNamespaces;
+  auto executor = CreateExecutor(options);
+  if (!executor.ok()) {
+    std::cerr << "codeact bench: no session row: " << executor.status().message() << "\n";
+    return;
+  }
+  auto session = (*executor)->OpenSession(b.snapshot, SessionSettings{});
+  if (!session.ok()) {
+    std::cerr << "codeact bench: no session row: " << session.status().message() << "\n";
+    return;
+  }
+  if (!Check((*session)->Execute({"print(1)"}), "print(1) in a session")) return;
+  Samples calls;
+  for (int i = 0; i < b.runs; ++i) {
+    const auto t0 = Clock::now();
+    const bool ok = (*session)->Execute({"print(1)"}).success();
+    calls.Add(Clock::now() - t0);
+    if (!ok) return;
+  }
+  b.figures.push_back(
+      Latency("execute print(1) in a live session (namespaces)", calls, "p50 <= 0.1 x bare start"));
+  b.figures.push_back({"session call / bare start (p50 ratio)", "x", 0, 0, 0,
+                       calls.PercentileUs(50) / std::max(1.0, b.bare_start_p50_us), "<= 0.1"});
+}
+
 }  // namespace
 
 int CmdBench(const std::vector<std::string>& argv) {
@@ -433,6 +464,7 @@ int CmdBench(const std::vector<std::string>& argv) {
     if (!MeasureConfiguration(b, c)) return kExitFailed;
   }
   if (!MeasureGuardCost(b) || !MeasureMcpCall(b)) return kExitFailed;
+  MeasureSessionCall(b);
   PrintFigures(b.figures);
   if (auto path = args->Get("--json")) WriteJson(*path, b.runs, b.figures);
   return kExitOk;

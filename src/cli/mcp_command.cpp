@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
+#include "provider/client_sessions.hpp"
 #include "server/mcp_server.hpp"
 
 namespace codeact::cli {
@@ -32,6 +33,10 @@ server options:
   --max-concurrent N     tools/call runs at once (default 4); more calls wait their turn
   --shutdown-grace S     seconds calls in flight may take after SIGTERM/SIGINT (default 10; 0 cancels at once)
   --quiet                no log lines on stderr
+
+Sessions: execute_code takes an optional "session" name; calls with the same name run in one
+persistent interpreter (variables, imports and files kept). Names belong to this connection; its
+sessions close when the server ends, or after --session-idle-expiry seconds without use.
 
 provider options:
 )";
@@ -103,17 +108,19 @@ int CmdMcp(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   (*provider)->Warm();  // the first tools/call finds a ready interpreter too
-  const ExecuteCodeFunction function(*provider);
+  // One stdio server serves one connection: its session names are this connection's, and its
+  // sessions close when the server ends.
+  auto sessions = std::make_shared<internal::ClientSessions>(*provider);
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
 
   options.instructions = (*provider)->Instructions();
-  options.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-  options.execute = [function, invoke](const std::string& arguments_json,
+  options.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
+  options.execute = [sessions, invoke](const std::string& arguments_json,
                                        const CancellationToken& cancel) {
     InvokeOptions call = invoke;
     call.cancel = cancel;
-    return function.InvokeResult(arguments_json, call);
+    return sessions->Invoke(arguments_json, call);
   };
   return internal::ServeStdio(std::move(options), stop_fd);
 }

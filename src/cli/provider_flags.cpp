@@ -100,6 +100,9 @@ constexpr const char* kOtherFlagsHelp =
   --allow-domain HOST[:METHODS] hyperlight: a network target the guest may reach, e.g.
                          api.example.com:GET,POST (repeatable; default: no network)
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
+  --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
+  --max-sessions N       sessions open at once; one more is refused (default 16)
+  --sessions-memory-mb N the memory of all sessions together (default 4096)
 )";
 
 }  // namespace
@@ -116,7 +119,8 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const char* f :
        {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import",
         "--block-import", "--python", "--pool", "--warm-pool", "--isolation", "--require-isolation",
-        "--backend", "--input-dir", "--allow-domain", "--hyperlight-sdk"}) {
+        "--backend", "--input-dir", "--allow-domain", "--hyperlight-sdk", "--session-idle-expiry",
+        "--max-sessions", "--sessions-memory-mb"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -171,6 +175,27 @@ Status LimitFlags(const Args& args, ExecutionLimits& limits) {
       // A fraction of a unit the kernel counts whole (RLIMIT_CPU seconds) rounds up, not to zero.
       limits.*spec.member = std::max<std::int64_t>(*value, 1);
     }
+  }
+  return Status::Ok();
+}
+
+// --session-idle-expiry, --max-sessions and --sessions-memory-mb.
+Status SessionFlags(const Args& args, SessionSettings& sessions) {
+  if (auto text = args.Get("--session-idle-expiry")) {
+    auto ms = PositiveNumber("--session-idle-expiry", *text, 1000.0);
+    if (!ms.ok()) return ms.status();
+    sessions.idle_expiry_ms = std::max<std::int64_t>(*ms, 1);
+  }
+  if (auto text = args.Get("--max-sessions")) {
+    auto n = PositiveNumber("--max-sessions", *text, 1.0);
+    if (!n.ok()) return n.status();
+    if (*n < 1 || *n > 4096) return InvalidArgument("--max-sessions must be from 1 to 4096");
+    sessions.max_sessions = static_cast<int>(*n);
+  }
+  if (auto text = args.Get("--sessions-memory-mb")) {
+    auto bytes = PositiveNumber("--sessions-memory-mb", *text, 1024.0 * 1024.0);
+    if (!bytes.ok()) return bytes.status();
+    sessions.total_memory_bytes = *bytes;
   }
   return Status::Ok();
 }
@@ -311,6 +336,7 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
   ProviderOptions options;
   if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
   if (Status s = CodeFlags(args, options); !s.ok()) return s;
+  if (Status s = SessionFlags(args, options.sessions); !s.ok()) return s;
   if (Status s = ExecutorFlags(args, default_pool_size, options.executor); !s.ok()) return s;
   if (Status s = BackendFlags(args, options); !s.ok()) return s;
   auto mounts = MountFlags(args);

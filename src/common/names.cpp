@@ -36,6 +36,18 @@ std::string_view OutcomeName(Outcome outcome) {
   return "internal_error";
 }
 
+std::string_view SessionStateName(SessionState state) {
+  switch (state) {
+    case SessionState::kNew:
+      return "new";
+    case SessionState::kKept:
+      return "kept";
+    case SessionState::kRestarted:
+      return "restarted";
+  }
+  return "new";
+}
+
 std::string_view BackendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::kLocal:

@@ -58,16 +58,39 @@ StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json) {
   return text;
 }
 
-std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description) {
-  json::object schema{
-      {"type", "object"},
-      {"properties", json::object{{"code", json::object{{"type", "string"},
-                                                        {"description",
-                                                         "Python source to run. Top-level "
-                                                         "await works; the value of a final "
-                                                         "bare expression is returned."}}}}},
-      {"required", json::array{"code"}},
-      {"additionalProperties", false}};
+StatusOr<std::optional<std::string>> ParseSessionArgument(std::string_view arguments_json) {
+  json::error_code ec;
+  const json::value v = ParseJson(arguments_json, ec);
+  if (ec || !v.is_object()) return std::optional<std::string>();  // ParseCodeArgument says why
+  const json::value* session = v.as_object().if_contains("session");
+  if (session == nullptr || session->is_null()) return std::optional<std::string>();
+  if (!session->is_string()) return InvalidArgument("argument \"session\" must be a string");
+  std::string name(session->as_string());
+  if (name.empty()) return InvalidArgument("argument \"session\" must not be empty");
+  if (name.size() > 128) return InvalidArgument("argument \"session\" has at most 128 bytes");
+  return std::optional<std::string>(std::move(name));
+}
+
+std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description,
+                                      bool with_sessions) {
+  json::object properties{{"code", json::object{{"type", "string"},
+                                                {"description",
+                                                 "Python source to run. Top-level "
+                                                 "await works; the value of a final "
+                                                 "bare expression is returned."}}}};
+  if (with_sessions) {
+    properties["session"] = json::object{
+        {"type", "string"},
+        {"description",
+         "Optional. A name for a persistent interpreter: use the same name to keep variables, "
+         "imports and files between calls; a new name starts a new one. Without it, every call "
+         "starts fresh. A session unused for a while expires (the result's session_state is then "
+         "\"new\" again)."}};
+  }
+  json::object schema{{"type", "object"},
+                      {"properties", std::move(properties)},
+                      {"required", json::array{"code"}},
+                      {"additionalProperties", false}};
   if (format == DefinitionFormat::kMcp) {
     return SerializeJson(json::object{{"name", ExecuteCodeFunction::kName},
                                       {"description", description},

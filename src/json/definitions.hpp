@@ -2,6 +2,7 @@
 // describes. Kept here so the provider does not depend on the JSON library.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,12 @@ StatusOr<std::vector<SchemaParam>> SchemaParams(std::string_view schema_json);
 // {"code": "..."} -> the code. Missing, non-string, empty or whitespace-only code is an error.
 StatusOr<std::string> ParseCodeArgument(std::string_view arguments_json);
 
-std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description);
+// `with_sessions`: the schema has the optional "session" argument (ClientSessions).
+std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view description,
+                                      bool with_sessions = false);
+// The optional "session" argument of execute_code: nullopt when absent or null; an error when
+// it is not a non-empty string of at most 128 bytes.
+StatusOr<std::optional<std::string>> ParseSessionArgument(std::string_view arguments_json);
 
 // {"tools":[definition],"instructions":"..."} for `codeact describe`.
 std::string DescriptionDocumentJson(std::string_view definition_json,

@@ -135,6 +135,9 @@ std::string ToJson(const ExecutionResult& r) {
       {"usage", json::object{{"cpu_ms", Optional(r.usage.cpu_ms)},
                              {"peak_memory_bytes", Optional(r.usage.peak_memory_bytes)},
                              {"workdir_bytes", Optional(r.usage.workdir_bytes)}}},
+      {"session", r.session ? json::value(Text(*r.session)) : json::value(nullptr)},
+      {"session_state",
+       r.session_state ? json::value(SessionStateName(*r.session_state)) : json::value(nullptr)},
   };
   return internal::SerializeJson(o);
 }
@@ -184,6 +187,8 @@ std::size_t ResultJsonBytes(const ExecutionResult& r) {
   frame.duration_ms = r.duration_ms;
   frame.backend = r.backend;
   frame.isolation = r.isolation;
+  frame.session = r.session;
+  frame.session_state = r.session_state;
   std::size_t n = ToJson(frame).size();
   const auto text = [](const std::string& s) { return JsonTextBytes(s) - 2; };  // beyond ""
   n += text(r.stdout_text) + text(r.stderr_text) + text(r.message);
@@ -206,7 +211,7 @@ std::size_t ResultJsonBytesUpperBound(const ExecutionResult& r) {
   constexpr std::size_t kFixed = 1024;
   const auto text = [](const std::string& s) { return JsonTextBytesUpperBound(s.size()); };
   std::size_t n = kFixed + text(r.stdout_text) + text(r.stderr_text) + text(r.message) +
-                  text(r.backend) + text(r.isolation);
+                  text(r.backend) + text(r.isolation) + (r.session ? text(*r.session) : 0);
   if (r.error) n += text(r.error->type) + text(r.error->message) + text(r.error->traceback);
   // Re-serialising the child's JSON can lengthen a number ("1e4" -> "10000.0"), never tripling it.
   if (r.output_present) n += 3 * r.output_json.size() + 4;
@@ -267,6 +272,14 @@ StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
       r.usage.cpu_ms = OptionalNumber(u->as_object(), "cpu_ms");
       r.usage.peak_memory_bytes = OptionalNumber(u->as_object(), "peak_memory_bytes");
       r.usage.workdir_bytes = OptionalNumber(u->as_object(), "workdir_bytes");
+    }
+    if (const auto* n = o.if_contains("session"); n && n->is_string())
+      r.session = std::string(n->as_string());
+    if (const auto* st = o.if_contains("session_state"); st && st->is_string()) {
+      for (SessionState state :
+           {SessionState::kNew, SessionState::kKept, SessionState::kRestarted}) {
+        if (st->as_string() == SessionStateName(state)) r.session_state = state;
+      }
     }
     return r;
   } catch (const std::exception& e) {

@@ -369,6 +369,42 @@ std::shared_ptr<const CgroupSite> CgroupSite::ForThisProcess() {
 }
 
 int RemoveStaleRunGroups(const CgroupSite& site) {
+  // A sessions' parent group (session_cgroups.hpp) holds the sessions' own groups, and a v1 session
+  // has a group in the freezer hierarchy as well (`<root>/freezer/<subtree>/<name>`), frozen
+  // perhaps: those are thawed first (a frozen process cannot die), the nested groups killed and
+  // removed before their parent, and the freezer groups removed last.
+  auto remove_nested = [&site](const std::string& parent) {
+    CgroupSite inner = site;
+    std::set<std::string> nested;
+    std::set<std::string> freezers;
+    for (H& h : inner.hierarchies) {
+      if (!h.v2) {
+        const std::string subtree = h.dir.substr(h.dir.rfind('/') + 1);
+        const std::string controller_dir = h.dir.substr(0, h.dir.rfind('/'));
+        freezers.insert(controller_dir.substr(0, controller_dir.rfind('/')) + "/freezer/" +
+                        subtree);
+      }
+      h.dir += "/" + parent;
+      DIR* d = ::opendir(h.dir.c_str());
+      if (d == nullptr) continue;
+      while (dirent* e = ::readdir(d)) {
+        std::string pid, start;
+        if (ParseRunGroupName(e->d_name, pid, start)) nested.insert(e->d_name);
+      }
+      ::closedir(d);
+    }
+    if (nested.empty()) return;
+    for (const auto& name : nested) {
+      for (const auto& f : freezers) WriteText(f + "/" + name + "/freezer.state", "THAWED");
+    }
+    {
+      auto shared = std::make_shared<const CgroupSite>(std::move(inner));
+      for (const auto& name : nested) RunCgroup doomed(shared, name);
+    }
+    for (const auto& name : nested) {
+      for (const auto& f : freezers) ::rmdir((f + "/" + name).c_str());
+    }
+  };
   std::set<std::string> stale;
   for (const H& h : site.hierarchies) {
     DIR* d = ::opendir(h.dir.c_str());
@@ -383,6 +419,7 @@ int RemoveStaleRunGroups(const CgroupSite& site) {
   }
   auto shared = std::make_shared<const CgroupSite>(site);
   for (const auto& name : stale) {
+    remove_nested(name);
     RunCgroup doomed(shared, name);  // its destructor kills and removes
   }
   return static_cast<int>(stale.size());

@@ -8,6 +8,7 @@
 #include "common/utf8.hpp"
 #include "json/definitions.hpp"
 #include "provider/fingerprint.hpp"
+#include "provider/session_table.hpp"
 
 namespace codeact {
 namespace {
@@ -29,7 +30,10 @@ CodeActProvider::CodeActProvider(ProviderOptions options, std::shared_ptr<Valida
       validator_(std::move(validator)),
       executor_(std::move(executor)),
       limits_(options_.limits),
-      environment_(options_.environment) {}
+      environment_(options_.environment),
+      sessions_(std::make_shared<internal::SessionTable>(options_.sessions)) {}
+
+CodeActProvider::~CodeActProvider() { sessions_->Shutdown(); }
 
 void CodeActProvider::AddTool(HostTool tool) { tools_.Add(std::move(tool)); }
 std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const {
@@ -127,6 +131,14 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOp
 
 ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnapshot& snapshot,
                                          const InvokeOptions& options) {
+  return Vet(code, snapshot, options, [&](const ExecutionRequest& request) {
+    return executor_->Execute(request, snapshot);
+  });
+}
+
+ExecutionResult CodeActProvider::Vet(
+    const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
+    const std::function<ExecutionResult(const ExecutionRequest&)>& run) {
   const auto start = Clock::now();
   auto finish = [&](ExecutionResult r) {
     if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
@@ -194,7 +206,7 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     }
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
-  return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, snapshot));
+  return finish(run(ExecutionRequest{code, options.cancel}));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

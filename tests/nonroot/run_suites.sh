@@ -51,7 +51,7 @@ fail() {
 
 step "integration suites as $user (uid $uid)"
 as_user "$tests" --gtest_brief=1 \
-  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*' ||
+  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*:SessionTest.*:McpSessionTest.*' ||
   fail "integration suites"
 
 step "codeact run at the default level"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -343,6 +344,48 @@ TEST(RunCgroupTest, StaleGroupsOfADeadOwnerAreRemovedWithTheirProcesses) {
     EXPECT_TRUE(fs::exists(h.dir + "/" + foreign)) << h.dir;
     ::rmdir((h.dir + "/" + foreign).c_str());
   }
+}
+
+// A dead owner's sessions' parent group (session_cgroups.hpp) holds a session's group, whose
+// process is frozen in the v1 freezer hierarchy: it is thawed, killed, and every group removed.
+TEST(RunCgroupTest, StaleSessionGroupsAreRemovedNestedAndFrozen) {
+  auto site = RealSite();
+  SKIP_WITHOUT_CGROUPS(site);
+  const std::string parent = std::to_string(::getpid()) + "-1-7";
+  const std::string nested = std::to_string(::getpid()) + "-1-8";
+  std::vector<std::string> procs;
+  std::string freezer;
+  for (const auto& h : site->hierarchies) {
+    ASSERT_EQ(::mkdir((h.dir + "/" + parent).c_str(), 0755), 0) << h.dir;
+    ASSERT_EQ(::mkdir((h.dir + "/" + parent + "/" + nested).c_str(), 0755), 0) << h.dir;
+    procs.push_back(h.dir + "/" + parent + "/" + nested + "/cgroup.procs");
+    if (!h.v2 && freezer.empty()) {
+      const std::string controller_dir = h.dir.substr(0, h.dir.rfind('/'));
+      freezer = controller_dir.substr(0, controller_dir.rfind('/')) + "/freezer/" +
+                h.dir.substr(h.dir.rfind('/') + 1);
+    }
+  }
+  const bool frozen = !freezer.empty() &&
+                      (::mkdir(freezer.c_str(), 0755) == 0 || errno == EEXIST) &&
+                      ::mkdir((freezer + "/" + nested).c_str(), 0755) == 0;
+  if (frozen) procs.push_back(freezer + "/" + nested + "/cgroup.procs");
+  LaunchSpec spec;
+  spec.executable = "/bin/sleep";
+  spec.args = {"3600"};
+  spec.bridge = false;
+  spec.cgroup_procs = procs;
+  auto left = Child::Start(spec);
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  if (frozen) {
+    std::ofstream(freezer + "/" + nested + "/freezer.state") << "FROZEN";
+  }
+
+  EXPECT_GE(RemoveStaleRunGroups(*site), 1);
+  EXPECT_EQ((*left)->Wait().signal, SIGKILL);
+  for (const auto& h : site->hierarchies) {
+    EXPECT_FALSE(fs::exists(h.dir + "/" + parent)) << h.dir;
+  }
+  if (frozen) EXPECT_FALSE(fs::exists(freezer + "/" + nested));
 }
 
 }  // namespace

@@ -87,6 +87,16 @@ class HyperlightExecutor final : public Executor {
 
   BackendKind backend() const override { return BackendKind::kHyperlight; }
   IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
+  // Sessions are not offered here (README "Sessions"): a worker restores its sandbox's snapshot
+  // between runs and serves any run of the same configuration, so a session would need a worker
+  // of its own that skips the restore, which is not built.
+  StatusOr<std::unique_ptr<ExecutorSession>> OpenSession(const RunSnapshot&,
+                                                         const SessionSettings&) override {
+    return Unavailable(
+        "the hyperlight backend does not keep sessions: its workers restore the sandbox to its "
+        "snapshot before every run and serve runs of any caller; use the local backend");
+  }
+
   BackendTraits Traits(const RunSnapshot& snapshot) const override {
     BackendTraits t;
     t.network_targets = true;  // the SDK's allowed domains

@@ -15,6 +15,7 @@
 #include "backends/local/reaper.hpp"
 #include "backends/local/run_identity.hpp"
 #include "backends/local/sandbox_plan.hpp"
+#include "backends/local/session_child.hpp"
 #include "backends/local/warm_pool.hpp"
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
@@ -22,11 +23,13 @@
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "common/log.hpp"
+#include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
 #include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
+#include "process/session_cgroups.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "validation/bytecode.hpp"
@@ -261,6 +264,51 @@ class LocalExecutor final : public Executor {
     return result;
   }
 
+  // Sessions (session_child.hpp): a child of their own, started cold, never pooled or forked.
+  StatusOr<std::unique_ptr<ExecutorSession>> OpenSession(const RunSnapshot& snapshot,
+                                                         const SessionSettings& settings) override {
+    if (!sandbox_ && !own_uids_) {
+      return Unavailable(
+          "sessions need the namespaces level, or the process level on a root host (each child "
+          "its own uid), so that nothing crosses sessions; here the process level runs every "
+          "child as uid " +
+          std::to_string(::getuid()) +
+          ", so one session could reach another's processes and files");
+    }
+    std::vector<std::string> imports;
+    if (auto refused = RefuseRun(ExecutionRequest{}, snapshot, imports)) {
+      return FailedPrecondition(refused->message);
+    }
+    auto parent = SessionParent(settings);
+    if (!parent.ok()) return parent.status();
+    LocalSessionConfig config;
+    config.snapshot = snapshot;
+    // Started on the executor's own thread: the parent-death signal follows the thread that
+    // forked, and the caller's (a request's thread, say) may end long before the session.
+    config.start = [this, snapshot, parent = *parent] {
+      return session_starter_->Call([&] { return StartSessionChild(snapshot, parent); });
+    };
+    config.guard = [this, snapshot, imports](const SessionChild& c) {
+      std::optional<RuntimeGuardSpec> spec;
+      if (!guard_) return spec;
+      spec = GuardSpecForRun(*guard_, snapshot, c.workdir->path(), sandbox_.has_value());
+      spec->imports = imports;
+      return spec;
+    };
+    config.stamp = [this, limits = snapshot.limits](ExecutionResult& r) {
+      auto note = [&r](const std::string& text) {
+        if (!text.empty()) r.message += (r.message.empty() ? "" : "; ") + text;
+      };
+      if (guard_ && guard_->landlock_abi < 1) note(kNoLandlock);
+      note(level_note_);
+      note(OpenFilesNote(limits));
+      if (r.outcome != Outcome::kSetupError) note(degraded_note_);
+      r.backend = "local";
+      r.isolation = std::string(IsolationName(isolation()));
+    };
+    return NewLocalSession(std::move(config));
+  }
+
   void Warm(const RunSnapshot& snapshot) override {
     if (!pool_ || !CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok())
       return;
@@ -493,6 +541,86 @@ class LocalExecutor final : public Executor {
     return ready;
   }
 
+  // The parent cgroup of every session of this executor, made by the first session (its total
+  // memory budget stays the first session's settings').
+  StatusOr<std::shared_ptr<SessionParentGroup>> SessionParent(const SessionSettings& settings) {
+    std::lock_guard lock(sessions_mu_);
+    if (!session_parent_) {
+      auto made = SessionParentGroup::Create(cgroups_, settings.total_memory_bytes);
+      if (!made.ok()) return made.status();
+      session_parent_ = std::move(*made);
+      session_starter_ = std::make_unique<TaskThread>(2);
+    }
+    return session_parent_;
+  }
+
+  // A session's interpreter: started cold like a run's (the launcher at the namespaces level),
+  // in a group of its own inside `parent`, with the runner in its session mode and RLIMIT_CPU as
+  // the backstop for its whole life. It has said ready (its guard armed) when this returns.
+  StatusOr<std::unique_ptr<SessionChild>> StartSessionChild(
+      const RunSnapshot& snapshot, const std::shared_ptr<SessionParentGroup>& parent) {
+    auto made = std::make_unique<SessionChild>();
+    if (own_uids_) {
+      auto lease = UidLease::Acquire({options_.run_uids.first, options_.run_uids.count});
+      if (!lease.ok()) return lease.status();
+      made->uid = std::move(*lease);
+    }
+    auto group = RunCgroup::Create(parent->child_site(),
+                                   {snapshot.limits.max_processes, snapshot.limits.memory_bytes});
+    if (!group.ok()) return group.status();
+    made->cgroup = std::move(*group);
+    auto freezer = FreezerGroup::Create(*parent->child_site(), *made->cgroup);
+    if (freezer.ok()) {
+      made->freezer = std::move(*freezer);
+    } else {
+      made->freezer_missing = freezer.status().message();
+    }
+    auto workdir = TempDir::Create("codeact-session-");
+    if (!workdir.ok()) return workdir.status();
+    made->workdir = std::move(*workdir);
+    const std::string& scratch = made->workdir->path();
+    if (!sandbox_) {
+      if (Status s = PrepareProcessScratch(scratch); !s.ok()) return s;
+    }
+    LaunchSpec spec = ChildSpec(snapshot, sandbox_ ? scratch : ProcessWorkDir(scratch));
+    spec.environment["CODEACT_SESSION"] = "1";
+    std::int64_t backstop = SessionCpuBackstopSeconds(snapshot.limits);
+    rlimit host{};
+    if (::getrlimit(RLIMIT_CPU, &host) == 0 && host.rlim_max != RLIM_INFINITY) {
+      backstop = std::min(backstop, static_cast<std::int64_t>(host.rlim_max));
+    }
+    spec.limits.Set(RLIMIT_CPU, backstop, backstop);
+    std::vector<UniqueFd> trees;  // open until the child has started
+    if (made->uid && !sandbox_) {
+      if (Status s = RunAsOwnUid(snapshot, made->uid->uid(), scratch, spec, trees); !s.ok())
+        return s;
+    }
+    std::vector<std::string> procs = made->cgroup->procs_files();
+    if (made->freezer) {
+      procs.insert(procs.end(), made->freezer->procs_files().begin(),
+                   made->freezer->procs_files().end());
+    }
+    if (sandbox_) {
+      const std::int64_t run_as = made->uid ? static_cast<std::int64_t>(made->uid->uid()) : -1;
+      if (Status s = ApplySandboxPlan(*sandbox_, snapshot, scratch, procs, run_as, spec); !s.ok())
+        return s;
+    } else {
+      spec.cgroup_procs = procs;
+    }
+    auto child = Child::Start(spec);
+    if (!child.ok()) return child.status();
+    made->child = std::move(*child);
+    if (guard_) {
+      const RuntimeGuardSpec armed =
+          GuardSpecForRun(*guard_, snapshot, scratch, sandbox_.has_value());
+      if (Status s = SendGuardFrame(made->child->bridge_to_child_fd(), armed); !s.ok()) return s;
+    }
+    if (Status s = WaitForReadyFrame(made->child->bridge_from_child_fd(), kWarmStartTimeout);
+        !s.ok())
+      return s;
+    return made;
+  }
+
   // The run's cgroup, or null where none can be made here (RefuseUnenforceable has decided
   // whether the run may go on without).
   StatusOr<std::unique_ptr<RunCgroup>> NewCgroup(const RunSnapshot& snapshot) {
@@ -718,6 +846,9 @@ class LocalExecutor final : public Executor {
   mutable std::mutex zygotes_mu_;  // the fork servers outlive the pool's thread, which uses them
   std::map<std::string, ZygoteEntry> zygotes_;
   std::unique_ptr<WarmPool> pool_;
+  std::mutex sessions_mu_;
+  std::shared_ptr<SessionParentGroup> session_parent_;  // made by the first session
+  std::unique_ptr<TaskThread> session_starter_;         // starts every session's child
 };
 
 }  // namespace
@@ -745,8 +876,8 @@ WarmPoolCounters PoolCounters(const Executor& executor) {
 namespace {
 
 // The runner's modules (resources/runner.py imports the others from its own directory).
-constexpr const char* kRunnerModules[] = {"runner", "codeact_protocol", "codeact_convert",
-                                          "runner_cold", "runner_zygote"};
+constexpr const char* kRunnerModules[] = {"runner",      "codeact_protocol", "codeact_convert",
+                                          "runner_cold", "runner_zygote",    "runner_session"};
 
 // Children start from the runner compiled once, here, rather than compiling their script on
 // every start (~8 ms of a ~33 ms cold start on the 2-core test VM): every module of it as a .pyc

@@ -1,0 +1,51 @@
+"""A session's runner loop (CODEACT_SESSION=1; the host's side: src/backends/local/session_child.hpp).
+
+The child of a session serves run after run on one bridge: it arms the runtime guard with the
+host's guard frame (as a pooled child does), says ready with "session": true, then reads a
+request, runs it exactly as runner.py runs a one-shot request (same frames, same checks, same
+limits), sends the one terminal frame and reads the next request. What the code leaves behind
+stays for the next run: its globals (one __main__ module for the whole session), its imports, the
+files in its working directory and /tmp, and any thread or process it started. Per run: the tool
+budget starts again at zero, the limits of the request apply, the asyncio loop a run made is
+closed at its end.
+
+The interpreter ends (and the host starts a new one for the next run) when the host closes the
+bridge (exit 0), when the host breaks the protocol (a BridgeError frame, then exit 1), when the
+code ends the process itself, or when the host kills it for a limit.
+"""
+
+import sys
+
+import runner
+from codeact_protocol import session_ready_frame
+
+
+def serve():
+    st = runner._state
+    st.session = True
+    if st.guard_path:
+        runner._arm_ahead()  # the guard frame, before the ready frame
+    runner._send_text(session_ready_frame(sys.version_info, runner.os.getpid()))
+    while True:
+        req = runner._read_request([])  # the host closed the bridge: exit 0
+        st.calls = 0
+        st.pending.clear()
+        if not runner._reserve:  # spent on a MemoryError report
+            try:
+                runner._reserve.append(bytes(4 << 20))
+            except MemoryError:
+                pass
+        try:
+            runner._run(req)
+        except runner._RunEnded:
+            continue
+        except BaseException as e:  # a failure of the runner itself ends the interpreter
+            st.session = False
+            try:
+                cold = runner._load_cold()
+                frame = cold.error_frame_text("RunnerError", "runner failure: %s: %s" % (
+                    type(e).__name__, cold.safe_str(e)), cold.format_runner_traceback(e),
+                    st.max_frame)
+            except BaseException:
+                runner._finish_oom()
+            runner._finish(frame, 1)

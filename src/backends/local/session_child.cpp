@@ -1,0 +1,285 @@
+#include "backends/local/session_child.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "backends/run_outcome.hpp"
+#include "bridge/host_loop.hpp"
+
+namespace codeact::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often a run's CPU time and wall clock are checked: the most a run overshoots either.
+constexpr std::chrono::milliseconds kWatchInterval{10};
+constexpr std::chrono::milliseconds kFreezeTimeout{5'000};
+
+class LocalSession final : public ExecutorSession {
+ public:
+  explicit LocalSession(LocalSessionConfig config) : config_(std::move(config)) {}
+  ~LocalSession() override { Close(); }
+
+  ExecutionResult Execute(const ExecutionRequest& request) override {
+    std::lock_guard run(run_mu_);
+    ExecutionResult r = RunLocked(request);
+    config_.stamp(r);
+    return r;
+  }
+
+  Status Pause() override {
+    std::lock_guard lock(mu_);
+    if (closed_) return FailedPrecondition("the session is closed");
+    if (paused_since_) return Status::Ok();
+    if (child_) {
+      if (!child_->freezer) {
+        return FailedPrecondition("cannot pause the session: " + child_->freezer_missing);
+      }
+      std::lock_guard freeze(freeze_mu_);
+      if (Status s = child_->freezer->Freeze(kFreezeTimeout); !s.ok()) return s;
+    }
+    paused_since_ = Clock::now();
+    return Status::Ok();
+  }
+
+  Status Resume() override {
+    std::lock_guard lock(mu_);
+    if (closed_) return FailedPrecondition("the session is closed");
+    if (!paused_since_) return Status::Ok();
+    if (child_ && child_->freezer) {
+      std::lock_guard freeze(freeze_mu_);
+      if (Status s = child_->freezer->Thaw(); !s.ok()) return s;
+    }
+    paused_total_ += Clock::now() - *paused_since_;
+    paused_since_.reset();
+    return Status::Ok();
+  }
+
+  bool paused() const override {
+    std::lock_guard lock(mu_);
+    return paused_since_.has_value();
+  }
+
+  void Close() override {
+    std::shared_ptr<SessionChild> child;
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      child = std::move(child_);
+    }
+    if (child) Kill(*child);  // a run in flight ends now
+    child.reset();
+    std::lock_guard run(run_mu_);  // ... and drops the last reference: everything is removed
+  }
+
+ private:
+  // Kills the group; a frozen process dies only once thawed.
+  void Kill(SessionChild& child) {
+    child.cgroup->KillAll();
+    std::lock_guard freeze(freeze_mu_);
+    if (child.freezer && child.freezer->frozen()) (void)child.freezer->Thaw();
+  }
+
+  // Time since `start` with the time paused since then taken out.
+  Clock::duration ActiveSince(Clock::time_point start, Clock::duration paused_at_start) const {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    Clock::duration paused = paused_total_ - paused_at_start;
+    if (paused_since_) paused += now - std::max(*paused_since_, start);
+    return now - start - paused;
+  }
+
+  // The child that serves this run: the session's, or a new one (the state says which).
+  StatusOr<std::shared_ptr<SessionChild>> ChildForRun(SessionState& state, std::string& note) {
+    std::shared_ptr<SessionChild> child;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return FailedPrecondition("the session is closed");
+      child = child_;
+    }
+    if (child && child->child->TryWait()) {
+      ended_because_ = "its interpreter had exited since the last run";
+      Drop(child);
+    }
+    if (child) {
+      state = SessionState::kKept;
+      return child;
+    }
+    auto started = config_.start();
+    if (!started.ok()) return started.status();
+    child = std::shared_ptr<SessionChild>(std::move(*started));
+    state = started_before_ ? SessionState::kRestarted : SessionState::kNew;
+    if (started_before_) {
+      note = "a new interpreter for the session: the last one ended (" + ended_because_ +
+             "), and the globals, imports and files of the earlier runs with it";
+    }
+    started_before_ = true;
+    std::lock_guard lock(mu_);
+    if (closed_) return FailedPrecondition("the session is closed");
+    child_ = child;
+    if (paused_since_ && child->freezer) {  // paused while it started
+      std::lock_guard freeze(freeze_mu_);
+      (void)child->freezer->Freeze(kFreezeTimeout);
+    }
+    return child;
+  }
+
+  // Ends `child`: it is no longer the session's, and it dies with the last reference.
+  void Drop(std::shared_ptr<SessionChild>& child) {
+    {
+      std::lock_guard lock(mu_);
+      if (child_ == child) child_.reset();
+    }
+    Kill(*child);
+    child.reset();
+  }
+
+  ExecutionResult RunLocked(const ExecutionRequest& request) {
+    if (request.cancel.cancelled()) {
+      return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (paused_since_) {
+        return NotRunResult(Outcome::kSetupError, "the session is paused: resume it first");
+      }
+    }
+    SessionState state = SessionState::kKept;
+    std::string note;
+    auto ready = ChildForRun(state, note);
+    if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
+    std::shared_ptr<SessionChild> child = std::move(*ready);
+
+    const ExecutionLimits& limits = config_.snapshot.limits;
+    Child& process = *child->child;
+    HostLoop loop({process.stdout_fd(), process.stderr_fd(), process.bridge_to_child_fd(),
+                   process.bridge_from_child_fd()},
+                  config_.snapshot.tools, limits);
+    const std::optional<RuntimeGuardSpec> guard = config_.guard(*child);
+    const CgroupUsage before = child->cgroup->Usage();
+    const std::int64_t oom_before = child->cgroup->OomKills();
+    const std::int64_t cpu_limit_ms = limits.cpu_time_s * 1000;
+
+    // The wall clock and the CPU time are the watcher's: the host loop's own deadline cannot
+    // leave paused time out. It stops the loop through `stop`, as the caller's token does.
+    CancellationSource stop;
+    CancellationRegistration forward = request.cancel.OnCancel([&stop] { stop.Cancel(""); });
+    std::mutex watch_mu;
+    std::condition_variable watch_cv;
+    bool done = false;
+    std::optional<Outcome> limit_hit;
+    std::int64_t cpu_used_ms = 0;
+    const auto start = Clock::now();
+    Clock::duration paused_at_start;
+    {
+      std::lock_guard lock(mu_);
+      paused_at_start = paused_total_;
+    }
+    std::thread watcher([&] {
+      std::unique_lock lock(watch_mu);
+      while (!watch_cv.wait_for(lock, kWatchInterval, [&] { return done; })) {
+        if (ActiveSince(start, paused_at_start) >=
+            std::chrono::milliseconds(limits.wall_timeout_ms)) {
+          limit_hit = Outcome::kTimeout;
+        } else if (const CgroupUsage now = child->cgroup->Usage(); now.cpu_ms && before.cpu_ms) {
+          cpu_used_ms = *now.cpu_ms - *before.cpu_ms;
+          if (cpu_used_ms >= cpu_limit_ms) limit_hit = Outcome::kCpuLimit;
+        }
+        if (limit_hit) {
+          stop.Cancel("limit");
+          return;
+        }
+      }
+    });
+    // Far beyond any wall clock: the watcher ends the run first.
+    const auto no_deadline = start + std::chrono::hours(24 * 365);
+    LoopResult ended =
+        loop.Run(request.code, no_deadline, /*child_ready=*/true,
+                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/false}, stop.token());
+    {
+      std::lock_guard lock(watch_mu);
+      done = true;
+    }
+    watch_cv.notify_all();
+    watcher.join();
+    forward = CancellationRegistration();
+
+    // A run that ended with its own terminal frame leaves the interpreter ready for the next;
+    // anything else (a limit, a crash, a broken bridge, a cancellation) ends it.
+    const bool clean = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError;
+    ExitInfo exit{.exited = true, .exit_code = 0};
+    bool oom_killed = false;
+    if (clean) {
+      // The runner flushed stdout and stderr before its terminal frame.
+      loop.DrainAvailableOutput();
+    } else {
+      Kill(*child);
+      loop.DrainAvailableOutput();
+      exit = process.Wait();
+      oom_killed = child->cgroup->OomKills() > oom_before;
+      if (limit_hit == Outcome::kTimeout) ended.end = LoopEnd::kTimeout;
+      if (ended.end == LoopEnd::kCancelled) ended.message = request.cancel.reason();
+    }
+    const CgroupUsage after = child->cgroup->Usage();
+    ExecutionResult r =
+        ResultOfRun(loop, ended, exit, limits,
+                    {"the session's interpreter", /*cpu_counts_from_start=*/false}, oom_killed);
+    if (!clean && limit_hit == Outcome::kCpuLimit && !oom_killed) {
+      r.outcome = Outcome::kCpuLimit;
+      r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) +
+                  " s exceeded (this run used " + std::to_string(cpu_used_ms) + " ms)";
+    }
+    if (after.cpu_ms && before.cpu_ms) r.usage.cpu_ms = *after.cpu_ms - *before.cpu_ms;
+    r.usage.peak_memory_bytes = after.peak_memory_bytes;  // the session's peak so far
+    if (!clean || (r.outcome != Outcome::kOk && r.outcome != Outcome::kError)) {
+      ended_because_ = "a run ended as " + std::string(OutcomeName(r.outcome));
+      Drop(child);
+      r.message += std::string(r.message.empty() ? "" : "; ") +
+                   "the session's interpreter was ended; the next run starts a new one";
+    }
+    r.session_state = state;
+    if (!note.empty()) r.message = note + (r.message.empty() ? "" : "; " + r.message);
+    return r;
+  }
+
+  const LocalSessionConfig config_;
+  std::mutex run_mu_;  // runs take turns
+  mutable std::mutex mu_;
+  std::mutex freeze_mu_;                 // the child's freezer
+  std::shared_ptr<SessionChild> child_;  // null until the first run, and after one ends it
+  bool closed_ = false;
+  std::optional<Clock::time_point> paused_since_;
+  Clock::duration paused_total_{};
+  // Under run_mu_:
+  bool started_before_ = false;
+  std::string ended_because_;
+};
+
+}  // namespace
+
+SessionChild::~SessionChild() {
+  if (!child) return;
+  KillAll();
+  child->Wait();
+}
+
+void SessionChild::KillAll() {
+  if (cgroup) {
+    cgroup->KillAll();
+  } else {
+    child->KillAll();
+  }
+  if (freezer && freezer->frozen()) (void)freezer->Thaw();
+}
+
+std::unique_ptr<ExecutorSession> NewLocalSession(LocalSessionConfig config) {
+  return std::make_unique<LocalSession>(std::move(config));
+}
+
+std::int64_t SessionCpuBackstopSeconds(const ExecutionLimits& limits) {
+  // The interpreter lives for many runs: an hour of CPU, or a hundred runs' worth, whichever is
+  // more, before the kernel's SIGXCPU/SIGKILL ends it (the next run then restarts it).
+  return std::max<std::int64_t>(3600, limits.cpu_time_s * 100);
+}
+
+}  // namespace codeact::internal

@@ -1,0 +1,103 @@
+#include "provider/client_sessions.hpp"
+
+#include "json/definitions.hpp"
+
+namespace codeact::internal {
+namespace {
+
+ExecutionResult SessionArgumentError(const std::string& message, const CodeActProvider& provider,
+                                     Executor& executor) {
+  (void)provider;
+  ExecutionResult r = NotRunResult(Outcome::kValidationFailed, message);
+  r.violations.push_back({0, 0, "argument-error", message,
+                          "call execute_code with {\"code\": \"<python source>\", \"session\": "
+                          "\"<name>\"} (session optional)"});
+  r.backend = std::string(BackendName(executor.backend()));
+  r.isolation = std::string(IsolationName(executor.isolation()));
+  return r;
+}
+
+}  // namespace
+
+ClientSessions::~ClientSessions() {
+  std::map<std::string, std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    sessions.swap(by_name_);
+  }
+  for (auto& [name, session] : sessions) session->Close();
+}
+
+std::string ClientSessions::Definition(DefinitionFormat format) const {
+  return ExecuteCodeDefinitionJson(
+      format,
+      provider_->ToolDescription(provider_->Snapshot()) +
+          "\nSessions: pass \"session\": \"<name>\" to run in a persistent interpreter; calls "
+          "with the same name share variables, imports and files, and no other name or call "
+          "sees them. The result's session_state says \"new\", \"kept\" or \"restarted\" (a run "
+          "that hit a limit ends the session's interpreter; the next call starts a fresh one).",
+      /*with_sessions=*/true);
+}
+
+std::size_t ClientSessions::size() const {
+  std::lock_guard lock(mu_);
+  return by_name_.size();
+}
+
+StatusOr<std::shared_ptr<Session>> ClientSessions::Find(const std::string& name,
+                                                        std::string& note) {
+  std::lock_guard lock(mu_);
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) {
+    if (!it->second->closed()) return it->second;
+    note = it->second->expired()
+               ? "the earlier session \"" + name + "\" " + it->second->closed_reason() +
+                     ", and its variables with it; this is a new session"
+               : "the earlier session \"" + name + "\" was " + it->second->closed_reason() +
+                     "; this is a new session";
+    by_name_.erase(it);
+  }
+  SessionOptions options;
+  options.name = name;
+  auto opened = provider_->OpenSession(options);
+  if (!opened.ok()) return opened.status();
+  by_name_[name] = *opened;
+  return *opened;
+}
+
+ExecutionResult ClientSessions::Invoke(const std::string& arguments_json,
+                                       const InvokeOptions& options) {
+  auto name = ParseSessionArgument(arguments_json);
+  if (!name.ok()) {
+    return SessionArgumentError(name.status().message(), *provider_, provider_->executor());
+  }
+  if (!*name) return ExecuteCodeFunction(provider_).InvokeResult(arguments_json, options);
+  auto code = ParseCodeArgument(arguments_json);
+  if (!code.ok()) {
+    ExecutionResult r =
+        SessionArgumentError(code.status().message(), *provider_, provider_->executor());
+    r.session = **name;
+    return r;
+  }
+  // Twice at most: a session that expires between the lookup and its run is opened again.
+  for (int attempt = 0;; ++attempt) {
+    std::string note;
+    auto session = Find(**name, note);
+    if (!session.ok()) {
+      ExecutionResult r = NotRunResult(
+          session.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
+                                                              : Outcome::kSetupError,
+          "session \"" + **name + "\" could not be opened: " + session.status().message());
+      r.session = **name;
+      r.backend = std::string(BackendName(provider_->executor().backend()));
+      r.isolation = std::string(IsolationName(provider_->executor().isolation()));
+      return r;
+    }
+    ExecutionResult r = (*session)->Execute(*code, options);
+    if (attempt == 0 && (*session)->expired() && !r.session_state) continue;
+    if (!note.empty()) r.message = note + (r.message.empty() ? "" : "; " + r.message);
+    return r;
+  }
+}
+
+}  // namespace codeact::internal

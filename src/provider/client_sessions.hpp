@@ -1,0 +1,47 @@
+// ClientSessions: the named sessions of one client — one MCP connection (or, later, one HTTP
+// token) — behind execute_code's optional "session" argument. Names are this object's alone: no
+// client can reach another's session. A new name opens a session on its first use; a call
+// without a name runs stateless, as ExecuteCodeFunction does. Destroying it closes every session
+// it opened (the connection ended).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "codeact/provider.hpp"
+#include "codeact/session.hpp"
+
+namespace codeact::internal {
+
+class ClientSessions {
+ public:
+  explicit ClientSessions(std::shared_ptr<CodeActProvider> provider)
+      : provider_(std::move(provider)) {}
+  ~ClientSessions();
+  ClientSessions(const ClientSessions&) = delete;
+  ClientSessions& operator=(const ClientSessions&) = delete;
+
+  // The execute_code definition with the "session" argument, described from a fresh snapshot.
+  std::string Definition(DefinitionFormat format) const;
+
+  // `arguments_json` is {"code": "...", "session": "name"?}. With a name the result carries
+  // `session` and `session_state`; a name whose session expired gets a new one ("new", and a
+  // `message` saying the earlier one expired). Bad arguments and sessions that cannot be opened
+  // come back as results, never as exceptions.
+  ExecutionResult Invoke(const std::string& arguments_json, const InvokeOptions& options);
+
+  // Sessions this client holds now, expired ones included until their name is used again.
+  std::size_t size() const;
+
+ private:
+  // The open session of `name`, or a new one (`note` then says why an earlier one is gone).
+  StatusOr<std::shared_ptr<Session>> Find(const std::string& name, std::string& note);
+
+  const std::shared_ptr<CodeActProvider> provider_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Session>> by_name_;
+};
+
+}  // namespace codeact::internal

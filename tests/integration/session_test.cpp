@@ -1,0 +1,551 @@
+// Sessions (session.hpp) over the local backend at the namespaces level: state that crosses the
+// runs of one session, nothing that crosses sessions, every limit inside a session, expiry, the
+// maximum, pause and resume, a run killed mid-session — and no process, fd, cgroup or directory
+// left behind.
+#include "codeact/session.hpp"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "codeact/provider.hpp"
+#include "files/scratch_owner.hpp"
+#include "integration/test_support.hpp"
+#include "process/run_cgroup.hpp"
+#include "provider/client_sessions.hpp"
+
+namespace codeact {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CountOpenFds;
+using testing::CountZombieChildren;
+using testing::Eventually;
+
+ProviderOptions Options(ExecutionLimits limits = {}, SessionSettings sessions = {}) {
+  ProviderOptions o;
+  o.executor.isolation = IsolationLevel::kNamespaces;
+  o.executor.warm_pool_size = 0;
+  o.limits = limits;
+  o.sessions = sessions;
+  // These tests are about the executor's sessions, not the policy (the MCP tests run with it).
+  o.validate = false;
+  o.policy.extra_allowed_imports = {"signal",     "sys",  "threading", "os",  "tempfile",
+                                    "subprocess", "json", "glob",      "time"};
+  return o;
+}
+
+// The provider, or a skip saying why sessions cannot run here (no namespaces level, no cgroups:
+// a non-root host without a delegated subtree).
+std::shared_ptr<CodeActProvider> ProviderOrSkip(ProviderOptions options, std::string& why) {
+  auto provider = CodeActProvider::Create(std::move(options));
+  if (!provider.ok()) {
+    why = provider.status().message();
+    return nullptr;
+  }
+  auto probe = (*provider)->OpenSession();
+  if (!probe.ok()) {
+    why = probe.status().message();
+    return nullptr;
+  }
+  (*probe)->Close();
+  return *provider;
+}
+
+#define PROVIDER_OR_SKIP(var, options)                                          \
+  std::string skip_reason;                                                      \
+  auto var = ProviderOrSkip(options, skip_reason);                              \
+  if (!var) GTEST_SKIP() << "sessions are not available here: " << skip_reason; \
+  (void)0
+
+std::shared_ptr<Session> Open(CodeActProvider& provider, const std::string& name = "") {
+  auto s = provider.OpenSession({name});
+  if (!s.ok()) throw std::runtime_error(s.status().ToString());
+  return *s;
+}
+
+// Every directory of this process's session groups (parent and children), in every hierarchy.
+std::vector<std::string> SessionGroupDirs() {
+  std::vector<std::string> dirs;
+  const auto site = internal::CgroupSite::ForThisProcess();
+  const std::string prefix = std::to_string(::getpid()) + "-";
+  std::vector<std::string> roots;
+  for (const auto& h : site->hierarchies) roots.push_back(h.dir);
+  const char* root = std::getenv("CODEACT_CGROUP_ROOT");
+  roots.push_back(std::string(root && *root ? root : "/sys/fs/cgroup") + "/freezer/" +
+                  internal::CgroupSubtreeName(::geteuid()));
+  for (const auto& dir : roots) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (!e.is_directory() || e.path().filename().string().rfind(prefix, 0) != 0) continue;
+      dirs.push_back(e.path().string());
+    }
+  }
+  return dirs;
+}
+
+// The CPU time the one open session's cgroup has counted, in ms.
+std::optional<std::int64_t> OnlySessionCpuMs() {
+  const auto site = internal::CgroupSite::ForThisProcess();
+  const std::string prefix = std::to_string(::getpid()) + "-";
+  for (const auto& h : site->hierarchies) {
+    if (!h.cpuacct) continue;
+    std::error_code ec;
+    for (const auto& parent : std::filesystem::directory_iterator(h.dir, ec)) {
+      if (parent.path().filename().string().rfind(prefix, 0) != 0) continue;
+      for (const auto& group : std::filesystem::directory_iterator(parent.path(), ec)) {
+        if (!group.is_directory()) continue;
+        std::ifstream in(group.path() / (h.v2 ? "cpu.stat" : "cpuacct.usage"));
+        if (!h.v2) {
+          std::int64_t ns = 0;
+          if (in >> ns) return ns / 1'000'000;
+        } else {
+          std::string key;
+          std::int64_t value = 0;
+          while (in >> key >> value) {
+            if (key == "usage_usec") return value / 1000;
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+int CountSessionDirs() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(internal::ScratchBaseDir(), ec)) {
+    if (e.path().filename().string().rfind("codeact-session-", 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(SessionTest, GlobalsImportsAndFilesCrossTheRunsOfOneSession) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto s = Open(*provider, "calc");
+  ExecutionResult first = s->Execute(
+      "import json\nx = 41\nopen('kept.txt', 'w').write('work')\n"
+      "import tempfile, os\nopen(os.path.join(tempfile.gettempdir(), 't.txt'), "
+      "'w').write('tmp')\n");
+  ASSERT_TRUE(first.success()) << first.message << first.stderr_text;
+  EXPECT_EQ(first.session_state, SessionState::kNew);
+  EXPECT_EQ(first.session, "calc");
+  ExecutionResult second = s->Execute(
+      "import tempfile, os\nx += 1\n"
+      "[x, json.dumps([1]), open('kept.txt').read(), "
+      "open(os.path.join(tempfile.gettempdir(), 't.txt')).read()]");
+  ASSERT_TRUE(second.success()) << second.message << second.stderr_text;
+  EXPECT_EQ(second.session_state, SessionState::kKept);
+  EXPECT_EQ(second.output_json, R"([42,"[1]","work","tmp"])");
+  EXPECT_GT(s->last_used(), s->created());
+}
+
+TEST(SessionTest, FortyIncrementsGiveForty) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("n = 0").success());
+  ExecutionResult r;
+  for (int i = 0; i < 40; ++i) {
+    r = s->Execute("n += 1\nn");
+    ASSERT_TRUE(r.success()) << i << ": " << r.message;
+    ASSERT_EQ(r.session_state, SessionState::kKept);
+  }
+  EXPECT_EQ(r.output_json, "40");
+}
+
+// The interpreter outlives the thread of the call that started it (the parent-death signal
+// follows the thread that forked: the executor starts session children on its own).
+TEST(SessionTest, TheInterpreterOutlivesTheThreadThatStartedIt) {
+  ProviderOptions o = Options();
+  if (::geteuid() == 0) o.executor.isolation = IsolationLevel::kProcess;  // no launcher between
+  PROVIDER_OR_SKIP(provider, o);
+  auto s = Open(*provider);
+  ExecutionResult first;
+  std::thread([&] { first = s->Execute("t = 'kept'"); }).join();
+  ASSERT_TRUE(first.success()) << first.message;
+  ExecutionResult later = s->Execute("t");
+  ASSERT_TRUE(later.success()) << later.message;
+  EXPECT_EQ(later.session_state, SessionState::kKept);
+  EXPECT_EQ(later.output_json, "\"kept\"");
+}
+
+TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto a = Open(*provider, "a");
+  auto b = Open(*provider, "b");
+  ExecutionResult pid = a->Execute(
+      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
+      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\nos.getpid()");
+  ASSERT_TRUE(pid.success()) << pid.message;
+  const std::string probe =
+      "import os, tempfile, glob\n"
+      "['secret' in globals(), os.path.exists('a.txt'),\n"
+      " os.path.exists(os.path.join(tempfile.gettempdir(), 'a.txt')), os.getcwd(),\n"
+      " tempfile.gettempdir()]";
+  ExecutionResult in_b = b->Execute(probe);
+  ASSERT_TRUE(in_b.success()) << in_b.message << in_b.stderr_text;
+  EXPECT_EQ(in_b.output_json.substr(0, 19), "[false,false,false,") << in_b.output_json;
+  ExecutionResult stateless = provider->Execute(probe);
+  ASSERT_TRUE(stateless.success()) << stateless.message;
+  EXPECT_EQ(stateless.output_json.substr(0, 19), "[false,false,false,") << stateless.output_json;
+  EXPECT_FALSE(stateless.session.has_value());
+  EXPECT_FALSE(stateless.session_state.has_value());
+
+  // Signals: b cannot reach a's interpreter (a pid namespace each), nor any process of a.
+  ExecutionResult kill = b->Execute(
+      "import os, signal\nhit = []\n"
+      "for p in range(1, 64):\n"
+      "    if p == os.getpid():\n"
+      "        continue\n"
+      "    try:\n"
+      "        os.kill(p, signal.SIGKILL)\n"
+      "        hit.append(p)\n"
+      "    except OSError:\n"
+      "        pass\n"
+      "hit");
+  ASSERT_TRUE(kill.success()) << kill.message << kill.stderr_text;
+  EXPECT_EQ(kill.output_json, "[]");
+  ExecutionResult still = a->Execute("secret");
+  ASSERT_TRUE(still.success()) << still.message;
+  EXPECT_EQ(still.session_state, SessionState::kKept);
+  EXPECT_EQ(still.output_json, "\"A\"");
+}
+
+// A root host's process level gives each session's child its own uid and scratch directory;
+// with the runtime guard /tmp (the literal path) is out of the code's reach as well.
+TEST(SessionTest, NothingCrossesSessionsAtTheProcessLevelOnARootHost) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the process level keeps sessions apart only as root";
+  ProviderOptions o = Options();
+  o.executor.isolation = IsolationLevel::kProcess;
+  PROVIDER_OR_SKIP(provider, o);
+  auto a = Open(*provider, "a");
+  auto b = Open(*provider, "b");
+  ExecutionResult wrote = a->Execute(
+      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
+      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\n"
+      "try:\n    open('/tmp/codeact-session-probe-a', 'w').write('A')\n    wrote = True\n"
+      "except OSError:\n    wrote = False\n[os.getuid(), os.getpid(), wrote]");
+  ASSERT_TRUE(wrote.success()) << wrote.message << wrote.stderr_text;
+  EXPECT_TRUE(wrote.output_json.ends_with(",false]")) << wrote.output_json;
+  ExecutionResult in_b = b->Execute(
+      "import os, tempfile\n['secret' in globals(), os.path.exists('a.txt'),\n"
+      " os.path.exists(os.path.join(tempfile.gettempdir(), 'a.txt')), os.getuid()]");
+  ASSERT_TRUE(in_b.success()) << in_b.message << in_b.stderr_text;
+  EXPECT_TRUE(in_b.output_json.starts_with("[false,false,false,")) << in_b.output_json;
+  // Another uid: b's code may not signal a's interpreter.
+  const std::string a_pid =
+      wrote.output_json.substr(wrote.output_json.find(',') + 1,
+                               wrote.output_json.rfind(',') - wrote.output_json.find(',') - 1);
+  ExecutionResult kill = b->Execute(
+      "import os, signal\ntry:\n    os.kill(" + a_pid +
+      ", signal.SIGKILL)\n    r = 'killed'\nexcept OSError as e:\n    r = type(e).__name__\nr");
+  ASSERT_TRUE(kill.success()) << kill.message << kill.stderr_text;
+  EXPECT_NE(kill.output_json, "\"killed\"");
+  ExecutionResult still = a->Execute("secret");
+  EXPECT_EQ(still.session_state, SessionState::kKept);
+  EXPECT_EQ(still.output_json, "\"A\"");
+}
+
+TEST(SessionTest, WallClockPerRunEndsTheInterpreterAndTheNextRunRestarts) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 1500;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("x = 1").success());
+  ExecutionResult r = s->Execute("while True:\n    pass");
+  EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
+  EXPECT_NE(r.message.find("wall-clock limit of 1500 ms"), std::string::npos) << r.message;
+  ExecutionResult next = s->Execute("'x' in globals()");
+  ASSERT_TRUE(next.success()) << next.message;
+  EXPECT_EQ(next.session_state, SessionState::kRestarted);
+  EXPECT_EQ(next.output_json, "false");
+  EXPECT_NE(next.message.find("the last one ended (a run ended as timeout)"), std::string::npos)
+      << next.message;
+}
+
+// "Three runs of 0.6 s CPU each under --cpu 1 all succeed": the limit is renewed per run.
+TEST(SessionTest, CpuTimeIsCountedPerRun) {
+  ExecutionLimits limits;
+  limits.cpu_time_s = 1;
+  limits.wall_timeout_ms = 60'000;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  auto s = Open(*provider);
+  const std::string spin =
+      "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.6:\n    pass\n"
+      "runs = globals().get('runs', 0) + 1\nruns";
+  for (int i = 1; i <= 3; ++i) {
+    ExecutionResult r = s->Execute(spin);
+    ASSERT_TRUE(r.success()) << i << ": " << OutcomeName(r.outcome) << " " << r.message;
+    EXPECT_EQ(r.output_json, std::to_string(i));
+    ASSERT_TRUE(r.usage.cpu_ms.has_value());
+    EXPECT_GE(*r.usage.cpu_ms, 550);
+    EXPECT_LT(*r.usage.cpu_ms, 1000);
+  }
+  ExecutionResult over = s->Execute("while True:\n    pass");
+  EXPECT_EQ(over.outcome, Outcome::kCpuLimit) << over.message;
+  EXPECT_NE(over.message.find("CPU time limit of 1 s exceeded"), std::string::npos) << over.message;
+  EXPECT_EQ(s->Execute("1").session_state, SessionState::kRestarted);
+}
+
+TEST(SessionTest, MemoryIsBoundedPerSession) {
+  ExecutionLimits limits;
+  limits.memory_bytes = 256LL << 20;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("keep = bytearray(64 << 20)").success());
+  ExecutionResult r = s->Execute("more = [bytearray(32 << 20) for _ in range(12)]");
+  EXPECT_EQ(r.outcome, Outcome::kMemoryLimit) << r.message << r.stderr_text;
+  EXPECT_EQ(s->Execute("'keep' in globals()").output_json, "false");
+}
+
+TEST(SessionTest, OutputCapsApplyPerRun) {
+  ExecutionLimits limits;
+  limits.max_stdout_bytes = 1000;
+  limits.max_output_bytes = 1000;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  auto s = Open(*provider);
+  ExecutionResult loud = s->Execute("y = 7\nprint('x' * 5000)");
+  EXPECT_TRUE(loud.stdout_truncated);
+  EXPECT_EQ(loud.stdout_text.size(), 1000u);
+  ExecutionResult quiet = s->Execute("print('ok')\ny");
+  ASSERT_TRUE(quiet.success()) << quiet.message;
+  EXPECT_FALSE(quiet.stdout_truncated);  // the cap starts again
+  EXPECT_EQ(quiet.stdout_text, "ok\n");
+  EXPECT_EQ(quiet.session_state, SessionState::kKept);
+  ExecutionResult big = s->Execute("'v' * 5000");
+  EXPECT_EQ(big.outcome, Outcome::kOutputLimit) << big.message;
+  EXPECT_EQ(s->Execute("'y' in globals()").session_state, SessionState::kRestarted);
+}
+
+TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
+  ExecutionLimits limits;
+  limits.max_tool_calls = 2;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  std::atomic<int> calls{0};
+  provider->AddTool(
+      {"ping", "ping", R"({"type":"object","properties":{}})", false, [&](const std::string&) {
+         ++calls;
+         return ToolResult::Success("1");
+       }});
+  auto s = Open(*provider);
+  const std::string two = "a = await ping()\nb = await ping()\na + b";
+  ExecutionResult r1 = s->Execute(two);
+  ASSERT_TRUE(r1.success()) << r1.message << r1.stderr_text;
+  ExecutionResult r2 = s->Execute(two);
+  ASSERT_TRUE(r2.success()) << r2.message;
+  EXPECT_EQ(r2.session_state, SessionState::kKept);
+  EXPECT_EQ(r2.tool_calls, 2);
+  ExecutionResult r3 = s->Execute(
+      "try:\n    for _ in range(3):\n        await ping()\nexcept ToolError as e:\n"
+      "    err = str(e)\nerr");
+  ASSERT_TRUE(r3.success()) << r3.message;
+  EXPECT_NE(r3.output_json.find("ToolBudgetExceeded"), std::string::npos) << r3.output_json;
+  EXPECT_EQ(calls.load(), 6);
+}
+
+TEST(SessionTest, AChangedToolRegistryIsRefusedWithTheReason) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("z = 1").success());
+  provider->AddTool({"late", "late", R"({"type":"object","properties":{}})", false,
+                     [](const std::string&) { return ToolResult::Success("1"); }});
+  ExecutionResult r = s->Execute("z");
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("tools changed after the session"), std::string::npos) << r.message;
+  auto fresh = Open(*provider);
+  EXPECT_TRUE(fresh->Execute("await late()").success());
+}
+
+TEST(SessionTest, ARunKilledMidSessionIsFollowedByARestart) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("w = 5").success());
+  ExecutionResult killed = s->Execute("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)");
+  EXPECT_EQ(killed.outcome, Outcome::kKilled) << killed.message;
+  ExecutionResult next = s->Execute("'w' in globals()");
+  EXPECT_EQ(next.session_state, SessionState::kRestarted);
+  EXPECT_EQ(next.output_json, "false");
+  ExecutionResult exited = s->Execute("import os\nos._exit(0)");
+  EXPECT_NE(exited.outcome, Outcome::kOk);
+  EXPECT_EQ(s->Execute("2").session_state, SessionState::kRestarted);
+  // Each ended interpreter went with its directory and group: one of each is left, then none.
+  EXPECT_EQ(CountSessionDirs(), 1);
+  s->Close();
+  EXPECT_EQ(CountSessionDirs(), 0);
+  EXPECT_EQ(CountZombieChildren(), 0);
+}
+
+TEST(SessionTest, AnIdleSessionExpiresAndItsNameStartsAgain) {
+  SessionSettings settings;
+  settings.idle_expiry_ms = 300;
+  PROVIDER_OR_SKIP(provider, Options({}, settings));
+  internal::ClientSessions client(provider);
+  ExecutionResult r = client.Invoke(R"({"code": "v = 3", "session": "idle"})", InvokeOptions{});
+  ASSERT_TRUE(r.success()) << r.message;
+  EXPECT_EQ(r.session_state, SessionState::kNew);
+  ASSERT_TRUE(Eventually([&] { return provider->OpenSessionCount() == 0; }));
+  EXPECT_TRUE(Eventually([] { return CountSessionDirs() == 0; }));
+  ExecutionResult again =
+      client.Invoke(R"x({"code": "'v' in globals()", "session": "idle"})x", InvokeOptions{});
+  ASSERT_TRUE(again.success()) << again.message;
+  EXPECT_EQ(again.session_state, SessionState::kNew);
+  EXPECT_EQ(again.output_json, "false");
+  EXPECT_NE(again.message.find("the earlier session \"idle\" expired after 300 ms without use"),
+            std::string::npos)
+      << again.message;
+}
+
+TEST(SessionTest, TheSessionMaximumIsRefusedWithTheReason) {
+  SessionSettings settings;
+  settings.max_sessions = 2;
+  PROVIDER_OR_SKIP(provider, Options({}, settings));
+  auto one = Open(*provider);
+  auto two = Open(*provider);
+  auto three = provider->OpenSession();
+  ASSERT_FALSE(three.ok());
+  EXPECT_EQ(three.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(three.status().message().find("the limit of 2 open sessions"), std::string::npos);
+  one->Close();
+  EXPECT_TRUE(provider->OpenSession().ok());
+}
+
+TEST(SessionTest, APausedSessionUsesNoCpuAndItsRunKeepsItsWallClock) {
+  ExecutionLimits limits;
+  limits.wall_timeout_ms = 4000;
+  PROVIDER_OR_SKIP(provider, Options(limits));
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("q = 1").success());
+  if (Status p = s->Pause(); !p.ok()) GTEST_SKIP() << "no cgroup freezer here: " << p.message();
+  ASSERT_TRUE(s->Resume().ok());
+  ExecutionResult r;
+  std::thread run([&] {
+    r = s->Execute(
+        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.5:\n"
+        "    pass\nq + 1");
+  });
+  ASSERT_TRUE(Eventually([] { return OnlySessionCpuMs().value_or(0) > 150; }));
+  ASSERT_TRUE(s->Pause().ok());
+  EXPECT_TRUE(s->paused());
+  const auto before = OnlySessionCpuMs();
+  // A measuring window, not a wait for an event: longer than the run's whole wall clock, which
+  // the run would exceed if paused time counted.
+  std::this_thread::sleep_for(4500ms);
+  const auto after = OnlySessionCpuMs();
+  ASSERT_TRUE(before && after);
+  EXPECT_LT(*after - *before, 20) << "a frozen session used CPU";
+  ExecutionResult refused = provider->Execute("1");  // other runs go on meanwhile
+  EXPECT_TRUE(refused.success());
+  ASSERT_TRUE(s->Resume().ok());
+  run.join();
+  ASSERT_TRUE(r.success()) << OutcomeName(r.outcome) << " " << r.message;
+  EXPECT_EQ(r.output_json, "2");
+  EXPECT_EQ(r.session_state, SessionState::kKept);
+}
+
+TEST(SessionTest, APausedSessionRunsNothingUntilResumed) {
+  PROVIDER_OR_SKIP(provider, Options());
+  auto s = Open(*provider);
+  ASSERT_TRUE(s->Execute("k = 9").success());
+  if (Status p = s->Pause(); !p.ok()) GTEST_SKIP() << "no cgroup freezer here: " << p.message();
+  ExecutionResult r = s->Execute("k");
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("is paused"), std::string::npos) << r.message;
+  ASSERT_TRUE(s->Resume().ok());
+  EXPECT_EQ(s->Execute("k").output_json, "9");
+}
+
+// Without the runtime guard, which would refuse the fork: a process the session's code leaves
+// running goes with the session too.
+TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
+  const int fds_before = CountOpenFds();
+  {
+    ProviderOptions unguarded = Options();
+    unguarded.executor.runtime_guard = false;
+    PROVIDER_OR_SKIP(provider, unguarded);
+    auto s = Open(*provider);
+    ExecutionResult r = s->Execute(
+        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(300)\n    os._exit(0)\n"
+        "pid");
+    ASSERT_TRUE(r.success()) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+    if (Status p = s->Pause(); p.ok()) {
+      // Closing a frozen session kills it too.
+    }
+    s->Close();
+    EXPECT_TRUE(s->closed());
+    EXPECT_EQ(s->closed_reason(), "closed");
+    EXPECT_EQ(s->Execute("1").outcome, Outcome::kSetupError);
+    EXPECT_EQ(CountSessionDirs(), 0);
+    EXPECT_EQ(CountZombieChildren(), 0);
+    // Only the provider's parent groups are left while it lives.
+    for (const auto& dir : SessionGroupDirs()) {
+      std::error_code ec;
+      int children = 0;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        children += e.is_directory() ? 1 : 0;
+      EXPECT_EQ(children, 0) << dir;
+    }
+  }
+  EXPECT_TRUE(Eventually([] { return SessionGroupDirs().empty(); }));
+  EXPECT_EQ(CountOpenFds(), fds_before);
+}
+
+// Sessions need an executor that keeps them apart: one that cannot says so.
+TEST(SessionTest, AnExecutorWithoutSessionsRefusesWithTheReason) {
+  struct Stateless final : Executor {
+    ExecutionResult Execute(const ExecutionRequest&, const RunSnapshot&) override {
+      return NotRunResult(Outcome::kOk, "");
+    }
+    BackendKind backend() const override { return BackendKind::kHyperlight; }
+    IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
+    BackendTraits Traits(const RunSnapshot&) const override { return {}; }
+  };
+  auto provider = CodeActProvider::Create({}, std::make_unique<Stateless>());
+  ASSERT_TRUE(provider.ok());
+  auto s = (*provider)->OpenSession();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+  internal::ClientSessions client(*provider);
+  ExecutionResult r = client.Invoke(R"({"code": "1", "session": "x"})", InvokeOptions{});
+  EXPECT_EQ(r.outcome, Outcome::kUnavailable);
+  EXPECT_EQ(r.session, "x");
+  EXPECT_NE(r.message.find("does not keep sessions"), std::string::npos) << r.message;
+}
+
+TEST(SessionTest, TheProcessLevelWithoutOwnUidsRefusesSessions) {
+  if (::geteuid() == 0) GTEST_SKIP() << "a root host gives each child its own uid";
+  ProviderOptions o = Options();
+  o.executor.isolation = IsolationLevel::kProcess;
+  auto provider = CodeActProvider::Create(o);
+  ASSERT_TRUE(provider.ok()) << provider.status().message();
+  auto s = (*provider)->OpenSession();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.status().message().find("sessions need the namespaces level"), std::string::npos);
+}
+
+TEST(SessionTest, ClientNamesAreScopedToTheirClient) {
+  PROVIDER_OR_SKIP(provider, Options());
+  internal::ClientSessions alice(provider);
+  internal::ClientSessions bob(provider);
+  ASSERT_TRUE(alice.Invoke(R"({"code": "m = 'alice'", "session": "s"})", {}).success());
+  ExecutionResult b = bob.Invoke(R"x({"code": "'m' in globals()", "session": "s"})x", {});
+  ASSERT_TRUE(b.success()) << b.message;
+  EXPECT_EQ(b.output_json, "false");
+  EXPECT_EQ(b.session_state, SessionState::kNew);
+  ExecutionResult a = alice.Invoke(R"({"code": "m", "session": "s"})", {});
+  EXPECT_EQ(a.output_json, "\"alice\"");
+  EXPECT_EQ(a.session_state, SessionState::kKept);
+  ExecutionResult bad = alice.Invoke(R"({"code": "1", "session": 5})", {});
+  EXPECT_EQ(bad.outcome, Outcome::kValidationFailed);
+  EXPECT_NE(bad.message.find("\"session\" must be a string"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace codeact
