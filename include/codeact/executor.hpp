@@ -52,6 +52,9 @@ struct HyperlightOptions {
   std::string sdk_path;
   // Idle workers kept between runs (each holds warm sandboxes); more are started under load.
   int max_idle_workers = 2;
+  // The workers' XDG_CACHE_HOME, where the guest package writes its compiled module (tens of
+  // MiB). Empty: a private directory per executor, removed with it.
+  std::string cache_dir;
 };
 
 // The host uids runs take on a root host (local backend): every child gets one of its own for
@@ -111,6 +114,9 @@ struct BackendTraits {
   bool network_targets = false;
   // Lines the backend adds under "Files:" (each ending in '\n'), beside the snapshot's mounts.
   std::string files;
+  // What follows "Network: " when the snapshot has targets (the targets and how the code reaches
+  // them, ending in '\n'); empty: the description lists the targets as given.
+  std::string network;
   // How each call starts, for the model: the sentence after "State does not persist between
   // calls: ".
   std::string fresh_start;
