@@ -64,9 +64,10 @@ def _report(**fields):
 
 
 def _args_size(payload):
+    """The compact JSON size of a call's arguments, roughly as the SDK counts them; raises
+    UnicodeEncodeError for a lone surrogate, which the SDK's JSON parser would refuse."""
     import json
-    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8",
-                                                                                      "replace"))
+    return len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _make_call_tool(sync_call):
@@ -79,7 +80,11 @@ def _make_call_tool(sync_call):
                             big_int_message("an argument", where), name)  # noqa: F821
         payload = {"tool": name, "kwargs": kwargs}
         try:
-            size = _args_size(payload)
+            try:
+                size = _args_size(payload)
+            except UnicodeEncodeError:  # lone surrogates become '?', as on the local backend
+                payload = clean_json(payload)  # noqa: F821 (codeact_convert's)
+                size = _args_size(payload)
         except (TypeError, ValueError, RecursionError) as e:
             raise ToolError("ToolError", "arguments are not JSON: %s" % safe_str(e),  # noqa: F821
                             name) from None

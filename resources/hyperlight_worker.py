@@ -57,8 +57,9 @@ from hyperlight_guest import CALL_TOOL, OUTPUT_TOOL, REPORT_TOOL, TOOL_ERROR_KEY
 # sized for one guest and its snapshot.
 _MAX_SANDBOXES = 1
 _DEVICES = ("/dev/kvm", "/dev/mshv")
-_INSTALL_HINT = ("pip install hyperlight-sandbox hyperlight-sandbox-backend-wasm "
-                 "hyperlight-sandbox-python-guest")
+# The release the worker was checked against (README, "Hyperlight backend").
+_INSTALL_HINT = ("pip install hyperlight-sandbox==0.3.0 hyperlight-sandbox-backend-wasm==0.3.0 "
+                 "hyperlight-sandbox-python-guest==0.3.0")
 
 # The guest's own modules, as text (hyperlight_guest.py's docstring says how they fit together).
 _GUEST_MODULES = ("codeact_convert.py", "hyperlight_guest.py")
@@ -152,6 +153,20 @@ def _set_file_size_limit(soft):
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     except (ImportError, OSError, ValueError):
         pass
+
+
+def _package_problem():
+    """None when the SDK's Wasm backend imports and its Python guest package is there, else why
+    not. The guest is only looked up: importing it writes its compiled module to the cache."""
+    try:
+        import hyperlight_sandbox_backend_wasm  # noqa: F401
+        import importlib.util
+        if importlib.util.find_spec("python_guest") is None:
+            raise ImportError("No module named 'python_guest'")
+    except BaseException as e:
+        return ("the hyperlight_sandbox SDK is there but not its Wasm backend or Python guest "
+                "(%s: %s); install them with `%s`" % (type(e).__name__, e, _INSTALL_HINT))
+    return None
 
 
 def _hypervisor_problem():
@@ -441,6 +456,10 @@ def main():
         os._exit(0)
     # The tests' fake SDK runs the code in this process and needs no hypervisor; it says so.
     if not getattr(sdk, "CODEACT_TEST_FAKE_NEEDS_NO_HYPERVISOR", False):
+        problem = _package_problem()
+        if problem:
+            bridge.send(unavailable_frame(problem))
+            os._exit(0)
         problem = _hypervisor_problem()
         if problem:
             bridge.send(unavailable_frame(problem))

@@ -114,12 +114,13 @@ struct BackendTraits {
   bool network_targets = false;
   // Lines the backend adds under "Files:" (each ending in '\n'), beside the snapshot's mounts.
   std::string files;
-  // What follows "Network: " when the snapshot has targets (the targets and how the code reaches
-  // them, ending in '\n'); empty: the description lists the targets as given.
-  std::string network;
   // How each call starts, for the model: the sentence after "State does not persist between
   // calls: ".
   std::string fresh_start;
+  // What follows "Network: " when the snapshot has targets (the targets and how the code reaches
+  // them, ending in '\n'); empty: the description lists the targets as given. Last, so that
+  // positional initialisers of the fields above stay valid.
+  std::string network;
 };
 
 class Executor {

@@ -49,6 +49,26 @@ class HypervisorCheckTest(unittest.TestCase):
             worker._DEVICES = saved
 
 
+class PackageCheckTest(unittest.TestCase):
+    """The real SDK without its Wasm backend or Python guest is unavailable at start, by name."""
+
+    def test_a_missing_backend_is_named_with_the_pinned_install_line(self):
+        problem = worker._package_problem()
+        self.assertIn("No module named 'hyperlight_sandbox_backend_wasm'", problem)
+        self.assertIn("pip install hyperlight-sandbox==0.3.0 hyperlight-sandbox-backend-wasm==0.3.0 "
+                      "hyperlight-sandbox-python-guest==0.3.0", problem)
+
+    def test_a_missing_guest_is_named_and_the_guest_is_not_imported(self):
+        import sys
+        import types
+        sys.modules["hyperlight_sandbox_backend_wasm"] = types.ModuleType("backend")
+        try:
+            problem = worker._package_problem()
+        finally:
+            del sys.modules["hyperlight_sandbox_backend_wasm"]
+        self.assertIn("ImportError: No module named 'python_guest'", problem)
+
+
 class ClearOutputTest(unittest.TestCase):
     def test_removes_everything_inside_but_never_follows_links(self):
         with tempfile.TemporaryDirectory() as root:
@@ -175,6 +195,10 @@ class GuestPreludeTest(unittest.TestCase):
         self.assertEqual(calls, [])
         self.assertEqual(report["output"][0], "ArgumentsTooLarge")
         self.assertIn("exceed the hyperlight guest's limit of 1048576 bytes", report["output"][1])
+
+    def test_lone_surrogates_in_arguments_become_question_marks(self):
+        _, calls = self.run_guest("await call_tool('echo', s='x\\ud800y')\n")
+        self.assertEqual(calls[-1], {"tool": "echo", "kwargs": {"s": "x?y"}})
 
     def test_the_sdks_own_refusal_is_a_tool_error(self):
         report, _ = self.run_guest(

@@ -407,24 +407,6 @@ class HyperlightExecutor final : public Executor {
       const std::int64_t threads = nproc->soft + TasksOfRealUid(::getuid());
       spec.limits.Set(RLIMIT_NPROC, threads, threads);
     }
-    // The memory cgroup of memory_bytes's decision: the guest's heap bounds the code, the group
-    // the whole worker (the VM's memory is mapped in it). Joined between fork and exec.
-    std::shared_ptr<const CgroupSite> site;
-    {
-      std::lock_guard lock(mu_);
-      if (cgroups_ == nullptr) cgroups_ = CgroupSite::ForThisProcess();
-      site = cgroups_;
-    }
-    if (site->any() && site->memory()) {
-      StatusOr<std::unique_ptr<RunCgroup>> group =
-          RunCgroup::Create(site, {limits.max_processes + kVmHostingThreads,
-                                   2 * limits.memory_bytes + kWorkerHostMemoryBytes});
-      if (!group.ok())
-        return SetupFailed("cannot make the hyperlight worker's cgroup: " +
-                           group.status().message());
-      worker->cgroup = std::move(*group);
-      spec.cgroup_procs = worker->cgroup->procs_files();
-    }
     StatusOr<std::unique_ptr<Child>> child = launcher_.Call([&spec] { return Child::Start(spec); });
     if (!child.ok())
       return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
@@ -450,10 +432,37 @@ class HyperlightExecutor final : public Executor {
       return Unavailable("the hyperlight worker's first frame is \"" + reply->type +
                          "\", not \"ready\"");
     }
+    if (Status s = JoinWorkerCgroup(*worker, limits); !s.ok()) {
+      worker->child->KillAll();
+      return s;
+    }
     return worker;
   }
 
   static Status SetupFailed(std::string message) { return FailedPrecondition(std::move(message)); }
+
+  // The memory cgroup of memory_bytes's decision (the guest's heap bounds the code, the group the
+  // whole worker, in which the VM's memory is mapped), where one can be made here. The worker
+  // joins once it is ready, before any sandbox is built: a host without the SDK or a hypervisor
+  // answers `unavailable` without the cost of a group (or of finding where groups go).
+  Status JoinWorkerCgroup(Worker& worker, const ExecutionLimits& limits) {
+    std::shared_ptr<const CgroupSite> site;
+    {
+      std::lock_guard lock(mu_);
+      if (cgroups_ == nullptr) cgroups_ = CgroupSite::ForThisProcess();
+      site = cgroups_;
+    }
+    if (!site->any() || !site->memory()) return Status::Ok();
+    StatusOr<std::unique_ptr<RunCgroup>> group =
+        RunCgroup::Create(site, {limits.max_processes + kVmHostingThreads,
+                                 2 * limits.memory_bytes + kWorkerHostMemoryBytes});
+    if (!group.ok())
+      return SetupFailed("cannot make the hyperlight worker's cgroup: " + group.status().message());
+    if (Status s = (*group)->Join(worker.child->pid()); !s.ok())
+      return SetupFailed("cannot move the hyperlight worker into its cgroup: " + s.message());
+    worker.cgroup = std::move(*group);
+    return Status::Ok();
+  }
 
   StatusOr<std::string> CacheDir() {
     std::lock_guard lock(mu_);
