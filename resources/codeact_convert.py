@@ -164,6 +164,50 @@ class _Conversion:
             self.active.discard(key)
 
 
+# Tool arguments and results: integers must fit in 64 signed bits on both backends (JSON parsers
+# on the way, the host's and the Hyperlight SDK's, turn larger ones into floats silently).
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+
+
+def may_hold_big_int(json_text):
+    """False when the JSON text cannot hold an integer beyond int64 (no run of 19 digits): the
+    cheap test before big_int_path walks the value."""
+    return "0" * 19 in json_text.translate(_DIGITS_TO_ZERO)
+
+
+def big_int_path(value, max_items=1 << 22):
+    """Where in value (JSON-like data) the first int outside int64 is, as "kwargs['a'][2]"-style
+    text relative to the value; None when there is none. Iterative: no recursion limit."""
+    stack = [(value, "")]
+    seen = 0
+    while stack:
+        v, path = stack.pop()
+        seen += 1
+        if seen > max_items:
+            return None
+        t = type(v)
+        if t is bool or v is None or t is str or t is float:
+            continue
+        if isinstance(v, int):
+            if not INT64_MIN <= v <= INT64_MAX:
+                return path
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                stack.append((item, "%s[%s]" % (path, safe_repr(k))))
+        elif isinstance(v, (list, tuple)):
+            for i, item in enumerate(v):
+                stack.append((item, "%s[%d]" % (path, i)))
+    return None
+
+
+def big_int_message(what, path):
+    """The ToolError message for an integer beyond int64 found at path of `what`."""
+    return ("%s%s is an integer outside the signed 64-bit range (%d..%d); pass it as a string"
+            % (what, " at " + path if path else "", INT64_MIN, INT64_MAX))
+
+
 def clean_json(value):
     """A copy of JSON-serialisable data with lone surrogates in its strings replaced."""
     if isinstance(value, str):

@@ -37,7 +37,8 @@ The hyperlight worker speaks the same run frames, and before each run:
   worker -> host  {"type":"ready"} or {"type":"unavailable","message":str}      (its first frame)
   host -> worker  {"type":"configure","fingerprint":str,"tools":[str],"input_dir":str|null,
                    "output_dir":str,"network":[{"target":str,"methods":[str]|null}],
-                   "environment":{str:str},"cpu_time_s":N}
+                   "environment":{str:str},"cpu_time_s":N,"heap_size":str,"stack_size":str,
+                   "max_file_size_bytes":N}      (network targets are URLs: common/egress_target.hpp)
   worker -> host  {"type":"configured","reused":bool} or {"type":"unavailable","message":str}
 
 Host frames of unknown type are ignored; a malformed one raises ProtocolError, whose text the
@@ -67,7 +68,8 @@ TABLE = {
                 ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard")),
     "tool_result": ("bridge", "host", ("id", "ok"), ("result", "error_type", "message")),
     "configure": ("bridge", "host", ("fingerprint", "tools", "input_dir", "output_dir", "network",
-                                     "environment", "cpu_time_s"), ()),
+                                     "environment", "cpu_time_s", "heap_size", "stack_size",
+                                     "max_file_size_bytes"), ()),
     "ready": ("bridge", "child", (), ("python", "pid", "session")),
     "setup_error": ("bridge", "child", ("message",), ("step", "errno")),
     "guard_error": ("bridge", "child", ("message",), ()),

@@ -22,11 +22,19 @@ pipe readers apply the output caps; anything the SDK itself prints goes to /dev/
 The guest runs hyperlight_guest.py, sent as text behind codeact_convert.py's (both read from
 this directory when the worker starts), so an output value becomes the same JSON as locally.
 
-Sandboxes: one per config fingerprint (the last few kept), built on its first configure: tools
-registered as callbacks that forward over the bridge, network targets allowed, the VM started by
-a warm-up run, then snapshotted. Every run restores that snapshot first, so nothing the code did
-in one run is seen by the next. Each configure clears the output directory (files persist there
-otherwise).
+Sandboxes: one per config fingerprint (only the last one kept), built on its first configure: tools
+registered as callbacks that forward over the bridge, network targets allowed (the host sends
+them as the URLs the SDK parses), heap_size/stack_size from the run's memory limit, the VM
+started by a warm-up run, then snapshotted. Every run restores that snapshot first, so nothing
+the code did in one run is seen by the next. Each configure clears the output directory (files
+persist there otherwise). When the SDK raises while a sandbox is built, restored or run, that
+sandbox is dropped: the run ends with a "GuestError" error frame, on which the host also retires
+this worker.
+
+Start-up: the host gives XDG_CACHE_HOME (where the guest package writes its compiled module when
+a sandbox is made) and a hard RLIMIT_FSIZE large enough for that module; the worker lowers the
+soft limit to the run's max_file_size_bytes while the guest runs (it writes /output's files),
+and raises it again for builds.
 """
 
 import collections
@@ -42,12 +50,16 @@ from codeact_protocol import (COMPLETE_NO_OUTPUT, ProtocolError, check_required,
                               complete_frame, configured_frame, decode, encode, error_frame,
                               is_tool_result, limit_frame, request_code_and_tools, request_limit,
                               tool_answer, tool_call_frame, unavailable_frame, worker_ready_frame)
-from hyperlight_guest import CALL_TOOL, REPORT_TOOL, TOOL_ERROR_KEY  # noqa: E402
+from hyperlight_guest import CALL_TOOL, OUTPUT_TOOL, REPORT_TOOL, TOOL_ERROR_KEY  # noqa: E402
 
-_MAX_SANDBOXES = 4
+# One warm sandbox per worker (that of its last fingerprint; the host keeps several idle workers
+# and prefers the one whose last run had the same fingerprint): the worker's memory cgroup is
+# sized for one guest and its snapshot.
+_MAX_SANDBOXES = 1
 _DEVICES = ("/dev/kvm", "/dev/mshv")
-_INSTALL_HINT = ("pip install hyperlight-sandbox hyperlight-sandbox-backend-wasm "
-                 "hyperlight-sandbox-python-guest")
+# The release the worker was checked against (README, "Hyperlight backend").
+_INSTALL_HINT = ("pip install hyperlight-sandbox==0.3.0 hyperlight-sandbox-backend-wasm==0.3.0 "
+                 "hyperlight-sandbox-python-guest==0.3.0")
 
 # The guest's own modules, as text (hyperlight_guest.py's docstring says how they fit together).
 _GUEST_MODULES = ("codeact_convert.py", "hyperlight_guest.py")
@@ -131,6 +143,32 @@ def _clear_directory(path):
             pass
 
 
+def _set_file_size_limit(soft):
+    """RLIMIT_FSIZE's soft limit: `soft` bytes, or the hard limit for None."""
+    try:
+        import resource
+        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        if soft is None or (hard != resource.RLIM_INFINITY and soft > hard):
+            soft = hard
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _package_problem():
+    """None when the SDK's Wasm backend imports and its Python guest package is there, else why
+    not. The guest is only looked up: importing it writes its compiled module to the cache."""
+    try:
+        import hyperlight_sandbox_backend_wasm  # noqa: F401
+        import importlib.util
+        if importlib.util.find_spec("python_guest") is None:
+            raise ImportError("No module named 'python_guest'")
+    except BaseException as e:
+        return ("the hyperlight_sandbox SDK is there but not its Wasm backend or Python guest "
+                "(%s: %s); install them with `%s`" % (type(e).__name__, e, _INSTALL_HINT))
+    return None
+
+
 def _hypervisor_problem():
     """None when a hypervisor device opens, else why none does."""
     reasons = []
@@ -154,9 +192,13 @@ class _Worker:
         self.sandboxes = collections.OrderedDict()  # fingerprint -> [sandbox, snapshot, config]
         self.current = None
         self.report = None
+        self.output_parts = []
+        self.output_size = 0
+        self.max_output = 1 << 20
         self.next_id = 1
         self.max_frame = 1 << 20
         self.cpu_time_s = 0
+        self.file_size = None
         self.guest_source = guest_source()
 
     # -- tools ------------------------------------------------------------------------------
@@ -205,6 +247,13 @@ class _Worker:
         self.report = fields
         return True
 
+    def take_output(self, chunk=""):
+        """One piece of the output's JSON text; past the conversion's bound it is only counted."""
+        self.output_size += len(chunk)
+        if self.output_size <= 4 * self.max_output + 65536:
+            self.output_parts.append(str(chunk))
+        return True
+
     # -- sandboxes --------------------------------------------------------------------------
 
     def configure(self, msg):
@@ -215,26 +264,32 @@ class _Worker:
         # /output starts empty for every run (the host captures what is there afterwards).
         if msg.get("output_dir"):
             _clear_directory(msg["output_dir"])
+        self.cpu_time_s = int(msg.get("cpu_time_s") or 0)
+        self.file_size = int(msg.get("max_file_size_bytes") or 0) or None
         fingerprint = str(msg.get("fingerprint", ""))
         entry = self.sandboxes.get(fingerprint)
         if entry is not None:
             self.sandboxes.move_to_end(fingerprint)
             self.current = entry
-            self.cpu_time_s = int(msg.get("cpu_time_s") or 0)
             return configured_frame(True)
+        self.current = None
+        # The guest package writes its .aot when the sandbox is made: under the hard limit.
+        _set_file_size_limit(None)
         try:
             sandbox = self.sdk.Sandbox(input_dir=msg.get("input_dir") or None,
-                                       output_dir=msg.get("output_dir") or None)
+                                       output_dir=msg.get("output_dir") or None,
+                                       heap_size=str(msg["heap_size"]),
+                                       stack_size=str(msg["stack_size"]))
             for name in msg.get("tools") or []:
                 sandbox.register_tool(str(name), self.forwarder(str(name)))
             sandbox.register_tool(REPORT_TOOL, self.take_report)
+            sandbox.register_tool(OUTPUT_TOOL, self.take_output)
             sandbox.register_tool(CALL_TOOL, self.forward_any)
             for target in msg.get("network") or []:
                 methods = target.get("methods")
-                if methods:
-                    sandbox.allow_domain(str(target["target"]), list(methods))
-                else:
-                    sandbox.allow_domain(str(target["target"]))
+                # The host sends URLs (common/egress_target.hpp): the SDK parses them when the
+                # VM is built, by the warm-up below.
+                sandbox.allow_domain(str(target["target"]), list(methods) if methods else None)
             # Starts the VM and loads what every run needs, so that the snapshot holds it.
             warm = sandbox.run(self.guest_source + "\n_codeact_warm_up()\n")
             if getattr(warm, "exit_code", 0) != 0:
@@ -250,7 +305,6 @@ class _Worker:
         while len(self.sandboxes) > _MAX_SANDBOXES:
             self.sandboxes.popitem(last=False)
         self.current = entry
-        self.cpu_time_s = int(msg.get("cpu_time_s") or 0)
         return configured_frame(False)
 
     # -- one run ----------------------------------------------------------------------------
@@ -283,19 +337,29 @@ class _Worker:
             self.bridge.send(error_frame("BridgeError", "malformed request: %s" % e, ""))
             return
         self.report = None
+        self.output_parts = []
+        self.output_size = 0
+        self.max_output = max_output
         self.next_id = 1
         self.limit_cpu()
         # The output is converted in the guest with the local runner's bound (runner_cold.py).
-        guest_code = "%s\n_codeact_main(%r, %r, %r, %d)\n" % (
+        guest_code = "%s\n_codeact_main(%r, %r, %r, %d, %r)\n" % (
             self.guest_source, code, [str(t) for t in tools],
-            dict(config.get("environment") or {}), 4 * max_output + 65536)
+            dict(config.get("environment") or {}), 4 * max_output + 65536,
+            bool(config.get("network")))
+        _set_file_size_limit(self.file_size)  # /output's files are written by this process
         try:
             sandbox.restore(snapshot)
             result = sandbox.run(guest_code)
         except BaseException as e:
+            # Whatever state the SDK left this sandbox in, no later run may inherit it; the host
+            # recycles this worker too (GuestError).
+            self.drop_current()
             self.bridge.send(self.error_frame("GuestError", "the guest failed: %s: %s"
                                               % (type(e).__name__, e), ""))
             return
+        finally:
+            _set_file_size_limit(None)
         _write_all(self.out_fd, getattr(result, "stdout", ""))
         _write_all(self.err_fd, getattr(result, "stderr", ""))
         try:
@@ -303,6 +367,12 @@ class _Worker:
         except BaseException:
             pass
         self.bridge.send(self.terminal_frame(getattr(result, "exit_code", None), max_output))
+
+    def drop_current(self):
+        for key, entry in list(self.sandboxes.items()):
+            if entry is self.current:
+                del self.sandboxes[key]
+        self.current = None
 
     def terminal_frame(self, exit_code, max_output):
         report = self.report
@@ -315,7 +385,17 @@ class _Worker:
         if report.get("kind") == "complete":
             if not report.get("output_present"):
                 return COMPLETE_NO_OUTPUT
-            output = report.get("output")
+            if report.get("output_chunks"):
+                if self.output_size > 4 * max_output + 65536:
+                    return limit_frame("the output's %d or more bytes of JSON exceed the limit of "
+                                       "%d bytes" % (self.output_size, max_output))
+                try:
+                    output = decode("".join(self.output_parts))
+                except ValueError as e:
+                    return self.error_frame("GuestError", "the guest's output is not JSON: %s"
+                                            % e, "")
+            else:
+                output = report.get("output")
             try:
                 out = encode(output)
             except (TypeError, ValueError):
@@ -348,7 +428,8 @@ class _Worker:
                     self.run(msg)
                 except Exception as e:  # a bug here must end the run with a reason, not silently
                     import traceback
-                    self.bridge.send(self.error_frame("WorkerError", "the hyperlight worker failed: %s: %s"
+                    self.drop_current()
+                    self.bridge.send(self.error_frame("GuestError", "the hyperlight worker failed: %s: %s"
                                                       % (type(e).__name__, e), traceback.format_exc()))
             # unknown frame types are ignored
 
@@ -375,6 +456,10 @@ def main():
         os._exit(0)
     # The tests' fake SDK runs the code in this process and needs no hypervisor; it says so.
     if not getattr(sdk, "CODEACT_TEST_FAKE_NEEDS_NO_HYPERVISOR", False):
+        problem = _package_problem()
+        if problem:
+            bridge.send(unavailable_frame(problem))
+            os._exit(0)
         problem = _hypervisor_problem()
         if problem:
             bridge.send(unavailable_frame(problem))

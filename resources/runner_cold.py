@@ -6,8 +6,9 @@ runner's state and frame writers (runner.py); the frames themselves are codeact_
 
 import os
 
-from codeact_convert import (OutputTooLarge, clean_json, clean_str, jsonable, safe_repr, safe_str,
-                             truncate, truncate_middle)
+from codeact_convert import (OutputTooLarge, big_int_message, big_int_path, clean_json, clean_str,
+                             jsonable, may_hold_big_int, safe_repr, safe_str, truncate,
+                             truncate_middle)
 from codeact_protocol import (ProtocolError, complete_frame, encode, error_frame, is_tool_result,
                               limit_frame, parse_host_frame, tool_answer, tool_call_frame)
 from runner import (ToolError, _CODE_NAME, _abort_bridge, _finish, _read, _register_source,
@@ -293,6 +294,10 @@ async def call_tool(name, kwargs):
         kw = encode(kwargs)
     except (TypeError, ValueError, RecursionError) as e:
         raise _bad_kwargs_error(name, kwargs, e) from None
+    if may_hold_big_int(kw):  # JSON parsers on the way would make it a float
+        where = big_int_path(kwargs)
+        if where is not None:
+            raise ToolError("IntegerOutOfRange", big_int_message("an argument", where), name)
     if "\\ud" in kw:  # astral characters, or lone surrogates the host's JSON parser would refuse
         kw = encode(clean_json(kwargs))
     call_id = st.next_id

@@ -53,6 +53,9 @@ struct HyperlightOptions {
   std::string sdk_path;
   // Idle workers kept between runs (each holds warm sandboxes); more are started under load.
   int max_idle_workers = 2;
+  // The workers' XDG_CACHE_HOME, where the guest package writes its compiled module (tens of
+  // MiB). Empty: a private directory per executor, removed with it.
+  std::string cache_dir;
 };
 
 // The host uids runs take on a root host (local backend): every child gets one of its own for
@@ -115,6 +118,10 @@ struct BackendTraits {
   // How each call starts, for the model: the sentence after "State does not persist between
   // calls: ".
   std::string fresh_start;
+  // What follows "Network: " when the snapshot has targets (the targets and how the code reaches
+  // them, ending in '\n'); empty: the description lists the targets as given. Last, so that
+  // positional initialisers of the fields above stay valid.
+  std::string network;
 };
 
 // The backend's side of a Session (session.hpp): one child serving the runs of one session.

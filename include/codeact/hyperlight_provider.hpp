@@ -5,9 +5,12 @@
 //
 // What differs: the code sees a host input directory read-only at /input
 // (ExecutorOptions::hyperlight.input_dir) and its files written under /output come back in
-// `files`; there are no other mounts (a run with mounts is a setup_error). Network access is
-// limited to the targets added with AddNetworkTarget("HOST") or AddNetworkTarget("HOST:GET,POST")
-// (methods after the last ':'). Results say backend "hyperlight", isolation "microvm".
+// `files`; both are flat (no subdirectories); there are no other mounts (a run with mounts is a
+// setup_error). Network access is limited to the targets added with AddNetworkTarget, in the
+// grammar both backends share: "https://HOST[:PORT]", "http://HOST[:PORT]" or a bare "HOST"
+// (https, port 443), optionally followed by ":GET,POST"; a target outside it makes runs a
+// setup_error. The code reaches them with `await http_get(url)` / `await http_post(url, ...)`.
+// Results say backend "hyperlight", isolation "microvm".
 //
 // Creating the provider never probes the machine: when the SDK, its Python guest or a working
 // hypervisor (/dev/kvm or /dev/mshv with hardware virtualisation) is missing, each run returns

@@ -11,12 +11,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <variant>
 
 #include "bridge/frame_codec.hpp"
 #include "bridge/frames.hpp"
 #include "bridge/tool_workers.hpp"
+#include "json/int64_range.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal {
@@ -93,6 +95,13 @@ std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_f
   if (!r.ok)
     return protocol::EncodeToolFailure(id, r.error_type.empty() ? "ToolFailed" : r.error_type,
                                        r.message);
+  // Before parsing: the parser would make such an integer an unsigned or a double silently.
+  if (std::optional<std::string> big = FirstIntegerBeyondInt64(r.result_json)) {
+    return protocol::EncodeToolFailure(
+        id, "IntegerOutOfRange",
+        "the tool's result holds the integer " + *big +
+            ", outside the signed 64-bit range; the tool must return it as a string");
+  }
   json::error_code ec;
   json::value value = ParseJson(r.result_json, ec);
   if (ec == json::error::too_deep) {

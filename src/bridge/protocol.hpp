@@ -92,6 +92,9 @@ inline constexpr std::string_view kOutputDir = "output_dir";
 inline constexpr std::string_view kNetwork = "network";
 inline constexpr std::string_view kEnvironment = "environment";
 inline constexpr std::string_view kCpuTimeS = "cpu_time_s";
+inline constexpr std::string_view kHeapSize = "heap_size";
+inline constexpr std::string_view kStackSize = "stack_size";
+inline constexpr std::string_view kMaxFileSizeBytes = "max_file_size_bytes";
 inline constexpr std::string_view kTarget = "target";    // of an entry of "network"
 inline constexpr std::string_view kMethods = "methods";  // of an entry of "network"
 inline constexpr std::string_view kReused = "reused";
@@ -132,7 +135,8 @@ inline constexpr std::string_view kRequestOptional[] = {kTools, kMaxOutputBytes,
 inline constexpr std::string_view kToolResultRequired[] = {kId, kOk};
 inline constexpr std::string_view kToolResultOptional[] = {kResult, kErrorType, kMessage};
 inline constexpr std::string_view kConfigureRequired[] = {
-    kFingerprint, kTools, kInputDir, kOutputDir, kNetwork, kEnvironment, kCpuTimeS};
+    kFingerprint, kTools,    kInputDir, kOutputDir, kNetwork,
+    kEnvironment, kCpuTimeS, kHeapSize, kStackSize, kMaxFileSizeBytes};
 inline constexpr std::string_view kReadyOptional[] = {kPython, kPid, kSession};
 inline constexpr std::string_view kMessageOnly[] = {kMessage};
 inline constexpr std::string_view kSetupErrorOptional[] = {kStep, kErrno};

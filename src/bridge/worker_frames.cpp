@@ -13,34 +13,13 @@
 namespace codeact::internal {
 namespace json = boost::json;
 
-NetworkTarget ParseNetworkTarget(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return {text, {}};
-  const std::string tail = text.substr(colon + 1);
-  std::vector<std::string> methods;
-  std::string current;
-  for (char c : tail + ",") {
-    if (c == ',') {
-      if (current.empty()) return {text, {}};
-      methods.push_back(current);
-      current.clear();
-    } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
-      current += static_cast<char>(c >= 'a' ? c - 'a' + 'A' : c);
-    } else {
-      return {text, {}};
-    }
-  }
-  return {text.substr(0, colon), methods};
-}
-
 std::string EncodeConfigureFrame(const WorkerConfig& c) {
   namespace field = protocol::field;
   json::array tools;
   for (const auto& t : c.tools) tools.emplace_back(t);
   json::array network;
-  for (const auto& text : c.network_targets) {
-    const NetworkTarget n = ParseNetworkTarget(text);
-    json::object entry{{field::kTarget, n.target}, {field::kMethods, nullptr}};
+  for (const EgressTarget& n : c.network_targets) {
+    json::object entry{{field::kTarget, n.Url()}, {field::kMethods, nullptr}};
     if (!n.methods.empty()) {
       json::array methods;
       for (const auto& m : n.methods) methods.emplace_back(m);
@@ -58,7 +37,10 @@ std::string EncodeConfigureFrame(const WorkerConfig& c) {
       {field::kOutputDir, c.output_dir},
       {field::kNetwork, std::move(network)},
       {field::kEnvironment, std::move(environment)},
-      {field::kCpuTimeS, c.cpu_time_s}};
+      {field::kCpuTimeS, c.cpu_time_s},
+      {field::kHeapSize, c.heap_size},
+      {field::kStackSize, c.stack_size},
+      {field::kMaxFileSizeBytes, c.max_file_size_bytes}};
   return EncodeFrame(frame);
 }
 

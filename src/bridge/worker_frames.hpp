@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codeact/status.hpp"
+#include "common/egress_target.hpp"
 
 namespace codeact::internal {
 
@@ -20,18 +21,16 @@ struct WorkerConfig {
   std::vector<std::string> tools;                  // registered as forwarding callbacks
   std::string input_dir;                           // empty: no /input
   std::string output_dir;                          // the host directory behind /output
-  std::vector<std::string> network_targets;        // "HOST" or "HOST:METHOD,METHOD" (see below)
+  std::vector<EgressTarget> network_targets;       // sent as the URL the SDK parses + methods
   std::map<std::string, std::string> environment;  // os.environ inside the guest
   std::int64_t cpu_time_s = 0;                     // the worker's RLIMIT_CPU budget for each run
+  // The guest's memory, in the SDK's size syntax ("123Ki"): memory_bytes split in two.
+  std::string heap_size;
+  std::string stack_size;
+  // The worker's RLIMIT_FSIZE while the guest runs (it writes /output's files); sandbox builds
+  // run under the worker's higher hard limit, since they write the guest's .aot to the cache.
+  std::int64_t max_file_size_bytes = 0;
 };
-
-// A network target "HOST[:METHODS]": METHODS is the part after the last ':' when it is a
-// comma-separated list of letters ("GET,POST"); "https://x.com:8443" has none.
-struct NetworkTarget {
-  std::string target;
-  std::vector<std::string> methods;  // empty: all methods
-};
-NetworkTarget ParseNetworkTarget(const std::string& text);
 
 std::string EncodeConfigureFrame(const WorkerConfig& config);
 

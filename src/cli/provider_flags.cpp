@@ -97,8 +97,9 @@ constexpr const char* kOtherFlagsHelp =
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
   --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
   --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only)
-  --allow-domain HOST[:METHODS] hyperlight: a network target the guest may reach, e.g.
-                         api.example.com:GET,POST (repeatable; default: no network)
+  --allow-domain TARGET[:METHODS] hyperlight: a network target the guest may reach:
+                         https://HOST[:PORT], http://HOST[:PORT] or HOST (https, port
+                         443), e.g. api.example.com:GET,POST (repeatable; default: none)
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
   --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
   --max-sessions N       sessions open at once; one more is refused (default 16)

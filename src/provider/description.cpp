@@ -89,6 +89,8 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
   out << "\nNetwork: ";
   if (s.network_targets.empty() || !traits.network_targets) {
     out << "no network access is intended; do not rely on it.\n";
+  } else if (!traits.network.empty()) {
+    out << traits.network;
   } else {
     out << "only these hosts are reachable:";
     for (const auto& n : s.network_targets) out << " " << n;

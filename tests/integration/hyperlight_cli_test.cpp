@@ -53,6 +53,31 @@ TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
   EXPECT_EQ(v.at("backend").as_string(), "hyperlight");
 }
 
+// The acceptance list, through the CLI and the fake SDK: a bare --allow-domain HOST is
+// not unavailable, the code sees http_get, a tool call and an /output file work, and a 2 MiB
+// tool argument ends as a ToolError.
+TEST(HyperlightCliTest, ABareDomainHttpGetAToolAnOutputFileAndATooLargeArgument) {
+  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk",
+                        SourcePath("tests/fakes"), "--allow-domain", "api.example.com", "--tools",
+                        SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
+                       "print(callable(http_get), callable(http_post))\n"
+                       "r = await call_tool('add', a=2, b=3)\n"
+                       "with open('/output/sum.txt', 'w') as f:\n"
+                       "    f.write(str(r))\n"
+                       "try:\n"
+                       "    await call_tool('add', a='x' * (2 << 20), b=1)\n"
+                       "except ToolError as e:\n"
+                       "    print(e.error_type)\n"
+                       "r\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("outcome").as_string(), "ok");
+  EXPECT_EQ(v.at("stdout").as_string(), "True True\nArgumentsTooLarge\n");
+  EXPECT_EQ(v.at("output"), bj::value(5));
+  ASSERT_EQ(v.at("files").as_array().size(), 1u);
+  EXPECT_EQ(v.at("files").at(0).at("path").as_string(), "/output/sum.txt");
+}
+
 TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
   const std::string input = SourcePath("samples");
   const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input,
@@ -63,8 +88,11 @@ TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
   EXPECT_NE(description.find("hyperlight backend, microvm isolation"), std::string::npos)
       << description;
   EXPECT_NE(description.find("/input (read-only)"), std::string::npos) << description;
-  EXPECT_NE(description.find("only these hosts are reachable: api.example.com:GET"),
-            std::string::npos);
+  EXPECT_NE(description.find("only these targets are reachable (scheme, host and port must match "
+                             "exactly):\n- https://api.example.com (GET)\n"),
+            std::string::npos)
+      << description;
+  EXPECT_NE(description.find("r = await http_get(url)"), std::string::npos) << description;
   EXPECT_EQ(description.find(input), std::string::npos) << description;
 }
 

@@ -8,6 +8,7 @@ Run from the repository root:
 """
 
 import importlib.util
+import json
 import os
 import tempfile
 import unittest
@@ -25,6 +26,7 @@ def load_worker():
 
 
 worker = load_worker()
+import hyperlight_guest  # noqa: E402 (on sys.path once the worker is loaded)
 
 
 class HypervisorCheckTest(unittest.TestCase):
@@ -47,6 +49,26 @@ class HypervisorCheckTest(unittest.TestCase):
             worker._DEVICES = saved
 
 
+class PackageCheckTest(unittest.TestCase):
+    """The real SDK without its Wasm backend or Python guest is unavailable at start, by name."""
+
+    def test_a_missing_backend_is_named_with_the_pinned_install_line(self):
+        problem = worker._package_problem()
+        self.assertIn("No module named 'hyperlight_sandbox_backend_wasm'", problem)
+        self.assertIn("pip install hyperlight-sandbox==0.3.0 hyperlight-sandbox-backend-wasm==0.3.0 "
+                      "hyperlight-sandbox-python-guest==0.3.0", problem)
+
+    def test_a_missing_guest_is_named_and_the_guest_is_not_imported(self):
+        import sys
+        import types
+        sys.modules["hyperlight_sandbox_backend_wasm"] = types.ModuleType("backend")
+        try:
+            problem = worker._package_problem()
+        finally:
+            del sys.modules["hyperlight_sandbox_backend_wasm"]
+        self.assertIn("ImportError: No module named 'python_guest'", problem)
+
+
 class ClearOutputTest(unittest.TestCase):
     def test_removes_everything_inside_but_never_follows_links(self):
         with tempfile.TemporaryDirectory() as root:
@@ -64,31 +86,46 @@ class ClearOutputTest(unittest.TestCase):
 
 
 class GuestPreludeTest(unittest.TestCase):
-    """Runs the prelude as the guest would, with call_tool answering like the worker does."""
+    """Runs the prelude as the real guest would (globals: __builtins__, call_tool, http_get,
+    http_post; no __name__), with call_tool answering like the worker does."""
 
-    def run_guest(self, src, tools=None, env=None, size_limit=1 << 20):
+    def run_guest(self, src, tools=None, env=None, size_limit=1 << 20, http=False,
+                  http_get=None, builtins=None, call_error=None):
         reports = []
         calls = []
+        chunks = []
 
         def call_tool(name, **kwargs):
             if name == worker.REPORT_TOOL:
+                if kwargs.get("output_chunks"):
+                    kwargs = dict(kwargs, output=json.loads("".join(chunks)))
                 reports.append(kwargs)
+                return True
+            if name == worker.OUTPUT_TOOL:
+                self.assertLess(len(kwargs["chunk"].encode("utf-8")), hyperlight_guest.GUEST_ARGS_CAP)
+                chunks.append(kwargs["chunk"])
                 return True
             self.assertEqual(name, worker.CALL_TOOL)
             calls.append(kwargs)
+            if call_error is not None:
+                raise call_error
             if kwargs["tool"] == "fail":
                 return {worker.TOOL_ERROR_KEY: {"error_type": "Boom", "message": "no"}}
             return sum(kwargs["kwargs"].values())
 
-        guest = {"__name__": "__main__", "call_tool": call_tool}
-        exec(worker.guest_source() + "\n_codeact_main(%r, %r, %r, %d)\n"
-             % (src, tools or [], env or {}, size_limit), guest)
+        guest = {"__builtins__": builtins if builtins is not None else __builtins__,
+                 "call_tool": call_tool, "http_get": http_get or (lambda url: {"url": url}),
+                 "http_post": lambda url, body="", content_type="": {"posted": body}}
+        exec(worker.guest_source() + "\n_codeact_main(%r, %r, %r, %d, %r)\n"
+             % (src, tools or [], env or {}, size_limit, http), guest)
         self.assertEqual(len(reports), 1, reports)
+        self.report_chunks = len(chunks)
         return reports[0], calls
 
     def test_final_expression_is_the_json_safe_output(self):
         report, _ = self.run_guest("x = 2\n(x, float('inf'))")
-        self.assertEqual(report, {"kind": "complete", "output_present": True, "output": [2, None]})
+        self.assertEqual(report, {"kind": "complete", "output_present": True,
+                                  "output_chunks": True, "output": [2, None]})
 
     def test_output_is_converted_as_the_local_runner_converts_it(self):
         # One implementation for both backends (resources/codeact_convert.py): a set becomes a
@@ -133,6 +170,83 @@ class GuestPreludeTest(unittest.TestCase):
             os.environ.clear()
             os.environ.update(saved)
         self.assertEqual(report["output"], {"ONLY": "this"})
+
+
+    def test_an_output_beyond_the_guests_argument_cap_travels_in_chunks(self):
+        report, _ = self.run_guest("['\u00e9' * 1000] * 900 + [1 << 63]", size_limit=8 << 20)
+        self.assertEqual(report["output"], ["\u00e9" * 1000] * 900 + [1 << 63])
+        self.assertGreater(self.report_chunks, 1)
+
+    def test_integers_beyond_int64_are_refused_before_the_call(self):
+        report, calls = self.run_guest(
+            "try:\n    await add(a=1 << 63, b=[1, -(1 << 63)])\n"
+            "except ToolError as e:\n    r = (e.error_type, e.message)\n"
+            "r2 = await add(a=(1 << 63) - 1, b=-(1 << 63))\n(r, r2)", tools=["add"])
+        self.assertEqual(calls, [{"tool": "add", "kwargs": {"a": (1 << 63) - 1, "b": -(1 << 63)}}])
+        (error_type, message), total = report["output"]
+        self.assertEqual(error_type, "IntegerOutOfRange")
+        self.assertIn("an argument at ['a'] is an integer outside the signed 64-bit range", message)
+        self.assertEqual(total, -1)
+
+    def test_arguments_over_the_guests_cap_are_a_tool_error(self):
+        report, calls = self.run_guest(
+            "try:\n    await add(a='x' * (2 << 20))\nexcept ToolError as e:\n"
+            "    r = (e.error_type, e.message)\nr", tools=["add"])
+        self.assertEqual(calls, [])
+        self.assertEqual(report["output"][0], "ArgumentsTooLarge")
+        self.assertIn("exceed the hyperlight guest's limit of 1048576 bytes", report["output"][1])
+
+    def test_lone_surrogates_in_arguments_become_question_marks(self):
+        _, calls = self.run_guest("await call_tool('echo', s='x\\ud800y')\n")
+        self.assertEqual(calls[-1], {"tool": "echo", "kwargs": {"s": "x?y"}})
+
+    def test_the_sdks_own_refusal_is_a_tool_error(self):
+        report, _ = self.run_guest(
+            "try:\n    await add(a=1)\nexcept ToolError as e:\n    r = (e.error_type, e.message)\nr",
+            tools=["add"], call_error=RuntimeError("Tool '__codeact_call__' failed: boom"))
+        self.assertEqual(report["output"], ["GuestCallFailed",
+                                            "Tool '__codeact_call__' failed: boom"])
+
+    def test_http_functions_are_awaited_and_only_there_with_targets(self):
+        report, _ = self.run_guest("[await http_get('https://a.org/x'), await http_post("
+                                   "'https://a.org/y', body='{}')]", http=True)
+        self.assertEqual(report["output"], [{"url": "https://a.org/x"}, {"posted": "{}"}])
+        report, _ = self.run_guest("http_get", http=False)
+        self.assertEqual(report["error_type"], "NameError")
+
+        def refused(url):
+            raise OSError("HTTP request denied")
+        report, _ = self.run_guest(
+            "try:\n    await http_get('https://b.org')\nexcept ToolError as e:\n"
+            "    r = (e.error_type, e.message)\nr", http=True, http_get=refused)
+        self.assertEqual(report["output"], ["HttpError", "OSError: HTTP request denied"])
+
+    def test_nested_paths_under_input_and_output_get_a_clear_error(self):
+        report, _ = self.run_guest("open('/output/sub/a.txt', 'w')")
+        self.assertEqual(report["error_type"], "FileNotFoundError")
+        self.assertIn("/input and /output are flat in this sandbox: no subdirectories (use "
+                      "/output/NAME)", report["message"])
+
+    def test_errors_are_reported_without_the_traceback_module(self):
+        import builtins
+        names = dict(builtins.__dict__)
+        real_import = builtins.__import__
+
+        def no_traceback(name, *args, **kwargs):
+            if name in ("traceback", "asyncio"):
+                raise ModuleNotFoundError("No module named %r" % name)
+            return real_import(name, *args, **kwargs)
+        names["__import__"] = no_traceback
+        report, _ = self.run_guest("def f():\n    raise KeyError('k')\nf()\n", builtins=names)
+        self.assertEqual(report["error_type"], "KeyError")
+        self.assertEqual(report["traceback"],
+                         'Traceback (most recent call last):\n'
+                         '  File "<code>", line 3, in <module>\n    f()\n'
+                         '  File "<code>", line 2, in f\n    raise KeyError(\'k\')\n'
+                         "KeyError: 'k'\n")
+        # Without asyncio, awaiting tools still works; anything else needing a loop says why.
+        report, _ = self.run_guest("await add(a=1, b=2)", tools=["add"], builtins=names)
+        self.assertEqual(report["output"], 3)
 
 
 if __name__ == "__main__":

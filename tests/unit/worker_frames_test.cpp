@@ -1,4 +1,4 @@
-// The hyperlight worker's control frames: network-target parsing, the configure frame, and
+// The hyperlight worker's control frames: the configure frame (network targets as URLs), and
 // reading one untrusted reply from an in-process pipe.
 #include "bridge/worker_frames.hpp"
 
@@ -36,24 +36,15 @@ StatusOr<WorkerReply> Read(Pipe& p, std::chrono::milliseconds timeout = 2000ms) 
   return ReadWorkerReply(p.fds[0], std::chrono::steady_clock::now() + timeout, 1024);
 }
 
-TEST(WorkerFramesTest, NetworkTargetsSplitOffMethodsOnly) {
-  EXPECT_EQ(ParseNetworkTarget("api.example.com").target, "api.example.com");
-  EXPECT_TRUE(ParseNetworkTarget("api.example.com").methods.empty());
-  const NetworkTarget t = ParseNetworkTarget("api.example.com:get,POST");
-  EXPECT_EQ(t.target, "api.example.com");
-  EXPECT_EQ(t.methods, (std::vector<std::string>{"GET", "POST"}));
-  EXPECT_EQ(ParseNetworkTarget("https://x.org").target, "https://x.org");
-  EXPECT_EQ(ParseNetworkTarget("x.org:8443").target, "x.org:8443");
-  EXPECT_EQ(ParseNetworkTarget("x.org:GET,").target, "x.org:GET,");
-  EXPECT_EQ(ParseNetworkTarget(":GET").target, ":GET");
-}
-
 TEST(WorkerFramesTest, ConfigureFrameCarriesEverythingTheWorkerNeeds) {
   WorkerConfig c;
   c.fingerprint = "f1";
   c.tools = {"add"};
   c.output_dir = "/tmp/o";
-  c.network_targets = {"a.com:GET", "b.com"};
+  c.network_targets = {*ParseEgressTarget("a.com:GET"), *ParseEgressTarget("http://b.com:81")};
+  c.heap_size = "900Ki";
+  c.stack_size = "100Ki";
+  c.max_file_size_bytes = 4096;
   c.environment = {{"K", "V"}};
   c.cpu_time_s = 7;
   const std::string frame = EncodeConfigureFrame(c);
@@ -61,9 +52,11 @@ TEST(WorkerFramesTest, ConfigureFrameCarriesEverythingTheWorkerNeeds) {
   const bj::value v = bj::parse(frame);
   EXPECT_EQ(v.at("type").as_string(), "configure");
   EXPECT_TRUE(v.at("input_dir").is_null());
-  EXPECT_EQ(
-      v.at("network"),
-      bj::parse(R"([{"target":"a.com","methods":["GET"]},{"target":"b.com","methods":null}])"));
+  EXPECT_EQ(v.at("network"), bj::parse(R"([{"target":"https://a.com","methods":["GET"]},)"
+                                       R"({"target":"http://b.com:81","methods":null}])"));
+  EXPECT_EQ(v.at("heap_size").as_string(), "900Ki");
+  EXPECT_EQ(v.at("stack_size").as_string(), "100Ki");
+  EXPECT_EQ(v.at("max_file_size_bytes").as_int64(), 4096);
   EXPECT_EQ(v.at("environment"), bj::parse(R"({"K":"V"})"));
   EXPECT_EQ(v.at("cpu_time_s").as_int64(), 7);
 }

@@ -19,11 +19,13 @@
 #include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/egress_target.hpp"
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "limits/limit_table.hpp"
 #include "process/child.hpp"
 #include "process/posix_util.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -39,15 +41,50 @@ constexpr std::chrono::milliseconds kWorkerStartTimeout{10'000};
 // plus the run's cpu_time_s (RLIMIT_CPU counts a process's whole life, and workers serve many
 // runs).
 constexpr std::int64_t kWorkerCpuSeconds = 1LL << 30;
+// A worker hosts a VM: the SDK maps the guest's memory, wasmtime's code and reservations, and a
+// tokio runtime's thread stacks. Its address space is the run's memory limit plus this much room
+// (it bounds mappings, not memory: the guest's memory is its heap_size, see GuestMemory).
+constexpr std::int64_t kVmHostingAddressSpaceBytes = 32LL << 30;
+// Threads the SDK may start (tokio's workers and blocking pool), beyond max_processes and what
+// the user already runs (RLIMIT_NPROC counts every task of the uid).
+constexpr std::int64_t kVmHostingThreads = 512;
+// The guest's compiled module (.aot, tens of MiB) is written to the cache when a sandbox is first
+// built: the worker's hard RLIMIT_FSIZE; each run is held to max_file_size_bytes (the soft limit).
+constexpr std::int64_t kGuestCacheFileBytes = 1LL << 30;
+// A worker's memory cgroup holds its one sandbox's guest memory and that memory's snapshot
+// (2 x memory_bytes at most) plus this much for the interpreter, the SDK and the guest's module.
+constexpr std::int64_t kWorkerHostMemoryBytes = 512LL << 20;
+// The guest's stack out of memory_bytes: an eighth, within these bounds; the rest is its heap.
+constexpr std::int64_t kMinGuestStackBytes = 8LL << 20;
+constexpr std::int64_t kMaxGuestStackBytes = 64LL << 20;
 // The worker registers its own callbacks in the sandbox under names with this prefix.
 constexpr std::string_view kReservedToolPrefix = "__codeact_";
 constexpr const char* kOutputMountPath = "/output";
 
-// The rlimits of a worker; workers are reused only under equal limits.
+// The rlimits of a worker, sized for hosting a VM; workers are reused only under equal limits.
+// RLIMIT_NPROC is the headroom only: StartWorker adds the user's task count at the start.
 ResourceLimits WorkerLimits(const ExecutionLimits& l) {
   ResourceLimits r = RlimitsFor(l);
   r.Set(RLIMIT_CPU, kWorkerCpuSeconds, kWorkerCpuSeconds + 1);
+  const std::int64_t address_space = l.memory_bytes + kVmHostingAddressSpaceBytes;
+  r.Set(RLIMIT_AS, address_space, address_space);
+  const std::int64_t threads = l.max_processes + kVmHostingThreads;
+  r.Set(RLIMIT_NPROC, threads, threads);
+  const std::int64_t file_size = std::max(l.max_file_size_bytes, kGuestCacheFileBytes);
+  r.Set(RLIMIT_FSIZE, file_size, file_size);
   return r;
+}
+
+// memory_bytes as the SDK's heap_size and stack_size, in its size syntax.
+struct GuestMemory {
+  std::string heap_size;
+  std::string stack_size;
+};
+GuestMemory GuestMemoryFor(const ExecutionLimits& l) {
+  const std::int64_t stack =
+      std::clamp(l.memory_bytes / 8, kMinGuestStackBytes, kMaxGuestStackBytes) / 1024;
+  const std::int64_t heap = std::max<std::int64_t>(l.memory_bytes / 1024 - stack, 1024);
+  return {std::to_string(heap) + "Ki", std::to_string(stack) + "Ki"};
 }
 
 std::string StartKey(const ResourceLimits& r) {
@@ -68,10 +105,11 @@ Status CheckInputDir(const std::string& path) {
   return Status::Ok();
 }
 
-// One worker process. The directory is declared first so that it is removed after the child has
-// been killed and reaped (Child's destructor does both).
+// One worker process. The directory and the cgroup are declared first so that they are removed
+// after the child has been killed and reaped (Child's destructor does both).
 struct Worker {
   TempDir dir;
+  std::unique_ptr<RunCgroup> cgroup;  // null where no cgroup can be made here
   std::unique_ptr<Child> child;
   std::string output_dir;
   std::string start_key;
@@ -99,12 +137,22 @@ class HyperlightExecutor final : public Executor {
 
   BackendTraits Traits(const RunSnapshot& snapshot) const override {
     BackendTraits t;
-    t.network_targets = true;  // the SDK's allowed domains
+    t.network_targets = true;  // the SDK's allowed domains, reached with the guest's http_get
+    if (auto targets = ParseEgressTargets(snapshot.network_targets);
+        targets.ok() && !targets->empty()) {
+      t.network = "only these targets are reachable (scheme, host and port must match exactly):\n";
+      for (const EgressTarget& target : *targets) t.network += "- " + target.Display() + "\n";
+      t.network +=
+          "Call them with `r = await http_get(url)` or `r = await http_post(url, body=\"...\", "
+          "content_type=\"application/json\")`; r is {\"status\": int, \"body\": str}; a "
+          "refused or failed request raises ToolError.\n";
+    }
     // The guest sees only these two directories; their host paths stay out of the text.
     if (!options_.input_dir.empty()) t.files += "- /input (read-only): input files from the host\n";
     t.files += "- /output (read-write, starts empty): files written here are returned (up to " +
                BytesText(snapshot.limits.max_capture_file_bytes) + " each, " +
                BytesText(snapshot.limits.max_capture_total_bytes) + " in total)\n";
+    t.files += "- both are flat: use /input/NAME and /output/NAME; there are no subdirectories\n";
     t.fresh_start = "every call starts from the same clean sandbox snapshot.";
     return t;
   }
@@ -151,6 +199,8 @@ class HyperlightExecutor final : public Executor {
     }
     if (Status s = CheckInputDir(options_.input_dir); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
+    if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok())
+      return NotRunResult(Outcome::kSetupError, targets.status().message());
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
@@ -260,17 +310,21 @@ class HyperlightExecutor final : public Executor {
     }
 
     // A worker serves many runs: its lifetime CPU says nothing about this run's budget.
-    ExecutionResult r = ResultOfRun(loop, ended, exit, limits,
-                                    {"the hyperlight worker", /*cpu_counts_from_start=*/false});
+    const bool oom_killed = !terminal_frame && worker->cgroup && worker->cgroup->OomKills() > 0;
+    ExecutionResult r =
+        ResultOfRun(loop, ended, exit, limits,
+                    {"the hyperlight worker", /*cpu_counts_from_start=*/false}, oom_killed);
     if (r.outcome == Outcome::kMemoryLimit) r.message = "the guest ran out of memory";
-    if (ended.end == LoopEnd::kUserError && ended.error.type == "GuestError")
-      r.message = ended.error.message;
+    // The SDK raised: the worker dropped that sandbox, and the worker goes too (a sandbox whose
+    // build or restore failed half-way may leave the process in a state no run should inherit).
+    const bool sdk_failed = ended.end == LoopEnd::kUserError && ended.error.type == "GuestError";
+    if (sdk_failed) r.message = ended.error.message;
 
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     FitResult(r, limits, output_mount);
-    if (terminal_frame) Release(std::move(worker));
+    if (terminal_frame && !sdk_failed) Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }
 
@@ -282,9 +336,14 @@ class HyperlightExecutor final : public Executor {
     config.input_dir =
         options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
     config.output_dir = worker.output_dir;
-    config.network_targets = snapshot.network_targets;
+    // RefuseRun has parsed them already.
+    config.network_targets = *ParseEgressTargets(snapshot.network_targets);
     config.environment = snapshot.environment;
     config.cpu_time_s = snapshot.limits.cpu_time_s;
+    const GuestMemory memory = GuestMemoryFor(snapshot.limits);
+    config.heap_size = memory.heap_size;
+    config.stack_size = memory.stack_size;
+    config.max_file_size_bytes = snapshot.limits.max_file_size_bytes;
     if (Status s = WriteAll(worker.child->bridge_to_child_fd(), EncodeConfigureFrame(config));
         !s.ok())
       return s;
@@ -330,7 +389,7 @@ class HyperlightExecutor final : public Executor {
                                                 Clock::time_point deadline) {
     auto dir = TempDir::Create("codeact-hl-");
     if (!dir.ok()) return dir.status();
-    auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, "", "", ""});
+    auto worker = std::make_unique<Worker>(Worker{std::move(*dir), nullptr, nullptr, "", "", ""});
     worker->output_dir = worker->dir.path() + "/output";
     if (::mkdir(worker->output_dir.c_str(), 0700) != 0) {
       return Internal("cannot create " + worker->output_dir + ": " + ErrnoText(errno));
@@ -345,9 +404,19 @@ class HyperlightExecutor final : public Executor {
       spec.environment["CODEACT_HYPERLIGHT_SDK_PATH"] =
           std::filesystem::absolute(options_.sdk_path).string();
     }
+    StatusOr<std::string> cache = CacheDir();
+    if (!cache.ok()) return cache.status();
+    // The guest package writes its .aot under $XDG_CACHE_HOME (else ~/.cache, and a worker may
+    // have no home): one private directory per executor, shared by its workers (the package
+    // replaces the file atomically).
+    spec.environment["XDG_CACHE_HOME"] = *cache;
     spec.working_dir = worker->dir.path();
     spec.limits = WorkerLimits(limits);
     worker->start_key = StartKey(spec.limits);
+    if (std::optional<Rlimit> nproc = spec.limits.Get(RLIMIT_NPROC)) {
+      const std::int64_t threads = nproc->soft + TasksOfRealUid(::getuid());
+      spec.limits.Set(RLIMIT_NPROC, threads, threads);
+    }
     StatusOr<std::unique_ptr<Child>> child = launcher_.Call([&spec] { return Child::Start(spec); });
     if (!child.ok())
       return SetupFailed("cannot start the hyperlight worker: " + child.status().message());
@@ -373,10 +442,48 @@ class HyperlightExecutor final : public Executor {
       return Unavailable("the hyperlight worker's first frame is \"" + reply->type +
                          "\", not \"ready\"");
     }
+    if (Status s = JoinWorkerCgroup(*worker, limits); !s.ok()) {
+      worker->child->KillAll();
+      return s;
+    }
     return worker;
   }
 
   static Status SetupFailed(std::string message) { return FailedPrecondition(std::move(message)); }
+
+  // The memory cgroup of memory_bytes's decision (the guest's heap bounds the code, the group the
+  // whole worker, in which the VM's memory is mapped), where one can be made here. The worker
+  // joins once it is ready, before any sandbox is built: a host without the SDK or a hypervisor
+  // answers `unavailable` without the cost of a group (or of finding where groups go).
+  Status JoinWorkerCgroup(Worker& worker, const ExecutionLimits& limits) {
+    std::shared_ptr<const CgroupSite> site;
+    {
+      std::lock_guard lock(mu_);
+      if (cgroups_ == nullptr) cgroups_ = CgroupSite::ForThisProcess();
+      site = cgroups_;
+    }
+    if (!site->any() || !site->memory()) return Status::Ok();
+    StatusOr<std::unique_ptr<RunCgroup>> group =
+        RunCgroup::Create(site, {limits.max_processes + kVmHostingThreads,
+                                 2 * limits.memory_bytes + kWorkerHostMemoryBytes});
+    if (!group.ok())
+      return SetupFailed("cannot make the hyperlight worker's cgroup: " + group.status().message());
+    if (Status s = (*group)->Join(worker.child->pid()); !s.ok())
+      return SetupFailed("cannot move the hyperlight worker into its cgroup: " + s.message());
+    worker.cgroup = std::move(*group);
+    return Status::Ok();
+  }
+
+  StatusOr<std::string> CacheDir() {
+    std::lock_guard lock(mu_);
+    if (!options_.cache_dir.empty()) return std::filesystem::absolute(options_.cache_dir).string();
+    if (!cache_dir_) {
+      auto dir = TempDir::Create("codeact-hl-cache-");
+      if (!dir.ok()) return dir.status();
+      cache_dir_.emplace(std::move(*dir));
+    }
+    return cache_dir_->path();
+  }
 
   const std::string python_;
   const std::string worker_script_;
@@ -384,6 +491,11 @@ class HyperlightExecutor final : public Executor {
   // Workers are started on this thread, which lives as long as the executor: the parent-death
   // signal follows the thread that forked, and a worker outlives the run (and the caller's
   // thread) that started it.
+  // The workers' cache directory unless options_.cache_dir names one; removed after the workers.
+  std::optional<TempDir> cache_dir_;
+  // Where the workers' cgroups go, found at the first start (creating the executor probes
+  // nothing); under mu_.
+  std::shared_ptr<const CgroupSite> cgroups_;
   TaskThread launcher_;  // destroyed after the idle workers below
   std::mutex mu_;
   std::deque<std::unique_ptr<Worker>> idle_;
