@@ -325,15 +325,22 @@ bool MeasureGuardCost(Bench& b) {
 // 7. The MCP server's tools/call of print(1) with its pool warm: one request line in, one
 // response line out, through validation, the provider and the executor (what `codeact mcp`
 // does per line, minus the stdio pipes).
-bool MeasureMcpCall(Bench& b) {
+// An MCP server in this process over a provider of `level` with a warm pool of 2, initialized;
+// null (after saying why) when the provider cannot start.
+struct InProcessMcp {
+  std::shared_ptr<CodeActProvider> provider;
+  std::unique_ptr<internal::McpServer> server;
+};
+
+std::optional<InProcessMcp> StartInProcessMcp(const Bench& b, IsolationLevel level) {
   ProviderOptions provider_options;
   provider_options.executor.python_path = b.python;
   provider_options.executor.warm_pool_size = 2;
-  provider_options.executor.isolation = IsolationLevel::kProcess;  // namespaces: see the rows above
+  provider_options.executor.isolation = level;
   auto provider = LocalCodeActProvider::Create(provider_options);
   if (!provider.ok()) {
     std::cerr << "codeact bench: " << provider.status().message() << "\n";
-    return false;
+    return std::nullopt;
   }
   const ExecuteCodeFunction function(*provider);
   internal::McpServerOptions server_options;
@@ -345,16 +352,25 @@ bool MeasureMcpCall(Bench& b) {
                                       const CancellationToken& cancel) {
     return function.InvokeResult(arguments, {.cancel = cancel});
   };
-  internal::McpServer server(std::move(server_options));
-  server.HandleLine(
+  InProcessMcp mcp{*provider, std::make_unique<internal::McpServer>(std::move(server_options))};
+  mcp.server->HandleLine(
       R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
       R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
-  (*provider)->Warm();
+  mcp.provider->Warm();
+  return mcp;
+}
+
+bool MeasureMcpCall(Bench& b) {
+  // The process level: the namespaces level's figure is the mcp-stdio section's in-process row.
+  std::optional<InProcessMcp> mcp_server = StartInProcessMcp(b, IsolationLevel::kProcess);
+  if (!mcp_server) return false;
+  const std::shared_ptr<CodeActProvider>& provider = mcp_server->provider;
+  internal::McpServer& server = *mcp_server->server;
   const std::string call =
       R"j({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"print(1)"}}})j";
   Samples mcp;
   for (int i = 0; i < b.runs; ++i) {
-    WaitForIdleChildren((*provider)->executor(), 2);
+    WaitForIdleChildren(provider->executor(), 2);
     const auto t0 = Clock::now();
     const std::optional<std::string> response = server.HandleLine(call);
     mcp.Add(Clock::now() - t0);
@@ -518,14 +534,24 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   constexpr auto kTimeout = std::chrono::seconds(60);
   const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)");
   if (!CallSucceeded((*client)->Call(call, kTimeout))) return false;
+  // The same server in this process, called with the same pauses, interleaved call by call: the
+  // difference between the two rows is what stdio and the server's threads add.
+  std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
+  if (!in_process) return false;
   const int calls = std::clamp(b.runs / 4, 10, 60);
-  Samples latency, ping;
+  Samples latency, ping, direct;
   for (int i = 0; i < calls; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto t0 = Clock::now();
     const auto response = (*client)->Call(call, kTimeout);
     latency.Add(Clock::now() - t0);
     if (!CallSucceeded(response)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    t0 = Clock::now();
+    const std::optional<std::string> answer = in_process->server->HandleLine(call);
+    direct.Add(Clock::now() - t0);
+    if (!CallSucceeded(answer ? StatusOr<std::string>(*answer) : Internal("no response")))
+      return false;
     if (i % 4 == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       t0 = Clock::now();
@@ -542,6 +568,8 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
                             latency.PercentileUs(50), b.bare_no_site_p50_us,
                             level == IsolationLevel::kProcess ? "reference" : "<= 0.25"));
   b.figures.push_back(Latency("MCP ping over stdio, 0.3 s apart" + level_name, ping, "reference"));
+  b.figures.push_back(
+      Latency("MCP tools/call in process, 0.3 s apart" + level_name, direct, "reference"));
   return true;
 }
 
