@@ -97,7 +97,10 @@ struct ExecutionResult {
   std::int64_t duration_ms = 0;
   std::string backend;    // "local", "hyperlight"
   std::string isolation;  // "process", "namespaces", "microvm"
-  std::string message;    // why the sandbox ended the run, for non-user outcomes
+  // The child interpreter the local backend ran the code with (e.g. /usr/bin/python3.11); empty
+  // (null in JSON) where the code reached no local executor.
+  std::string interpreter;
+  std::string message;  // why the sandbox ended the run, for non-user outcomes
   ResourceUsage usage;
   // Set for a run of a session (session.hpp): its name and how it found its interpreter. A
   // stateless run has neither (JSON: `session` null, `session_state` null).

@@ -145,6 +145,9 @@ class Executor {
   virtual ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) = 0;
   // Prepares for runs under `snapshot` ahead of time (starts warm children) without waiting for
   // it; a no-op where there is nothing to prepare. Runs never depend on it having been called.
+  // The local backend without a pool (warm_pool_size 0) starts one child for the next run of
+  // `snapshot`, which that run takes (a one-shot `codeact run` starts it while it validates);
+  // nothing refills it, and the executor kills it if no run took it.
   virtual void Warm(const RunSnapshot& snapshot) { (void)snapshot; }
   virtual BackendKind backend() const = 0;
   virtual IsolationLevel isolation() const = 0;  // the level that runs: never kAuto

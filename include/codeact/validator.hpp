@@ -63,4 +63,11 @@ class Validator {
 // interpreter's minor version (the grammar differs between minor versions).
 Status CheckInterpreterMatches(Validator& validator, const std::string& python_path);
 
+// The same against a known version (the build's own libpython: no interpreter needs to start).
+Status CheckInterpreterVersion(const std::string& python_path, PythonVersion embedded);
+
+// The major and minor version of the interpreter at `python_path`: asked once (a start of it),
+// then kept in the per-user cache for as long as that file is unchanged.
+StatusOr<PythonVersion> InterpreterVersion(const std::string& python_path);
+
 }  // namespace codeact

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "backends/local/local_executor.hpp"
+#include "bench/mcp_stdio_client.hpp"
 #include "bench/programs.hpp"
 #include "bench/stats.hpp"
 #include "cli/args.hpp"
@@ -19,6 +22,7 @@
 #include "codeact/executor.hpp"
 #include "codeact/provider.hpp"
 #include "codeact/validator.hpp"
+#include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "server/mcp_server.hpp"
 
@@ -91,6 +95,8 @@ struct Bench {
   std::string python;
   RunSnapshot snapshot;
   double bare_start_p50_us = 0;
+  double bare_no_site_p50_us = 0;  // python3 -I -S -c pass: the issue's yardstick
+  double oneshot_bare_p50_us = 0;
   std::vector<Figure> figures;
 };
 
@@ -124,8 +130,9 @@ void MeasureBareStarts(Bench& b) {
   const Samples start = bare_start({"-I", "-c", "pass"});
   b.bare_start_p50_us = start.PercentileUs(50);
   b.figures.push_back(Latency("python3 -I -c pass (bare start)", start, "yardstick"));
-  b.figures.push_back(Latency("python3 -I -S -c pass (no site)",
-                              bare_start({"-I", "-S", "-c", "pass"}), "reference"));
+  const Samples no_site = bare_start({"-I", "-S", "-c", "pass"});
+  b.bare_no_site_p50_us = no_site.PercentileUs(50);
+  b.figures.push_back(Latency("python3 -I -S -c pass (no site)", no_site, "reference"));
 }
 
 // 2. Validation of a 50-line program, in process.
@@ -318,15 +325,22 @@ bool MeasureGuardCost(Bench& b) {
 // 7. The MCP server's tools/call of print(1) with its pool warm: one request line in, one
 // response line out, through validation, the provider and the executor (what `codeact mcp`
 // does per line, minus the stdio pipes).
-bool MeasureMcpCall(Bench& b) {
+// An MCP server in this process over a provider of `level` with a warm pool of 2, initialized;
+// null (after saying why) when the provider cannot start.
+struct InProcessMcp {
+  std::shared_ptr<CodeActProvider> provider;
+  std::unique_ptr<internal::McpServer> server;
+};
+
+std::optional<InProcessMcp> StartInProcessMcp(const Bench& b, IsolationLevel level) {
   ProviderOptions provider_options;
   provider_options.executor.python_path = b.python;
   provider_options.executor.warm_pool_size = 2;
-  provider_options.executor.isolation = IsolationLevel::kProcess;  // namespaces: see the rows above
+  provider_options.executor.isolation = level;
   auto provider = LocalCodeActProvider::Create(provider_options);
   if (!provider.ok()) {
     std::cerr << "codeact bench: " << provider.status().message() << "\n";
-    return false;
+    return std::nullopt;
   }
   const ExecuteCodeFunction function(*provider);
   internal::McpServerOptions server_options;
@@ -338,16 +352,25 @@ bool MeasureMcpCall(Bench& b) {
                                       const CancellationToken& cancel) {
     return function.InvokeResult(arguments, {.cancel = cancel});
   };
-  internal::McpServer server(std::move(server_options));
-  server.HandleLine(
+  InProcessMcp mcp{*provider, std::make_unique<internal::McpServer>(std::move(server_options))};
+  mcp.server->HandleLine(
       R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
       R"("capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
-  (*provider)->Warm();
+  mcp.provider->Warm();
+  return mcp;
+}
+
+bool MeasureMcpCall(Bench& b) {
+  // The process level: the namespaces level's figure is the mcp-stdio section's in-process row.
+  std::optional<InProcessMcp> mcp_server = StartInProcessMcp(b, IsolationLevel::kProcess);
+  if (!mcp_server) return false;
+  const std::shared_ptr<CodeActProvider>& provider = mcp_server->provider;
+  internal::McpServer& server = *mcp_server->server;
   const std::string call =
       R"j({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"print(1)"}}})j";
   Samples mcp;
   for (int i = 0; i < b.runs; ++i) {
-    WaitForIdleChildren((*provider)->executor(), 2);
+    WaitForIdleChildren(provider->executor(), 2);
     const auto t0 = Clock::now();
     const std::optional<std::string> response = server.HandleLine(call);
     mcp.Add(Clock::now() - t0);
@@ -361,14 +384,245 @@ bool MeasureMcpCall(Bench& b) {
   return true;
 }
 
+// This binary, for the `codeact run` and `codeact mcp` children below.
+std::string SelfPath() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+
+// `name` in $PATH, or "" when absent.
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = dir + "/" + name;
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+Figure Ratio(std::string name, double numerator_us, double denominator_us, std::string goal) {
+  return {std::move(name), "x", 0, 0, 0, numerator_us / std::max(1.0, denominator_us),
+          std::move(goal)};
+}
+
+// 8. The one-shot `codeact run` of print(1), with no flags (the default level), against a bare
+// start of Debian's interpreter (`python3 -I -S -c pass`, the issue's yardstick) and a one-shot
+// `bwrap --unshare-all` of the same interpreter (no validator, nothing warm): each a process
+// started from here, interleaved run by run in rotating order so that all three see the same
+// machine.
+bool MeasureOneShot(Bench& b) {
+  auto dir = internal::TempDir::Create("codeact-bench-");
+  if (!dir.ok()) {
+    std::cerr << "codeact bench: " << dir.status().message() << "\n";
+    return false;
+  }
+  const std::string file = dir->path() + "/print1.py";
+  std::ofstream(file) << "print(1)\n";
+  const std::string python =
+      ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : b.python;
+  struct Command {
+    std::string name;
+    std::vector<std::string> argv;
+    Samples samples;
+  };
+  std::vector<Command> commands = {
+      {"python3 -I -S -c pass (bare start, interleaved)", {python, "-I", "-S", "-c", "pass"}, {}},
+      {"codeact run print(1), one shot (default level)", {SelfPath(), "run", file}, {}}};
+  const std::string bwrap = FindInPath("bwrap");
+  std::string bwrap_skipped;
+  if (bwrap.empty()) {
+    bwrap_skipped = "bwrap is not installed (apt-get install bubblewrap)";
+  } else {
+    commands.push_back({"bwrap --unshare-all python3 -I -S, one shot",
+                        {bwrap,
+                         "--unshare-all",
+                         "--die-with-parent",
+                         "--ro-bind",
+                         "/usr",
+                         "/usr",
+                         "--symlink",
+                         "usr/bin",
+                         "/bin",
+                         "--symlink",
+                         "usr/lib",
+                         "/lib",
+                         "--symlink",
+                         "usr/lib64",
+                         "/lib64",
+                         "--symlink",
+                         "usr/sbin",
+                         "/sbin",
+                         "--proc",
+                         "/proc",
+                         "--dev",
+                         "/dev",
+                         "--tmpfs",
+                         "/tmp",
+                         "--chdir",
+                         "/tmp",
+                         python,
+                         "-I",
+                         "-S",
+                         "-c",
+                         "print(1)"},
+                        {}});
+    auto probe = internal::RunCommand(commands.back().argv, "", std::chrono::seconds(30));
+    if (!probe.ok() || !probe->exit.exited || probe->exit.exit_code != 0) {
+      std::cerr << "codeact bench: bwrap failed: "
+                << (probe.ok() ? probe->stderr_text : probe.status().message()) << "\n";
+      bwrap_skipped = "bwrap cannot run here, see its error above";
+      commands.pop_back();
+    }
+  }
+  const int runs = std::max(10, b.runs / 4);
+  for (int i = 0; i < runs; ++i) {
+    for (std::size_t k = 0; k < commands.size(); ++k) {
+      Command& c = commands[(i + k) % commands.size()];
+      const auto t0 = Clock::now();
+      auto r = internal::RunCommand(c.argv, "", std::chrono::seconds(60));
+      c.samples.Add(Clock::now() - t0);
+      if (!r.ok() || !r->exit.exited || r->exit.exit_code != 0) {
+        std::cerr << "codeact bench: " << c.name << " failed: "
+                  << (r.ok() ? r->stdout_text + r->stderr_text : r.status().message()) << "\n";
+        return false;
+      }
+    }
+  }
+  const double bare = commands[0].samples.PercentileUs(50);
+  const double oneshot = commands[1].samples.PercentileUs(50);
+  b.figures.push_back(Latency(commands[0].name, commands[0].samples, "yardstick"));
+  b.figures.push_back(Latency(commands[1].name, commands[1].samples, "p50 <= 3 x bare start"));
+  b.figures.push_back(Ratio("one shot / bare start (p50 ratio)", oneshot, bare, "<= 3"));
+  if (commands.size() == 3) {
+    b.figures.push_back(Latency(commands[2].name, commands[2].samples, "reference"));
+    b.figures.push_back(Ratio("one shot / bwrap one shot (p50 ratio)", oneshot,
+                              commands[2].samples.PercentileUs(50), "reference"));
+  } else {
+    std::cerr << "codeact bench: the bwrap row is skipped: " << bwrap_skipped << "\n";
+    b.figures.push_back({"bwrap one shot: skipped (" + bwrap_skipped + ")", "", 0, 0, 0, 0, ""});
+  }
+  b.oneshot_bare_p50_us = bare;
+  return true;
+}
+
+const char* LevelSuffix(IsolationLevel level) {
+  return level == IsolationLevel::kProcess ? " (process)" : " (namespaces)";
+}
+
+std::vector<std::string> LevelArgs(IsolationLevel level) {
+  return {"--isolation", level == IsolationLevel::kProcess ? "process" : "namespaces"};
+}
+
+bool CallSucceeded(const StatusOr<std::string>& response) {
+  if (response.ok() && response->find(R"("isError":false)") != std::string::npos) return true;
+  std::cerr << "codeact bench: a tools/call through codeact mcp failed: "
+            << (response.ok() ? *response : response.status().message()) << "\n";
+  return false;
+}
+
+// 9. tools/call of print(1) through `codeact mcp` over its stdin and stdout, calls 0.3 s apart
+// as between an agent's turns (the server's threads and its pooled children sleep meanwhile),
+// with a `ping` round trip through the same pipes for reference.
+bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
+  auto client = bench::McpStdioClient::Start(SelfPath(), LevelArgs(level));
+  if (!client.ok()) {
+    std::cerr << "codeact bench: " << client.status().message() << "\n";
+    return false;
+  }
+  constexpr auto kTimeout = std::chrono::seconds(60);
+  const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)");
+  if (!CallSucceeded((*client)->Call(call, kTimeout))) return false;
+  // The same server in this process, called with the same pauses, interleaved call by call: the
+  // difference between the two rows is what stdio and the server's threads add.
+  std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
+  if (!in_process) return false;
+  const int calls = std::clamp(b.runs / 4, 10, 60);
+  Samples latency, ping, direct;
+  for (int i = 0; i < calls; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto t0 = Clock::now();
+    const auto response = (*client)->Call(call, kTimeout);
+    latency.Add(Clock::now() - t0);
+    if (!CallSucceeded(response)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    t0 = Clock::now();
+    const std::optional<std::string> answer = in_process->server->HandleLine(call);
+    direct.Add(Clock::now() - t0);
+    if (!CallSucceeded(answer ? StatusOr<std::string>(*answer) : Internal("no response")))
+      return false;
+    if (i % 4 == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      t0 = Clock::now();
+      const auto pong = (*client)->Call(R"({"jsonrpc":"2.0","id":2,"method":"ping"})", kTimeout);
+      ping.Add(Clock::now() - t0);
+      if (!pong.ok()) return false;
+    }
+  }
+  const std::string level_name = LevelSuffix(level);
+  b.figures.push_back(
+      Latency("MCP over stdio, calls 0.3 s apart" + level_name, latency,
+              level == IsolationLevel::kProcess ? "reference" : "p50 <= 0.25 x bare start"));
+  b.figures.push_back(Ratio("MCP over stdio / bare start (p50 ratio)" + level_name,
+                            latency.PercentileUs(50), b.bare_no_site_p50_us,
+                            level == IsolationLevel::kProcess ? "reference" : "<= 0.25"));
+  b.figures.push_back(Latency("MCP ping over stdio, 0.3 s apart" + level_name, ping, "reference"));
+  b.figures.push_back(
+      Latency("MCP tools/call in process, 0.3 s apart" + level_name, direct, "reference"));
+  return true;
+}
+
+// 10. Sustained runs through one `codeact mcp`: two clients' worth of tools/call of print(1)
+// back to back (two calls in flight at all times, each answered call replaced at once), refills
+// included.
+bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
+  auto client = bench::McpStdioClient::Start(SelfPath(), LevelArgs(level));
+  if (!client.ok()) {
+    std::cerr << "codeact bench: " << client.status().message() << "\n";
+    return false;
+  }
+  constexpr auto kTimeout = std::chrono::seconds(60);
+  if (!CallSucceeded(
+          (*client)->Call(bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)"), kTimeout)))
+    return false;
+  std::this_thread::sleep_for(
+      std::chrono::seconds(1));  // the pool refilled, as at a session's start
+  const int total = std::max(20, b.runs / 2);
+  long next_id = 10;
+  const auto t0 = Clock::now();
+  int sent = 0, answered = 0;
+  for (; sent < 2; ++sent) {
+    if (!(*client)->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
+      return false;
+  }
+  while (answered < total) {
+    const auto response = (*client)->Receive(kTimeout);
+    if (!CallSucceeded(response)) return false;
+    ++answered;
+    if (sent < total) {
+      if (!(*client)->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
+        return false;
+      ++sent;
+    }
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  b.figures.push_back(
+      {"sustained through codeact mcp, 2 in flight" + std::string(LevelSuffix(level)), "runs/s", 0,
+       0, 0, answered / secs, level == IsolationLevel::kProcess ? ">= 100" : ">= 50"});
+  return true;
+}
+
 void PrintFigures(const std::vector<Figure>& figures) {
-  std::printf("%-52s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
+  std::printf("%-60s %12s %12s %12s %14s  %s\n", "figure", "p50", "p95", "p99", "value", "goal");
   for (const auto& f : figures) {
-    if (f.unit == "us") {
-      std::printf("%-52s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95,
+    if (f.unit.empty()) {  // a row skipped, with the reason in its name
+      std::printf("%s\n", f.name.c_str());
+    } else if (f.unit == "us") {
+      std::printf("%-60s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95,
                   f.p99, "", f.goal.c_str());
     } else {
-      std::printf("%-52s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value,
+      std::printf("%-60s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value,
                   f.unit.c_str(), f.goal.c_str());
     }
   }
@@ -426,13 +680,17 @@ void MeasureSessionCall(Bench& b) {
 
 int CmdBench(const std::vector<std::string>& argv) {
   constexpr const char* kHelp =
-      "usage: codeact bench [--runs N] [--json FILE] [--python PATH]\n"
-      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n";
+      "usage: codeact bench [--runs N] [--json FILE] [--python PATH] [--only SECTIONS]\n"
+      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n"
+      "--only: a comma-separated list of sections (default: all of them): core (validation,\n"
+      "executors in process, the runtime guard, MCP in process), oneshot (codeact run against a\n"
+      "bare start and a bwrap one-shot), mcp-stdio (codeact mcp over stdio, calls 0.3 s apart),\n"
+      "mcp-sustained (codeact mcp, two calls in flight). The bare starts are always measured.\n";
   if (WantsHelp(argv)) {
     std::cout << kHelp;
     return kExitOk;
   }
-  auto args = Args::Parse(argv, {{"--runs", "--json", "--python"}, {}});
+  auto args = Args::Parse(argv, {{"--runs", "--json", "--python", "--only"}, {}});
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << kHelp;
     return kExitUsage;
@@ -445,8 +703,24 @@ int CmdBench(const std::vector<std::string>& argv) {
   Bench b;
   b.runs = std::max(10, std::atoi(args->Get("--runs").value_or("200").c_str()));
   b.python = args->Get("--python").value_or((*validator)->InstallationInterpreter());
+  const std::string only =
+      "," + args->Get("--only").value_or("core,oneshot,mcp-stdio,mcp-sustained") + ",";
+  {
+    std::istringstream sections(only);
+    std::string section;
+    while (std::getline(sections, section, ',')) {
+      if (!section.empty() && section != "core" && section != "oneshot" && section != "mcp-stdio" &&
+          section != "mcp-sustained") {
+        std::cerr << "codeact bench: unknown section \"" << section << "\"\n" << kHelp;
+        return kExitUsage;
+      }
+    }
+  }
+  auto wanted = [&only](const std::string& section) {
+    return only.find("," + section + ",") != std::string::npos;
+  };
   MeasureBareStarts(b);
-  MeasureValidation(b, **validator);
+  if (wanted("oneshot") && !MeasureOneShot(b)) return kExitFailed;
   b.snapshot.tools = {NoopTool()};
   b.snapshot.fingerprint = "bench";
   b.snapshot.limits.max_tool_calls = 10'000;
@@ -460,11 +734,20 @@ int CmdBench(const std::vector<std::string>& argv) {
       {0, false, IsolationLevel::kNamespaces, " (namespaces)"},
       {2, true, IsolationLevel::kNamespaces, " (namespaces)"},
       {2, false, IsolationLevel::kNamespaces, " (namespaces, no fork server)"}};
-  for (const Config& c : configs) {
-    if (!MeasureConfiguration(b, c)) return kExitFailed;
+  if (wanted("core")) {
+    MeasureValidation(b, **validator);
+    for (const Config& c : configs) {
+      if (!MeasureConfiguration(b, c)) return kExitFailed;
+    }
+    if (!MeasureGuardCost(b) || !MeasureMcpCall(b)) return kExitFailed;
+    MeasureSessionCall(b);
   }
-  if (!MeasureGuardCost(b) || !MeasureMcpCall(b)) return kExitFailed;
-  MeasureSessionCall(b);
+  for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    if (wanted("mcp-stdio") && !MeasureMcpStdio(b, level)) return kExitFailed;
+  }
+  for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    if (wanted("mcp-sustained") && !MeasureMcpSustained(b, level)) return kExitFailed;
+  }
   PrintFigures(b.figures);
   if (auto path = args->Get("--json")) WriteJson(*path, b.runs, b.figures);
   return kExitOk;

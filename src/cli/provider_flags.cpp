@@ -333,7 +333,8 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size) {
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size,
+                                                         std::shared_ptr<Validator> validator) {
   ProviderOptions options;
   if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
   if (Status s = CodeFlags(args, options); !s.ok()) return s;
@@ -349,7 +350,7 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     tools = std::move(*loaded);
   }
 
-  auto provider = CodeActProvider::Create(std::move(options));
+  auto provider = CodeActProvider::Create(std::move(options), nullptr, std::move(validator));
   if (!provider.ok()) return provider.status();
   for (auto& m : *mounts) {
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;

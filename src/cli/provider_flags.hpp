@@ -18,9 +18,11 @@ FlagSpec WithProviderFlags(FlagSpec spec);
 std::string ProviderFlagsHelp();
 
 // `default_pool_size` applies without --pool: a one-shot command passes 0, so that it does not
-// start interpreters it will never use; a server keeps the library default.
+// start interpreters it will never use; a server keeps the library default. `validator`: the
+// provider's (null: the embedded one, started now).
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(
-    const Args& args, int default_pool_size = ExecutorOptions{}.warm_pool_size);
+    const Args& args, int default_pool_size = ExecutorOptions{}.warm_pool_size,
+    std::shared_ptr<Validator> validator = nullptr);
 
 // "auto", "process" or "namespaces"; `flag` names the flag in the error.
 StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text);

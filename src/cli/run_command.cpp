@@ -1,10 +1,18 @@
 // codeact run [provider flags] FILE|-
+//
+// One shot, in parallel where it can be: the embedded interpreter starts (and then validates) on
+// a thread of its own (validation/background_validator.hpp) while the executor is made from the
+// per-user cache (runner, interpreter version, sandbox probe) and the child starts (Warm without
+// a pool starts one child for the run). The code reaches the child only after the validator's
+// verdict; when it is a rejection, the child is killed with the executor, unused. Nothing
+// started here outlives the command.
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
 #include "files/bounded_read.hpp"
+#include "validation/background_validator.hpp"
 #include "validation/source_decoding.hpp"
 
 namespace codeact::cli {
@@ -33,14 +41,16 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << code.status().message() << "\n";
     return kExitUsage;
   }
+  const auto validator = internal::BackgroundValidator::Start();
   // One run: a pool would start interpreters that no run takes (unless --pool asks for one).
-  auto provider = BuildProvider(*args, /*default_pool_size=*/0);
+  auto provider = BuildProvider(*args, /*default_pool_size=*/0, validator);
   if (!provider.ok()) {
     std::cerr << "codeact run: " << provider.status().message() << "\n";
     return kExitUsage;
   }
   InvokeOptions options;
   if (args->Has("--approve")) options.approved = true;
+  (*provider)->Warm();  // the child starts now, while the validator starts and validates
   // A file is bytes: decoded as CPython would (PEP 263); the provider then takes it as text.
   internal::DecodedSource source = internal::DecodeSourceFile(*code);
   ExecutionResult result;
@@ -52,6 +62,10 @@ int CmdRun(const std::vector<std::string>& argv) {
     result.isolation = std::string(IsolationName((*provider)->executor().isolation()));
   } else {
     result = (*provider)->Execute(source.text, options);
+  }
+  if (Status s = validator->started(); !s.ok()) {
+    std::cerr << "codeact run: " << s.message() << "\n";
+    return kExitUsage;
   }
   std::cout << ToJson(result) << "\n";
   return result.success() ? kExitOk : kExitFailed;

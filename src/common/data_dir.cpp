@@ -87,4 +87,16 @@ std::string GuardModulePath() {
                        /*build_tree_last=*/true);
 }
 
+std::string EmbeddedInstallationInterpreter() {
+  const std::string path = std::string(kEmbeddedPythonPrefix) + "/bin/python" +
+                           std::to_string(kEmbeddedPythonMajor) + "." +
+                           std::to_string(kEmbeddedPythonMinor);
+  std::error_code ec;
+  if (path[0] != '/' || !fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0)
+    return "";
+  return path;
+}
+
+std::pair<int, int> EmbeddedPythonVersion() { return {kEmbeddedPythonMajor, kEmbeddedPythonMinor}; }
+
 }  // namespace codeact::internal

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace codeact::internal {
 
@@ -21,5 +22,15 @@ std::string SandboxLauncherPath();
 // the build tree; <binary dir>/../libexec/codeact; the configured install prefix; this build's
 // own. Empty when none exists.
 std::string GuardModulePath();
+
+// The default child interpreter: <prefix>/bin/pythonX.Y of the installation the embedded
+// libpython comes from (its prefix and version as this build found them, e.g.
+// /usr/bin/python3.11), not whatever python3 is first on PATH. Empty when that file is not an
+// executable here (then Validator::InstallationInterpreter, which asks the running embedded
+// interpreter, decides).
+std::string EmbeddedInstallationInterpreter();
+
+// The embedded libpython's major and minor version, as this build found it.
+std::pair<int, int> EmbeddedPythonVersion();
 
 }  // namespace codeact::internal

@@ -131,6 +131,8 @@ std::string ToJson(const ExecutionResult& r) {
       {"duration_ms", r.duration_ms},
       {"backend", r.backend},
       {"isolation", r.isolation},
+      {"interpreter",
+       r.interpreter.empty() ? json::value(nullptr) : json::value(Text(r.interpreter))},
       {"message", Text(r.message)},
       {"usage", json::object{{"cpu_ms", Optional(r.usage.cpu_ms)},
                              {"peak_memory_bytes", Optional(r.usage.peak_memory_bytes)},
@@ -189,6 +191,7 @@ std::size_t ResultJsonBytes(const ExecutionResult& r) {
   frame.isolation = r.isolation;
   frame.session = r.session;
   frame.session_state = r.session_state;
+  frame.interpreter = r.interpreter;
   std::size_t n = ToJson(frame).size();
   const auto text = [](const std::string& s) { return JsonTextBytes(s) - 2; };  // beyond ""
   n += text(r.stdout_text) + text(r.stderr_text) + text(r.message);
@@ -211,7 +214,8 @@ std::size_t ResultJsonBytesUpperBound(const ExecutionResult& r) {
   constexpr std::size_t kFixed = 1024;
   const auto text = [](const std::string& s) { return JsonTextBytesUpperBound(s.size()); };
   std::size_t n = kFixed + text(r.stdout_text) + text(r.stderr_text) + text(r.message) +
-                  text(r.backend) + text(r.isolation) + (r.session ? text(*r.session) : 0);
+                  text(r.backend) + text(r.isolation) + (r.session ? text(*r.session) : 0) +
+                  text(r.interpreter);
   if (r.error) n += text(r.error->type) + text(r.error->message) + text(r.error->traceback);
   // Re-serialising the child's JSON can lengthen a number ("1e4" -> "10000.0"), never tripling it.
   if (r.output_present) n += 3 * r.output_json.size() + 4;
@@ -267,6 +271,8 @@ StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view text) {
     r.duration_ms = o.at("duration_ms").to_number<std::int64_t>();
     r.backend = o.at("backend").as_string();
     r.isolation = o.at("isolation").as_string();
+    if (const auto* i = o.if_contains("interpreter"); i && i->is_string())
+      r.interpreter = i->as_string();
     if (const auto* m = o.if_contains("message"); m && m->is_string()) r.message = m->as_string();
     if (const auto* u = o.if_contains("usage"); u && u->is_object()) {
       r.usage.cpu_ms = OptionalNumber(u->as_object(), "cpu_ms");

@@ -8,12 +8,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <thread>
 
 #include "backends/local/guard_plan.hpp"
 #include "backends/local/reaper.hpp"
 #include "backends/local/run_identity.hpp"
+#include "backends/local/runner_files.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/session_child.hpp"
 #include "backends/local/warm_pool.hpp"
@@ -32,7 +34,6 @@
 #include "process/session_cgroups.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
-#include "validation/bytecode.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -195,7 +196,7 @@ class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
                 const ExecutorOptions& options, std::optional<SandboxPlan> sandbox,
-                std::optional<GuardPlan> guard, std::shared_ptr<Validator> validator)
+                std::optional<GuardPlan> guard)
       : bytecode_dir_(std::move(bytecode_dir)),
         python_(std::move(python)),
         runner_(std::move(runner)),
@@ -203,7 +204,6 @@ class LocalExecutor final : public Executor {
         sandbox_(std::move(sandbox)),
         options_(options),
         guard_(std::move(guard)),
-        validator_(std::move(validator)),
         cgroups_(CgroupSite::ForThisProcess()),
         degraded_note_(DegradedNote(*cgroups_)),
         // At the namespaces level a zygote forks each child into namespaces of its own
@@ -256,6 +256,7 @@ class LocalExecutor final : public Executor {
     }
     result.backend = "local";
     result.isolation = std::string(IsolationName(isolation()));
+    result.interpreter = python_;
     result.duration_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     if (!degraded_note_.empty() && result.outcome != Outcome::kSetupError) {
@@ -310,8 +311,11 @@ class LocalExecutor final : public Executor {
   }
 
   void Warm(const RunSnapshot& snapshot) override {
-    if (!pool_ || !CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok())
+    if (!CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok()) return;
+    if (!pool_) {
+      Prestart(snapshot);
       return;
+    }
     pool_->Warm(Key(snapshot), snapshot);
   }
 
@@ -350,7 +354,11 @@ class LocalExecutor final : public Executor {
                               "them, or use the hyperlight backend");
     }
     if (guard_) {
-      auto allowed = validator_->AllowedImports(snapshot.policy);
+      // The embedded validator is up by now (the provider validated the code with it).
+      auto validator = Validator::Embedded();
+      if (!validator.ok())
+        return NotRunResult(Outcome::kSetupError, "runtime guard: " + validator.status().message());
+      auto allowed = (*validator)->AllowedImports(snapshot.policy);
       if (!allowed.ok())
         return NotRunResult(Outcome::kSetupError, "runtime guard: " + allowed.status().message());
       imports = std::move(*allowed);
@@ -476,12 +484,43 @@ class LocalExecutor final : public Executor {
     return end;
   }
 
-  // A child from the warm pool when one is ready for this fingerprint, else one started now.
+  // A child from the warm pool when one is ready for this fingerprint, else the one Warm started
+  // without a pool, else one started now.
   StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot) {
     if (pool_) {
       if (auto ready = pool_->Take(Key(snapshot), snapshot)) return std::move(*ready);
     }
+    if (auto prestarted = TakePrestarted(Key(snapshot))) {
+      if (prestarted->ok()) return std::move(*prestarted);
+    }
     return Start(snapshot);
+  }
+
+  // Without a pool: one child started now, on a thread of the executor, for the next run of
+  // this key. A one-shot `codeact run` starts it while the embedded interpreter starts and
+  // validates the code; a run that never comes (validation failed) leaves it to the destructor,
+  // which kills it. Cold, like any child started for a run: it loads the runner and waits for its
+  // request. The thread lives as long as the executor because a child's parent-death signal
+  // follows the thread that started it.
+  void Prestart(const RunSnapshot& snapshot) {
+    std::lock_guard lock(prestart_mu_);
+    if (prestarted_) return;  // one at a time; nothing refills it
+    if (!prestart_thread_) prestart_thread_ = std::make_unique<TaskThread>(1, 1);
+    auto task = std::make_shared<std::packaged_task<StatusOr<ReadyChild>()>>(
+        [this, snapshot] { return Start(snapshot); });
+    prestarted_.emplace(Prestarted{Key(snapshot), task->get_future()});
+    prestart_thread_->Post([task] { (*task)(); });
+  }
+
+  std::optional<StatusOr<ReadyChild>> TakePrestarted(const std::string& key) {
+    std::future<StatusOr<ReadyChild>> child;
+    {
+      std::lock_guard lock(prestart_mu_);
+      if (!prestarted_ || prestarted_->key != key) return std::nullopt;
+      child = std::move(prestarted_->child);
+      prestarted_.reset();
+    }
+    return child.get();
   }
 
   // `warm`: a pooled child loads everything before it reports ready, and is handed out only then.
@@ -834,10 +873,10 @@ class LocalExecutor final : public Executor {
                             static_cast<std::size_t>(std::max(options_.warm_pool_size, 1))),
       1, 4);
   const bool own_uids_ = RunsNeedOwnUids();  // a root host: each child gets its own uid
-  // The process level on a root host may give each child a private mount namespace.
-  const bool private_mounts_ = own_uids_ && PrivateMountNamespaceWorks();
+  // The process level on a root host may give each child a private mount namespace (probed by a
+  // fork of the host: not at the namespaces level, which does not use it).
+  const bool private_mounts_ = own_uids_ && !sandbox_ && PrivateMountNamespaceWorks();
   const std::optional<GuardPlan> guard_;             // set with ExecutorOptions::runtime_guard
-  const std::shared_ptr<Validator> validator_;       // the policy's import patterns for the guard
   const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
   const std::string degraded_note_;                  // for every result, where cgroups fall short
   const bool fork_server_;
@@ -849,6 +888,14 @@ class LocalExecutor final : public Executor {
   std::mutex sessions_mu_;
   std::shared_ptr<SessionParentGroup> session_parent_;  // made by the first session
   std::unique_ptr<TaskThread> session_starter_;         // starts every session's child
+  struct Prestarted {
+    std::string key;
+    std::future<StatusOr<ReadyChild>> child;
+  };
+  std::mutex prestart_mu_;
+  std::unique_ptr<TaskThread> prestart_thread_;  // joined after a prestarted child is gone
+  // Destroyed first: a child no run took is killed (or, still starting, once its start ends).
+  std::optional<Prestarted> prestarted_;
 };
 
 }  // namespace
@@ -873,63 +920,18 @@ WarmPoolCounters PoolCounters(const Executor& executor) {
   return local ? local->PoolCounters() : WarmPoolCounters{};
 }
 
-namespace {
-
-// The runner's modules (resources/runner.py imports the others from its own directory).
-constexpr const char* kRunnerModules[] = {"runner",      "codeact_protocol", "codeact_convert",
-                                          "runner_cold", "runner_zygote",    "runner_session"};
-
-// Children start from the runner compiled once, here, rather than compiling their script on
-// every start (~8 ms of a ~33 ms cold start on the 2-core test VM): every module of it as a .pyc
-// in a private directory, which the namespaces level shows at kSandboxResourceDir. If compiling
-// fails the children run the sources, as they always could. With the runtime guard the runner
-// always runs from that directory (the sources copied there when compiling failed), because the
-// namespaces level shows the guard's module from there too. `runner` becomes the path children
-// start; nullopt: they start the sources where they are.
-StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner, bool runtime_guard) {
-  const std::filesystem::path source_dir = std::filesystem::path(runner).parent_path();
-  std::vector<std::string> compiled;
-  for (const char* module : kRunnerModules) {
-    auto pyc = CompileToPyc((source_dir / (std::string(module) + ".py")).string());
-    if (!pyc.ok()) {
-      compiled.clear();
-      break;
-    }
-    compiled.push_back(std::move(*pyc));
-  }
-  if (compiled.empty() && !runtime_guard) return std::optional<TempDir>();
-  auto dir = TempDir::Create("codeact-runner-");
-  if (!dir.ok())
-    return runtime_guard ? StatusOr<std::optional<TempDir>>(dir.status())
-                         : std::optional<TempDir>();
-  for (std::size_t i = 0; i < std::size(kRunnerModules); ++i) {
-    const std::string name = kRunnerModules[i];
-    const std::string path = dir->path() + "/" + name + (compiled.empty() ? ".py" : ".pyc");
-    std::error_code written;
-    if (compiled.empty()) {
-      std::filesystem::copy_file(source_dir / (name + ".py"), path, written);
-    } else {
-      std::ofstream out(path, std::ios::binary);
-      out.write(compiled[i].data(), static_cast<std::streamsize>(compiled[i].size()));
-      out.close();
-      if (!out.good()) written = std::make_error_code(std::errc::io_error);
-    }
-    if (written && runtime_guard)
-      return Internal("cannot write the runner to " + path + ": " + written.message());
-    if (written) return std::optional<TempDir>();
-  }
-  runner = dir->path() + (compiled.empty() ? "/runner.py" : "/runner.pyc");
-  return std::optional<TempDir>(std::move(*dir));
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options) {
-  auto validator = Validator::Embedded();
-  if (!validator.ok()) return validator.status();
-  std::string python =
-      options.python_path.empty() ? (*validator)->InstallationInterpreter() : options.python_path;
-  if (Status s = CheckInterpreterMatches(**validator, python); !s.ok()) return s;
+  // Nothing here starts the embedded interpreter when the caches hold what it would compute: a
+  // one-shot run starts it in parallel, for the validation (cli/run_command.cpp).
+  std::string python = options.python_path;
+  if (python.empty()) python = EmbeddedInstallationInterpreter();
+  if (python.empty()) {
+    auto validator = Validator::Embedded();
+    if (!validator.ok()) return validator.status();
+    python = (*validator)->InstallationInterpreter();
+  }
+  const auto [major, minor] = EmbeddedPythonVersion();
+  if (Status s = CheckInterpreterVersion(python, {major, minor}); !s.ok()) return s;
   auto runner = FindRunner(options);
   if (!runner.ok()) return runner.status();
   if (Status s = CheckPoolAndLevel(options); !s.ok()) return s;
@@ -943,7 +945,14 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
           "CODEACT_GUARD_MODULE); ExecutorOptions::runtime_guard = false runs without the guard");
     }
   }
-  auto bytecode_dir = PrivateRunnerDir(*runner, options.runtime_guard);
+  // The per-user cache only where no run can write it: runs of their own uids (a root host), or
+  // in the sandbox, which does not show it. An `auto` executor that falls back to the process
+  // level on a non-root host has read it once; the runs it serves write nothing to it that a
+  // later run of this host could use at another level (none is available here).
+  RunnerFilesOptions files;
+  files.runtime_guard = options.runtime_guard;
+  files.use_cache = RunsNeedOwnUids() || options.isolation != IsolationLevel::kProcess;
+  auto bytecode_dir = PrivateRunnerDir(*runner, files);
   if (!bytecode_dir.ok()) return bytecode_dir.status();
   const std::string runner_dir = std::filesystem::path(*runner).parent_path().string();
   std::string fallback_note;
@@ -958,7 +967,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   if (*bytecode_dir) OpenToRunUids(**bytecode_dir);
   auto executor = std::unique_ptr<LocalExecutor>(
       new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
-                        std::move(*sandbox), std::move(guard), *validator));
+                        std::move(*sandbox), std::move(guard)));
   if (executor->isolation() == IsolationLevel::kProcess &&
       !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).

@@ -8,10 +8,14 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
+#include "common/sha256.hpp"
+#include "common/user_cache.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
 #include "process/uid_lease.hpp"
@@ -50,6 +54,30 @@ std::string ExplainFailure(const std::string& message) {
     return " (a container whose /proc is partly masked lets no new /proc be mounted)";
   }
   return "";
+}
+
+// The name of the per-user cache entry that records a passed probe, and what it must hold:
+// everything a pass depends on that can change without this process knowing. Empty when a file
+// cannot be read (then nothing is cached).
+std::pair<std::string, std::string> ProbeCacheEntry(const SandboxPlan& plan,
+                                                    const std::string& python) {
+  std::ostringstream id;
+  id << "codeact-sandbox-probe 1\n";
+  for (const std::string& file : {plan.launcher, python}) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(file, ec);
+    struct stat st {};
+    if (ec || ::stat(real.c_str(), &st) != 0) return {};
+    id << real.native() << ' ' << st.st_dev << ' ' << st.st_ino << ' ' << st.st_size << ' '
+       << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << ' ' << st.st_ctim.tv_sec << '.'
+       << st.st_ctim.tv_nsec << ' ' << st.st_uid << ' ' << (st.st_mode & 07777) << '\n';
+  }
+  for (const std::string& path : plan.system_paths) id << path << '\n';
+  const std::string boot = ReadSetting("/proc/sys/kernel/random/boot_id");
+  const std::string release = ReadSetting("/proc/sys/kernel/osrelease");
+  if (boot.empty()) return {};
+  id << boot << ' ' << release << ' ' << ::geteuid() << ' ' << RunsNeedOwnUids() << '\n';
+  return {"sandbox-probe-" + Sha256Hex(id.str()).substr(0, 32), id.str()};
 }
 
 }  // namespace
@@ -128,6 +156,12 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
   const std::string key = plan.launcher + '\0' + python;
   std::lock_guard lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const auto [entry, identity] = ProbeCacheEntry(plan, python);
+  const std::optional<UserCache> user_cache = entry.empty() ? std::nullopt : UserCache::Open();
+  if (user_cache && user_cache->Read(entry, 64 << 10) == identity + "pass\n") {
+    cache.emplace(key, Status::Ok());
+    return Status::Ok();
+  }
 
   Status result = [&]() -> Status {
     auto scratch = TempDir::Create("codeact-probe-");
@@ -169,6 +203,7 @@ Status ProbeSandbox(const SandboxPlan& plan, const std::string& python) {
                                     : "signal " + std::to_string(exit.signal)));
   }();
   cache.emplace(key, result);
+  if (result.ok() && user_cache) (void)user_cache->Write(entry, identity + "pass\n");
   return result;
 }
 

@@ -25,6 +25,9 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
 
 // Starts `python -I -S -c pass` in the sandbox once (cached per plan): OK, or the step that
 // failed with its errno text (e.g. "sandbox setup: unshare(CLONE_NEWUSER) failed: ...").
+// A pass is also kept in the per-user cache (common/user_cache.hpp) for this boot, this kernel,
+// this user and these unchanged launcher and interpreter files, so that a one-shot `codeact run`
+// does not start a whole probe interpreter before its own; a failure is probed again each time.
 Status ProbeSandbox(const SandboxPlan& plan, const std::string& python);
 
 // Mount paths the sandbox can bind: not over what the sandbox itself provides.

@@ -1,0 +1,45 @@
+// UserCache: the per-user cache directory, where codeact keeps what it may safely reuse across
+// invocations (the compiled runner, the child interpreter's version, a passed sandbox probe), so
+// that a one-shot `codeact run` does not redo them.
+//
+// Where: $CODEACT_CACHE_DIR when set (set but empty: no cache), else $XDG_CACHE_HOME/codeact,
+// else ~/.cache/codeact of the effective uid. The directory is used only when it is a real
+// directory owned by the effective uid and writable by nobody else, in a parent owned by that
+// uid or root and writable by nobody else; an entry only when it is a regular file (not a
+// symbolic link) owned by the effective uid and writable by nobody else. Each entry is written
+// whole (a temporary file renamed over it) and carries what its reader verifies it against
+// (`Entry` callers check a digest on every read). Anything unusable is a miss, never an error:
+// the caller then does the work itself.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace codeact::internal {
+
+class UserCache {
+ public:
+  // The cache of this process's effective uid, created on first use; nullopt when there is none
+  // (disabled, no home, or a directory that fails the checks above).
+  static std::optional<UserCache> Open();
+
+  const std::string& dir() const { return dir_; }
+
+  // The content of entry `name` (a plain file name), or nullopt when it is absent, larger than
+  // `max_bytes` or fails the ownership checks.
+  std::optional<std::string> Read(std::string_view name, std::size_t max_bytes) const;
+
+  // Replaces entry `name` atomically (mode 0644). False when it could not be written.
+  bool Write(std::string_view name, std::string_view content) const;
+
+  // Removes entry `name` (a stale probe); absent is fine.
+  void Remove(std::string_view name) const;
+
+ private:
+  explicit UserCache(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+}  // namespace codeact::internal

@@ -1,0 +1,193 @@
+// The one-shot `codeact run` (cli/run_command.cpp) and what it reuses across invocations: the
+// runner's bytecode and the interpreter's version in the per-user cache, the default child
+// interpreter, and nothing left behind when a run is refused.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "backends/local/runner_files.hpp"
+#include "cli_support.hpp"
+#include "codeact/validator.hpp"
+#include "common/data_dir.hpp"
+#include "common/user_cache.hpp"
+#include "files/mount_capture.hpp"
+#include "files/scratch_owner.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+using testing::RunCli;
+using testing::RunProgram;
+using testing::SourcePath;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Points the per-user cache at a fresh directory for one test.
+class CacheDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = internal::TempDir::Create("codeact-oneshot-test-");
+    ASSERT_TRUE(dir.ok());
+    base_.emplace(std::move(*dir));
+    ::chmod(base_->path().c_str(), 0755);
+    cache_dir_ = base_->path() + "/cache";
+    if (const char* old = std::getenv("CODEACT_CACHE_DIR")) old_ = old;
+    ::setenv("CODEACT_CACHE_DIR", cache_dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_) {
+      ::setenv("CODEACT_CACHE_DIR", old_->c_str(), 1);
+    } else {
+      ::unsetenv("CODEACT_CACHE_DIR");
+    }
+  }
+  std::optional<internal::TempDir> base_;
+  std::string cache_dir_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
+  ASSERT_TRUE(Validator::Embedded().ok());
+  const std::string source = SourcePath("resources/runner.py");
+  auto name = internal::RunnerCacheEntryName(source);
+  ASSERT_TRUE(name.ok()) << name.status().ToString();
+  const std::string entry = cache_dir_ + "/" + *name;
+
+  std::string runner = source;
+  auto first = internal::PrivateRunnerDir(runner, {.runtime_guard = false, .use_cache = true});
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ(fs::path(runner).filename(), "runner.pyc");
+  const std::string compiled = ReadFile(runner);
+  const std::string stored = ReadFile(entry);
+  ASSERT_FALSE(stored.empty()) << "no cache entry at " << entry;
+
+  // One flipped byte of bytecode fails its hash: the entry is not used, but compiled anew.
+  std::string corrupt = stored;
+  corrupt.back() ^= 0x01;
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << corrupt;
+  std::string again = source;
+  auto second = internal::PrivateRunnerDir(again, {.runtime_guard = false, .use_cache = true});
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_EQ(ReadFile(again), compiled);
+  EXPECT_EQ(ReadFile(entry), stored) << "the corrupt entry was not replaced";
+
+  // Without the cache nothing is read or written there.
+  fs::remove(entry);
+  std::string uncached = source;
+  auto third = internal::PrivateRunnerDir(uncached, {.runtime_guard = false, .use_cache = false});
+  ASSERT_TRUE(third.ok() && third->has_value());
+  EXPECT_EQ(ReadFile(uncached), compiled);
+  EXPECT_FALSE(fs::exists(entry));
+}
+
+TEST_F(CacheDirTest, TheInterpreterVersionIsAskedOnceForAnUnchangedFile) {
+  const std::string python = internal::EmbeddedInstallationInterpreter();
+  if (python.empty()) GTEST_SKIP() << "the build's interpreter is not installed here";
+  auto version = InterpreterVersion(python);
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  const auto [major, minor] = internal::EmbeddedPythonVersion();
+  EXPECT_EQ(version->major, major);
+  EXPECT_EQ(version->minor, minor);
+  std::string entry;
+  for (const auto& e : fs::directory_iterator(cache_dir_)) {
+    if (e.path().filename().string().rfind("interpreter-", 0) == 0) entry = e.path();
+  }
+  ASSERT_FALSE(entry.empty()) << "no interpreter entry in " << cache_dir_;
+  // The entry is what answers now: a changed answer shows through...
+  std::string text = ReadFile(entry);
+  const std::string answer = std::to_string(major) + " " + std::to_string(minor) + "\n";
+  ASSERT_EQ(text.substr(text.size() - answer.size()), answer);
+  std::ofstream(entry, std::ios::trunc) << text.substr(0, text.size() - answer.size()) << "2 7\n";
+  auto cached = InterpreterVersion(python);
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->major, 2);
+  // ...but not once the identity it records is not that of the file.
+  std::ofstream(entry, std::ios::trunc)
+      << "codeact-interpreter-version 1\n/elsewhere\n1 2 3\n2 7\n";
+  auto asked = InterpreterVersion(python);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_EQ(asked->major, major);
+  EXPECT_EQ(asked->minor, minor);
+}
+
+bj::value RunJson(const testing::ProgramRun& run) {
+  try {
+    return bj::parse(run.out.substr(run.out.find('{')));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a result: " << run.out << run.err;
+    return nullptr;
+  }
+}
+
+TEST(OneShotTest, ResultsNameTheDefaultInterpreterAndTheOneGiven) {
+  const std::string python = internal::EmbeddedInstallationInterpreter();
+  if (python.empty()) GTEST_SKIP() << "the build's interpreter is not installed here";
+  const auto plain = RunCli({"run", "-"}, "print(1)\n");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  EXPECT_EQ(RunJson(plain).at("interpreter").as_string(), python);
+  EXPECT_NE(python.find("/bin/python3."), std::string::npos);
+
+  // --python names another: a link to the same interpreter under another path.
+  auto dir = internal::TempDir::Create("codeact-oneshot-python-");
+  ASSERT_TRUE(dir.ok());
+  ::chmod(dir->path().c_str(), 0755);
+  const std::string link = dir->path() + "/python-link";
+  fs::create_symlink(python, link);
+  const auto chosen =
+      RunCli({"run", "--isolation", "process", "--python", link, "-"}, "print(2)\n");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.out << chosen.err;
+  EXPECT_EQ(RunJson(chosen).at("interpreter").as_string(), link);
+  EXPECT_EQ(RunJson(chosen).at("stdout").as_string(), "2\n");
+}
+
+// The processes of this host whose command line names a scratch directory of process `pid`
+// (TempDir names carry their maker's pid: "<prefix><host id>.<pid>.<n>-...").
+std::vector<std::string> ProcessesNaming(pid_t pid) {
+  std::vector<std::string> found;
+  const std::string mark = "." + std::to_string(pid) + ".";
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = ReadFile(e.path().string() + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find("codeact-") != std::string::npos && cmdline.find(mark) != std::string::npos)
+      found.push_back(name + ": " + cmdline);
+  }
+  return found;
+}
+
+// The child starts while the code is validated: a refused run must kill it and leave nothing.
+TEST(OneShotTest, ARefusedRunLeavesNoProcessAndRunsNoCode) {
+  // The shell prints the pid that `codeact run` then has (exec keeps it).
+  const auto run = RunProgram({"/bin/sh", "-c", "echo $$; exec \"$0\" run -", CODEACT_BINARY},
+                              "print('ran')\nimport subprocess\n");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  const pid_t pid = std::atoi(run.out.c_str());
+  ASSERT_GT(pid, 0) << run.out;
+  const bj::value v = RunJson(run);
+  EXPECT_EQ(v.at("outcome").as_string(), "validation_failed");
+  EXPECT_EQ(v.at("stdout").as_string(), "") << "user code ran before the verdict";
+  EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "import-blocked");
+  EXPECT_EQ(ProcessesNaming(pid), std::vector<std::string>{});
+  for (const auto& e : fs::directory_iterator(internal::ScratchBaseDir())) {
+    EXPECT_EQ(e.path().filename().string().find("." + std::to_string(pid) + "."), std::string::npos)
+        << "left behind: " << e.path();
+  }
+}
+
+}  // namespace
+}  // namespace codeact

@@ -1,0 +1,114 @@
+// The per-user cache (common/user_cache.hpp) and its digest (common/sha256.hpp).
+#include "common/user_cache.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/sha256.hpp"
+#include "files/mount_capture.hpp"
+
+namespace codeact::internal {
+namespace {
+
+TEST(Sha256Test, KnownDigests) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // 56 bytes: the length no longer fits the first padding block.
+  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// Points the cache at a fresh directory for one test, and back afterwards.
+class UserCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create("codeact-cache-test-");
+    ASSERT_TRUE(dir.ok());
+    base_.emplace(std::move(*dir));
+    ::chmod(base_->path().c_str(), 0755);
+    cache_dir_ = base_->path() + "/codeact";
+    const char* old = std::getenv("CODEACT_CACHE_DIR");
+    if (old != nullptr) old_ = old;
+    ::setenv("CODEACT_CACHE_DIR", cache_dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_) {
+      ::setenv("CODEACT_CACHE_DIR", old_->c_str(), 1);
+    } else {
+      ::unsetenv("CODEACT_CACHE_DIR");
+    }
+  }
+  std::optional<TempDir> base_;
+  std::string cache_dir_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(UserCacheTest, WritesAndReadsAnEntry) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_EQ(cache->dir(), cache_dir_);
+  ASSERT_TRUE(cache->Write("entry-1", "hello"));
+  EXPECT_EQ(cache->Read("entry-1", 100), "hello");
+  EXPECT_EQ(cache->Read("entry-1", 4), std::nullopt) << "larger than the cap";
+  EXPECT_EQ(cache->Read("missing", 100), std::nullopt);
+  struct stat st {};
+  ASSERT_EQ(::stat((cache_dir_ + "/entry-1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  cache->Remove("entry-1");
+  EXPECT_EQ(cache->Read("entry-1", 100), std::nullopt);
+}
+
+TEST_F(UserCacheTest, NamesThatCouldLeaveTheDirectoryAreRefused) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  EXPECT_FALSE(cache->Write("../escape", "x"));
+  EXPECT_FALSE(cache->Write(".hidden", "x"));
+  EXPECT_FALSE(cache->Write("a/b", "x"));
+  EXPECT_FALSE(std::filesystem::exists(base_->path() + "/escape"));
+}
+
+TEST_F(UserCacheTest, AnEntryOthersCanWriteOrASymlinkIsAMiss) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  ASSERT_TRUE(cache->Write("shared", "value"));
+  ::chmod((cache_dir_ + "/shared").c_str(), 0666);
+  EXPECT_EQ(cache->Read("shared", 100), std::nullopt);
+  std::ofstream(base_->path() + "/target") << "planted";
+  std::filesystem::create_symlink(base_->path() + "/target", cache_dir_ + "/linked");
+  EXPECT_EQ(cache->Read("linked", 100), std::nullopt);
+}
+
+TEST_F(UserCacheTest, ADirectoryOthersCanWriteIsNotUsed) {
+  ASSERT_TRUE(UserCache::Open().has_value());
+  ::chmod(cache_dir_.c_str(), 0777);
+  EXPECT_FALSE(UserCache::Open().has_value());
+  ::chmod(cache_dir_.c_str(), 0755);
+  ::chmod(base_->path().c_str(), 0777);  // its parent, too
+  EXPECT_FALSE(UserCache::Open().has_value());
+  ::chmod(base_->path().c_str(), 0755);
+}
+
+TEST_F(UserCacheTest, AnEntryOfAnotherOwnerIsAMiss) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another owner";
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  ASSERT_TRUE(cache->Write("foreign", "value"));
+  ASSERT_EQ(::chown((cache_dir_ + "/foreign").c_str(), 65534, 65534), 0);
+  EXPECT_EQ(cache->Read("foreign", 100), std::nullopt);
+}
+
+TEST_F(UserCacheTest, AnEmptyLocationDisablesTheCache) {
+  ::setenv("CODEACT_CACHE_DIR", "", 1);
+  EXPECT_FALSE(UserCache::Open().has_value());
+}
+
+}  // namespace
+}  // namespace codeact::internal
