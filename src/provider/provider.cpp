@@ -8,6 +8,7 @@
 #include "common/utf8.hpp"
 #include "json/definitions.hpp"
 #include "provider/fingerprint.hpp"
+#include "provider/tool_references.hpp"
 
 namespace codeact {
 namespace {
@@ -121,6 +122,25 @@ bool CodeActProvider::RequiresApproval(const RunSnapshot& snapshot) const {
                      [](const HostTool& t) { return t.requires_approval; });
 }
 
+ApprovalRequest CodeActProvider::ApprovalFor(const std::string& code,
+                                             const RunSnapshot& snapshot) const {
+  ApprovalRequest request;
+  request.always_required = options_.approval_mode == ApprovalMode::kAlwaysRequire;
+  std::vector<std::string> gated;
+  for (const auto& t : snapshot.tools) {
+    if (t.requires_approval) gated.push_back(t.name);
+  }
+  if (gated.empty()) return request;
+  const internal::ToolReferences refs = internal::FindToolReferences(code, gated);
+  request.any_tool = refs.dynamic;
+  if (refs.dynamic) {
+    request.tools_requiring_approval = std::move(gated);  // sorted: the snapshot's order
+  } else {
+    request.tools_requiring_approval.assign(refs.names.begin(), refs.names.end());
+  }
+  return request;
+}
+
 ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOptions& options) {
   return Execute(code, Snapshot(), options);
 }
@@ -145,17 +165,15 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
         "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
   }
 
-  if (RequiresApproval(snapshot)) {
-    ApprovalRequest request;
+  // The tools a run may call are those of its snapshot; a gated one stays marked
+  // requires_approval in the copy the executor gets unless this run was approved, and the bridge
+  // refuses its calls (ToolError "ApprovalRequired").
+  RunSnapshot run = snapshot;
+  ApprovalRequest request = ApprovalFor(code, run);
+  bool approved = options.approved.value_or(false);
+  if (request.always_required || !request.tools_requiring_approval.empty()) {
     request.code = code;
-    request.always_required = options_.approval_mode == ApprovalMode::kAlwaysRequire;
-    for (const auto& t : snapshot.tools) {
-      if (t.requires_approval) request.tools_requiring_approval.push_back(t.name);
-    }
-    bool approved = false;
-    if (options.approved.has_value()) {
-      approved = *options.approved;
-    } else if (options.approve) {
+    if (!options.approved.has_value() && options.approve) {
       try {
         approved = options.approve(request);
       } catch (...) {
@@ -164,7 +182,10 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     }
     if (!approved) {
       std::string why = request.always_required ? "every run needs approval"
-                                                : "this run can call tools that need approval:";
+                        : request.any_tool
+                            ? "this run names a tool dynamically, so it can call any of the tools "
+                              "that need approval:"
+                            : "this run calls tools that need approval:";
       for (const auto& name : request.tools_requiring_approval) why += " " + name;
       return finish(
           NotRunResult(Outcome::kApprovalRequired,
@@ -172,6 +193,9 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
                                                                         : "approval required: ") +
                            why));
     }
+  }
+  if (approved) {
+    for (auto& tool : run.tools) tool.requires_approval = false;
   }
 
   if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
@@ -194,7 +218,7 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     }
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
-  return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, snapshot));
+  return finish(executor_->Execute(ExecutionRequest{code, options.cancel}, run));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

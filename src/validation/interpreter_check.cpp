@@ -1,4 +1,5 @@
 // The child interpreter must speak the grammar the embedded validator parses.
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -33,6 +34,21 @@ Status CheckInterpreterMatches(Validator& validator, const std::string& python_p
         "." + std::to_string(embedded.minor) + " interpreter (--python)");
   }
   return Status::Ok();
+}
+
+}  // namespace codeact
+
+namespace codeact {
+
+StatusOr<std::vector<std::string>> Validator::BlockedBuiltins(const ValidationPolicy& policy) {
+  if (!policy.blocked_builtins) {
+    return FailedPrecondition(
+        "this validator does not say which builtins its default policy blocks");
+  }
+  std::vector<std::string> names = *policy.blocked_builtins;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 }  // namespace codeact
