@@ -137,6 +137,8 @@ std::string FieldName(const std::vector<std::string>& context) {
 
 std::optional<SchemaProblem> CheckArguments(std::string_view schema_json,
                                             const json::value& arguments) {
+  // No schema declared (a HostTool or CommandToolSpec built with an empty one): nothing to check.
+  if (schema_json.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
   const auto compiled = Cached(schema_json);
   if (!compiled->schema) return SchemaProblem{"ToolSchemaInvalid", compiled->error};
   if (compiled->has_pattern && HasLongString(arguments, kMaxPatternCheckedBytes)) {

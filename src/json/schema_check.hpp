@@ -26,7 +26,7 @@ struct SchemaProblem {
   std::string message;     // names the field: `argument "a": ...`
 };
 
-// Nothing when `arguments` satisfy `schema_json`.
+// Nothing when `arguments` satisfy `schema_json`, or when no schema was declared (empty text).
 std::optional<SchemaProblem> CheckArguments(std::string_view schema_json,
                                             const boost::json::value& arguments);
 

@@ -80,7 +80,7 @@ TEST(SamplesTest, ToolCallsGatherTheSumsAndCatchTheFailedCall) {
   EXPECT_EQ(v.at("stdout"),
             "sums: [3, 30, 0.75]\n"
             "total: 33\n"
-            "add failed: ToolFailed - KeyError: 'b'\n");
+            "add failed: ToolArgumentsInvalid - add: arguments: Missing required property 'b'.\n");
   EXPECT_EQ(v.at("output"), bj::parse(R"({"sums":[3,30,0.75],"total":33})"));
   EXPECT_EQ(v.at("tool_calls"), 5);  // three gathered, one dependent, one failed
 }

@@ -75,6 +75,11 @@ TEST(SchemaCheckTest, ABrokenSchemaFailsEveryCallInsteadOfLettingArgumentsThroug
   }
 }
 
+TEST(SchemaCheckTest, NoDeclaredSchemaChecksNothing) {
+  EXPECT_FALSE(CheckArguments("", json::parse(R"({"a":[1,{"b":null}]})")).has_value());
+  EXPECT_FALSE(CheckArguments(" \n", json::parse(R"({})")).has_value());
+}
+
 TEST(SchemaCheckTest, ALongStringUnderAPatternIsRefusedNotMatched) {
   const std::string schema =
       R"({"type":"object","properties":{"s":{"type":"string","pattern":"^(a|b)*$"}}})";
