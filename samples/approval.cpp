@@ -1,5 +1,7 @@
-// Approval: a tool with requires_approval gates the whole code block, because the block may call
-// it any number of times. Without a decision nothing runs; the host decides from the code itself.
+// Approval: a tool with requires_approval gates every code block that names it, as a whole,
+// because the block may call it any number of times. Without a decision nothing runs; the host
+// decides from the code itself. (A block that does not name it runs without asking; a call of the
+// tool from there fails with ToolError "ApprovalRequired".)
 #include <atomic>
 #include <iostream>
 #include <memory>

@@ -13,9 +13,9 @@ print("total:", total)
 
 # A failed call raises ToolError; catching it lets the block report the failure and go on.
 try:
-    await add(a=1)  # "b" is missing, so add.py exits non-zero
+    await add(a=1)  # "b" is missing: the bridge checks the arguments against add's schema
 except ToolError as e:
-    # A command tool's error message is its stderr; its last line names the cause.
+    # The error names the field; a command tool's own failure would carry its stderr.
     print("add failed:", e.error_type, "-", e.message.splitlines()[-1])
 
 {"sums": sums, "total": total}

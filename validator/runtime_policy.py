@@ -19,7 +19,7 @@ C++ twin is src/guard/import_patterns.cpp, and tests check both against import_a
 
 from .policy import compiled as _compiled
 
-__all__ = ["runtime_import_patterns", "pattern_allows"]
+__all__ = ["runtime_import_patterns", "pattern_allows", "blocked_builtin_names"]
 
 _cache = {}
 _CACHE_LIMIT = 64
@@ -37,6 +37,11 @@ def runtime_import_patterns(policy=None):
         _cache.clear()
     _cache[id(cp)] = (cp, patterns)
     return list(patterns)
+
+
+def blocked_builtin_names(policy=None):
+    """The builtins the policy blocks, sorted (the model's description lists them)."""
+    return sorted(_compiled(policy).blocked_builtins)
 
 
 def _patterns(cp):

@@ -33,7 +33,9 @@ std::string_view IsolationName(IsolationLevel level);
 
 // Everything a run depends on, frozen when it begins. Later registry changes affect later runs.
 struct RunSnapshot {
-  std::vector<HostTool> tools;                     // sorted by name
+  // Sorted by name. A tool still marked requires_approval in the snapshot a run executes under was
+  // not approved for that run: the bridge refuses its calls (ToolError "ApprovalRequired").
+  std::vector<HostTool> tools;
   std::vector<FileMount> mounts;                   // validated, sorted by mount path
   std::vector<std::string> network_targets;        // where the backend has egress (BackendTraits)
   std::map<std::string, std::string> environment;  // the child's whole environment

@@ -3,12 +3,14 @@
 // `execute_code` description. ExecuteCodeFunction is the one tool the model sees.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codeact/execution.hpp"
@@ -25,13 +27,32 @@ namespace codeact {
 
 enum class ApprovalMode { kNeverRequire, kAlwaysRequire };
 
-// What the host is asked to approve: the whole code block, since it may call any of its tools.
+// Per-tool approval: a run needs approval only when its code references a tool marked
+// `requires_approval` (read statically, by name: src/provider/tool_references.hpp), or names tools
+// dynamically (`call_tool(name)` with a variable), which counts as referencing every tool; or
+// always, under ApprovalMode::kAlwaysRequire. An approved run may call every tool. In a run that
+// was not approved the bridge refuses each call of a gated tool, whatever the code did to reach
+// it: the code gets ToolError with error_type "ApprovalRequired".
+//
+// What the host is asked to approve: the whole code block, and the gated tools it can call.
 struct ApprovalRequest {
   std::string code;
-  std::vector<std::string> tools_requiring_approval;  // sorted
-  bool always_required = false;                       // ApprovalMode::kAlwaysRequire
+  std::vector<std::string> tools_requiring_approval;  // referenced by the code, sorted
+  bool any_tool = false;         // the code names tools dynamically: it can call any of them
+  bool always_required = false;  // ApprovalMode::kAlwaysRequire
 };
 using ApprovalCallback = std::function<bool(const ApprovalRequest&)>;
+
+// The execute_code description in two parts. `core` is what every call needs: the interpreter,
+// the allowed imports and builtins, the code size, the limits, how tools are called and what
+// comes back, the result fields; at most kDescriptionCoreBudget characters under the default
+// policy (a test holds it there). `details` grows with the configuration: the tool signatures,
+// mounts and network targets. ToolDescription is core, a blank line, details.
+struct ToolDescriptionParts {
+  std::string core;
+  std::string details;
+};
+inline constexpr std::size_t kDescriptionCoreBudget = 2000;
 
 struct InvokeOptions {
   std::optional<bool> approved;  // an explicit decision wins over the callback
@@ -81,14 +102,20 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   // Frozen copy of everything a run depends on, with its fingerprint (sorted tool names and
   // the registry version, mounts, network targets, limits, environment, policy, backend).
   RunSnapshot Snapshot() const;
+  // Whether any tool of `snapshot` is gated (or every run is): some run may need approval.
   bool RequiresApproval(const RunSnapshot& snapshot) const;
+  // What a run of `code` must have approved; nothing to ask when `tools_requiring_approval` is
+  // empty and `always_required` is false.
+  ApprovalRequest ApprovalFor(const std::string& code, const RunSnapshot& snapshot) const;
   ApprovalMode approval_mode() const { return options_.approval_mode; }
 
   // Text for the agent: how to use execute_code well.
   std::string Instructions() const;
-  // The execute_code description for this snapshot: tools with call forms, mounts, network,
-  // limits, the result fields and the rule that state does not persist between calls.
+  // The execute_code description for this snapshot (ToolDescriptionParts): the policy, limits,
+  // how to call tools, the result fields, the rule that state does not persist between calls,
+  // then tools with call forms, mounts and network.
   std::string ToolDescription(const RunSnapshot& snapshot) const;
+  ToolDescriptionParts DescribeRun(const RunSnapshot& snapshot) const;
 
   // One execution: approval, then validation, then the executor. Never throws.
   ExecutionResult Execute(const std::string& code, const InvokeOptions& options = {});
@@ -111,10 +138,11 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
 
  private:
   friend class internal::ProviderSession;
-  // Approval, the code's checks and validation, then `run`: Execute's steps for any executor.
-  ExecutionResult Vet(const std::string& code, const RunSnapshot& snapshot,
-                      const InvokeOptions& options,
-                      const std::function<ExecutionResult(const ExecutionRequest&)>& run);
+  // Approval, the code's checks and validation, then `run` with the snapshot as approved (a gated
+  // tool of an approved run unmarked): Execute's steps for any executor.
+  ExecutionResult Vet(
+      const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
+      const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run);
 
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);
@@ -136,7 +164,15 @@ struct LocalCodeActProvider {
   static StatusOr<std::shared_ptr<CodeActProvider>> Create(ProviderOptions options = {});
 };
 
-enum class DefinitionFormat { kOpenAI, kMcp };
+// The shapes of the execute_code definition (src/json/tool_formats.hpp has each one):
+// kOpenAI: Chat Completions `tools` entry; kOpenAIResponses: Responses API `tools` entry;
+// kAnthropic: Messages API `tools` entry (`input_schema`); kMcp: a tools/list entry with
+// `outputSchema`. The first three are strict (`"strict": true`, optional fields required and
+// nullable) where the schema has a strict form; MCP has no strict mode.
+enum class DefinitionFormat { kOpenAI, kOpenAIResponses, kAnthropic, kMcp };
+// "openai", "openai-responses", "anthropic", "mcp"; ParseDefinitionFormat is the inverse.
+std::string_view DefinitionFormatName(DefinitionFormat format);
+std::optional<DefinitionFormat> ParseDefinitionFormat(std::string_view name);
 
 // The `execute_code` tool as the model sees it.
 class ExecuteCodeFunction {
@@ -146,8 +182,7 @@ class ExecuteCodeFunction {
 
   static constexpr const char* kName = "execute_code";
 
-  // OpenAI function-calling JSON ({"type":"function","function":{...}}) or an MCP tool
-  // ({"name","description","inputSchema"}), described from a fresh snapshot.
+  // The definition in `format`'s shape (DefinitionFormat), described from a fresh snapshot.
   std::string Definition(DefinitionFormat format) const;
 
   // `arguments_json` is {"code": "..."} from the model. Returns the result JSON (json.hpp);

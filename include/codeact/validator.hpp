@@ -45,6 +45,11 @@ class Validator {
   // submodules, "!name" denies a module and everything below it. Cached per policy.
   virtual StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy& policy) = 0;
 
+  // The builtins `policy` blocks, sorted: what the description tells the model it cannot call.
+  // The default answers only for a policy that lists them itself; the embedded validator
+  // answers for its defaults too.
+  virtual StatusOr<std::vector<std::string>> BlockedBuiltins(const ValidationPolicy& policy);
+
   // The version of the embedded interpreter (the grammar the validator parses).
   virtual PythonVersion EmbeddedVersion() const = 0;
 

@@ -19,6 +19,7 @@
 #include "bridge/frames.hpp"
 #include "bridge/tool_workers.hpp"
 #include "json/int64_range.hpp"
+#include "json/schema_check.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal {
@@ -189,6 +190,21 @@ class ToolDispatcher {
     if (it == by_name_.end()) {
       outbox += protocol::EncodeToolFailure(call.id, "UnknownTool",
                                             "no tool named \"" + call.name + "\"");
+      return Status::Ok();
+    }
+    // Still marked in the run's snapshot: this run was not approved for it (provider.hpp).
+    if (it->second->requires_approval) {
+      outbox += protocol::EncodeToolFailure(
+          call.id, "ApprovalRequired",
+          "the tool \"" + call.name +
+              "\" needs approval, and this run was not approved: call it by name "
+              "(`await " +
+              call.name + "(...)`) so that the run asks for approval before it starts");
+      return Status::Ok();
+    }
+    if (auto problem = CheckArguments(it->second->parameters_schema, call.kwargs)) {
+      outbox += protocol::EncodeToolFailure(call.id, problem->error_type,
+                                            call.name + ": " + problem->message);
       return Status::Ok();
     }
     waiting_.push_back([tool = *it->second, id = call.id, kwargs = SerializeJson(call.kwargs),

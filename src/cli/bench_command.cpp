@@ -78,8 +78,10 @@ std::vector<pid_t> WaitForIdleChildren(const Executor& executor, int count) {
 }
 
 HostTool NoopTool() {
-  return {"noop", "returns its argument", R"({"type":"object"})", false,
-          [](const std::string& kwargs) { return ToolResult::Success(kwargs); }};
+  // A declared schema, so the round trips include the bridge's argument check (valijson).
+  return {"noop", "returns its argument",
+          R"({"type":"object","properties":{"i":{"type":"integer","minimum":0}},"required":["i"]})",
+          false, [](const std::string& kwargs) { return ToolResult::Success(kwargs); }};
 }
 
 bool Check(const ExecutionResult& r, const char* what) {

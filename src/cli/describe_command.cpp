@@ -1,7 +1,8 @@
-// codeact describe [provider flags] [--format openai|mcp]
-// Prints {"tools":[<execute_code definition>],"instructions":"..."}: the "tools" list is what an
-// OpenAI-style chat request takes as its `tools` parameter.
+// codeact describe [provider flags] [--format openai|openai-responses|anthropic|mcp] [--measure]
+// Prints {"tools":[<execute_code definition>],"instructions":"..."}: the "tools" list is what the
+// chosen API takes as its `tools` parameter. --measure prints the description's sizes instead.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
@@ -9,27 +10,50 @@
 #include "json/definitions.hpp"
 
 namespace codeact::cli {
+namespace {
+
+constexpr const char* kDescribeUsage =
+    "usage: codeact describe [--format openai|openai-responses|anthropic|mcp] [--measure] "
+    "[options]\n";
+
+constexpr const char* kDescribeHelp =
+    R"(Prints {"tools":[<execute_code definition>],"instructions":"..."}.
+
+  --format F   openai (Chat Completions, the default), openai-responses (Responses API),
+               anthropic (Messages API, input_schema), mcp (tools/list entry with outputSchema);
+               the first three say "strict": true (optional fields required and nullable)
+  --measure    print the description's sizes instead: the core text (policy, limits, how tools
+               are called, the result) and the details (tool signatures, mounts, network), in
+               characters and in tokens estimated as characters / 4
+
+)";
+
+// Tokens estimated offline as characters / 4, rounded up: the usual rule of thumb for English
+// text and code with the GPT and Claude tokenizers; a real tokenizer may differ by 10-30 %.
+std::size_t EstimatedTokens(std::size_t characters) { return (characters + 3) / 4; }
+
+}  // namespace
 
 int CmdDescribe(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << "usage: codeact describe [--format openai|mcp] [options]\n"
-                 "Prints {\"tools\":[<execute_code definition>],\"instructions\":\"...\"}.\n\n"
-              << ProviderFlagsHelp();
+    std::cout << kDescribeUsage << kDescribeHelp << ProviderFlagsHelp();
     return kExitOk;
   }
   FlagSpec spec;
   spec.with_value.insert("--format");
+  spec.switches.insert("--measure");
   auto args = Args::Parse(argv, WithProviderFlags(spec));
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact describe: "
-              << (args.ok() ? "takes no positional arguments" : args.status().message())
-              << "\nusage: codeact describe [--format openai|mcp] [options]\n"
-              << ProviderFlagsHelp();
+              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
+              << kDescribeUsage << ProviderFlagsHelp();
     return kExitUsage;
   }
-  const std::string format = args->Get("--format").value_or("openai");
-  if (format != "openai" && format != "mcp") {
-    std::cerr << "codeact describe: --format is openai or mcp\n";
+  const std::string format_name = args->Get("--format").value_or("openai");
+  const std::optional<DefinitionFormat> format = ParseDefinitionFormat(format_name);
+  if (!format) {
+    std::cerr << "codeact describe: --format is openai, openai-responses, anthropic or mcp, got \""
+              << format_name << "\"\n";
     return kExitUsage;
   }
   auto provider = BuildProvider(*args, /*default_pool_size=*/0);  // describes, runs nothing
@@ -37,11 +61,17 @@ int CmdDescribe(const std::vector<std::string>& argv) {
     std::cerr << "codeact describe: " << provider.status().message() << "\n";
     return kExitUsage;
   }
+  if (args->Has("--measure")) {
+    const ToolDescriptionParts parts = (*provider)->DescribeRun((*provider)->Snapshot());
+    std::cout << internal::DescriptionMeasureJson(
+                     parts.core.size(), EstimatedTokens(parts.core.size()), parts.details.size(),
+                     EstimatedTokens(parts.details.size()), kDescriptionCoreBudget)
+              << "\n";
+    return kExitOk;
+  }
   const ExecuteCodeFunction function(*provider);
-  std::cout << internal::DescriptionDocumentJson(
-                   function.Definition(format == "mcp" ? DefinitionFormat::kMcp
-                                                       : DefinitionFormat::kOpenAI),
-                   (*provider)->Instructions())
+  std::cout << internal::DescriptionDocumentJson(function.Definition(*format),
+                                                 (*provider)->Instructions())
             << "\n";
   return kExitOk;
 }

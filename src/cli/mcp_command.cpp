@@ -18,10 +18,16 @@ Serves the Model Context Protocol over stdio (JSON-RPC 2.0, one message per line
 tool, execute_code. Host tools from --tools are reachable only from inside the code, through
 `await call_tool("name", ...)`. stdout carries the protocol only; logs go to stderr.
 
-Approval: when a run needs approval (a tool with "requires_approval": true), it runs only if
---approve was given; without it the call returns a result with outcome "approval_required"
-(isError true) and nothing runs. MCP has no per-call approval channel here, so the decision is
-made when the server starts.
+Approval: a run needs approval when its code names a tool with "requires_approval": true (or
+names tools dynamically, which counts as naming them all); it then runs only if --approve was
+given, and without it the call returns a result with outcome "approval_required" (isError true)
+and nothing runs. Runs that name no such tool run, and a call of a gated tool in them fails with
+ToolError "ApprovalRequired". MCP has no per-call approval channel here, so the decision is made
+when the server starts.
+
+Progress and cancellation: a tools/call with params._meta.progressToken gets a
+notifications/progress every --progress-interval seconds while it runs; notifications/cancelled
+kills its run at once and the request is not answered (the MCP specification).
 
 Shutdown: on SIGTERM or SIGINT the server reads no more requests, lets the calls in flight
 finish for up to --shutdown-grace seconds, then cancels them (their results say outcome
@@ -32,6 +38,8 @@ server options:
   --max-line-bytes N     longest request line accepted (default 4194304); longer -> error -32600
   --max-concurrent N     tools/call runs at once (default 4); more calls wait their turn
   --shutdown-grace S     seconds calls in flight may take after SIGTERM/SIGINT (default 10; 0 cancels at once)
+  --progress-interval S  seconds between the progress notifications of a call that sent a
+                         progressToken (default 5; 0 sends none)
   --quiet                no log lines on stderr
 
 Sessions: execute_code takes an optional "session" name; calls with the same name run in one
@@ -62,7 +70,8 @@ int CmdMcp(const std::vector<std::string>& argv) {
   // not lost: the server sees it as soon as it serves.
   const int stop_fd = InstallShutdownSignals();
   FlagSpec spec;
-  spec.with_value = {"--max-line-bytes", "--max-concurrent", "--shutdown-grace"};
+  spec.with_value = {"--max-line-bytes", "--max-concurrent", "--shutdown-grace",
+                     "--progress-interval"};
   spec.switches = {"--quiet"};
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
   if (!args.ok() || !args->positionals().empty()) {
@@ -99,6 +108,17 @@ int CmdMcp(const std::vector<std::string>& argv) {
       return kExitUsage;
     }
     options.shutdown_grace = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  }
+  if (auto text = args->Get("--progress-interval")) {
+    double seconds = 0;
+    if (!NonNegativeSeconds(*text, seconds)) {
+      std::cerr << "codeact mcp: --progress-interval needs a number of seconds from 0 to 86400, "
+                   "got \""
+                << *text << "\"\n";
+      return kExitUsage;
+    }
+    options.progress_interval =
+        std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   }
   options.log_to_stderr = !args->Has("--quiet");
 

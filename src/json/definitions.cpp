@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <stdexcept>
 
 #include "json/serialize.hpp"
+#include "json/tool_formats.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -87,25 +89,34 @@ std::string ExecuteCodeDefinitionJson(DefinitionFormat format, std::string_view 
          "starts fresh. A session unused for a while expires (the result's session_state is then "
          "\"new\" again)."}};
   }
-  json::object schema{{"type", "object"},
-                      {"properties", std::move(properties)},
-                      {"required", json::array{"code"}},
-                      {"additionalProperties", false}};
-  if (format == DefinitionFormat::kMcp) {
-    return SerializeJson(json::object{{"name", ExecuteCodeFunction::kName},
-                                      {"description", description},
-                                      {"inputSchema", std::move(schema)}});
-  }
-  return SerializeJson(json::object{{"type", "function"},
-                                    {"function", json::object{{"name", ExecuteCodeFunction::kName},
-                                                              {"description", description},
-                                                              {"parameters", std::move(schema)}}}});
+  const json::object schema{{"type", "object"},
+                            {"properties", std::move(properties)},
+                            {"required", json::array{"code"}},
+                            {"additionalProperties", false}};
+  const std::string schema_json = SerializeJson(schema);
+  auto definition = ToolDefinitionJson(
+      format, ToolSpec{ExecuteCodeFunction::kName, description, schema_json,
+                       format == DefinitionFormat::kMcp ? ExecutionResultSchemaJson() : ""});
+  // The schema above is well-formed: a failure is a broken invariant of this file.
+  if (!definition.ok()) throw std::logic_error(definition.status().message());
+  return *definition;
 }
 
 std::string DescriptionDocumentJson(std::string_view definition_json,
                                     std::string_view instructions) {
   return SerializeJson(json::object{{"tools", json::array{json::parse(definition_json)}},
                                     {"instructions", instructions}});
+}
+
+std::string DescriptionMeasureJson(std::size_t core_chars, std::size_t core_tokens,
+                                   std::size_t details_chars, std::size_t details_tokens,
+                                   std::size_t core_budget) {
+  return SerializeJson(json::object{{"core_chars", core_chars},
+                                    {"core_tokens_estimate", core_tokens},
+                                    {"details_chars", details_chars},
+                                    {"details_tokens_estimate", details_tokens},
+                                    {"core_budget_chars", core_budget},
+                                    {"token_estimate", "characters / 4, rounded up"}});
 }
 
 }  // namespace codeact::internal

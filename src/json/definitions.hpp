@@ -2,6 +2,7 @@
 // describes. Kept here so the provider does not depend on the JSON library.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,5 +37,11 @@ StatusOr<std::optional<std::string>> ParseSessionArgument(std::string_view argum
 // {"tools":[definition],"instructions":"..."} for `codeact describe`.
 std::string DescriptionDocumentJson(std::string_view definition_json,
                                     std::string_view instructions);
+
+// {"core_chars", "core_tokens_estimate", "details_chars", "details_tokens_estimate",
+//  "core_budget_chars", "token_estimate": "characters / 4"} for `codeact describe --measure`.
+std::string DescriptionMeasureJson(std::size_t core_chars, std::size_t core_tokens,
+                                   std::size_t details_chars, std::size_t details_tokens,
+                                   std::size_t core_budget);
 
 }  // namespace codeact::internal

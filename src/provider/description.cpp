@@ -2,6 +2,8 @@
 // part comes from its executor (BackendTraits).
 #include <cctype>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "codeact/provider.hpp"
 #include "json/definitions.hpp"
@@ -25,7 +27,10 @@ void DescribeTool(std::ostringstream& out, const HostTool& tool) {
     signature = "**kwargs";
   }
   out << "- `" << tool.name << "(" << signature << ")` — "
-      << (tool.description.empty() ? "(no description)" : tool.description) << "\n"
+      << (tool.description.empty() ? "(no description)" : tool.description)
+      << (tool.requires_approval ? " [needs approval: name it in the code, and the run asks first]"
+                                 : "")
+      << "\n"
       << "  call: `await call_tool(\"" << tool.name << "\"" << (kwargs.empty() ? "" : ", " + kwargs)
       << ")`";
   const bool identifier =
@@ -54,23 +59,69 @@ std::string CodeActProvider::Instructions() const {
          "has violations, fix the code as the hints say and try again.";
 }
 
-std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
-  const BackendTraits traits = executor_->Traits(s);
-  std::ostringstream out;
-  out << "Run Python 3 code in a sandbox (" << BackendName(executor_->backend()) << " backend, "
-      << IsolationName(executor_->isolation())
-      << " isolation) and return its result. Top-level `await` "
-      << "works; the value of a final bare expression is returned as `output`.\n\n"
-      << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
-      << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
-      << "traceback}, violations [{line, col, rule, message, hint}], files (written to read-write "
-      << "mounts), tool_calls.\n";
+namespace {
 
+// "math, json, os (only os.environ and os.path), xml.*": the import patterns the runtime guard
+// enforces, less the denials and `__future__`.
+std::string ImportList(const std::vector<std::string>& patterns) {
+  std::string out;
+  for (const auto& p : patterns) {
+    if (p.empty() || p[0] == '!' || p == "__future__") continue;
+    if (!out.empty()) out += ", ";
+    out += p;
+    if (p == "os") out += " (only os.environ and os.path)";
+  }
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
+  const BackendTraits traits = executor_->Traits(s);
+  const PythonVersion version = validator_->EmbeddedVersion();
+  std::ostringstream core;
+  core << "Run Python " << version.major << "." << version.minor << " code in a sandbox ("
+       << BackendName(executor_->backend()) << " backend, " << IsolationName(executor_->isolation())
+       << " isolation). Write one program that does the whole task. Top-level `await` works; the "
+       << "value of a final bare expression is returned as `output`; print what you need to see."
+       << "\n\n";
+  if (options_.validate) {
+    if (auto imports = validator_->AllowedImports(s.policy); imports.ok()) {
+      core << "Imports allowed (" << (options_.executor.site_packages ? "" : "standard library, ")
+           << "nothing else): " << ImportList(*imports) << ".\n";
+    } else {
+      core << "Imports: only what the validator's policy allows; a blocked one is a violation "
+              "with a hint.\n";
+    }
+    if (auto blocked = validator_->BlockedBuiltins(s.policy); blocked.ok() && !blocked->empty()) {
+      core << "Builtins: all except " << Joined(*blocked) << ".\n";
+    }
+    core << "Code: at most " << internal::BytesText(s.policy.max_code_bytes)
+         << "; it is checked before it runs, and rejected code comes back as `violations` with "
+            "hints.\n";
+  }
+  core << internal::LimitsForModel(s.limits) << "\n\n"
+       << "Tools: call a host tool with `await name(arg=value)` or `await call_tool(\"name\", "
+          "arg=value)` (keyword arguments only; `asyncio.gather` runs calls at once). It returns "
+          "the tool's JSON result as Python values; a failed call raises ToolError with "
+          ".error_type and .message.\n\n"
+       << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
+       << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
+       << "traceback}, violations [{line, col, rule, message, hint}], files (written to read-write "
+       << "mounts), tool_calls.\n"
+       << "State does not persist between calls: " << traits.fresh_start << "\n";
+
+  std::ostringstream out;
   if (s.tools.empty()) {
-    out << "\nNo host tools are available.\n";
+    out << "No host tools are available.\n";
   } else {
-    out << "\nHost tools (keyword arguments only; a failed call raises ToolError with .error_type "
-           "and .message):\n";
+    out << "Host tools:\n";
     for (const auto& tool : s.tools) DescribeTool(out, tool);
   }
 
@@ -96,10 +147,12 @@ std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
     for (const auto& n : s.network_targets) out << " " << n;
     out << "\n";
   }
-  out << "\n"
-      << internal::LimitsForModel(s.limits) << "\n"
-      << "\nState does not persist between calls: " << traits.fresh_start << "\n";
-  return out.str();
+  return {core.str(), out.str()};
+}
+
+std::string CodeActProvider::ToolDescription(const RunSnapshot& s) const {
+  ToolDescriptionParts parts = DescribeRun(s);
+  return parts.core + "\n" + parts.details;
 }
 
 }  // namespace codeact

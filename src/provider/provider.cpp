@@ -9,6 +9,7 @@
 #include "json/definitions.hpp"
 #include "provider/fingerprint.hpp"
 #include "provider/session_table.hpp"
+#include "provider/tool_references.hpp"
 
 namespace codeact {
 namespace {
@@ -125,20 +126,40 @@ bool CodeActProvider::RequiresApproval(const RunSnapshot& snapshot) const {
                      [](const HostTool& t) { return t.requires_approval; });
 }
 
+ApprovalRequest CodeActProvider::ApprovalFor(const std::string& code,
+                                             const RunSnapshot& snapshot) const {
+  ApprovalRequest request;
+  request.always_required = options_.approval_mode == ApprovalMode::kAlwaysRequire;
+  std::vector<std::string> gated;
+  for (const auto& t : snapshot.tools) {
+    if (t.requires_approval) gated.push_back(t.name);
+  }
+  if (gated.empty()) return request;
+  const internal::ToolReferences refs = internal::FindToolReferences(code, gated);
+  request.any_tool = refs.dynamic;
+  if (refs.dynamic) {
+    request.tools_requiring_approval = std::move(gated);  // sorted: the snapshot's order
+  } else {
+    request.tools_requiring_approval.assign(refs.names.begin(), refs.names.end());
+  }
+  return request;
+}
+
 ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOptions& options) {
   return Execute(code, Snapshot(), options);
 }
 
 ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnapshot& snapshot,
                                          const InvokeOptions& options) {
-  return Vet(code, snapshot, options, [&](const ExecutionRequest& request) {
-    return executor_->Execute(request, snapshot);
-  });
+  return Vet(code, snapshot, options,
+             [&](const ExecutionRequest& request, const RunSnapshot& vetted) {
+               return executor_->Execute(request, vetted);
+             });
 }
 
 ExecutionResult CodeActProvider::Vet(
     const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
-    const std::function<ExecutionResult(const ExecutionRequest&)>& run) {
+    const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run) {
   const auto start = Clock::now();
   auto finish = [&](ExecutionResult r) {
     if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
@@ -157,17 +178,15 @@ ExecutionResult CodeActProvider::Vet(
         "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
   }
 
-  if (RequiresApproval(snapshot)) {
-    ApprovalRequest request;
+  // The tools a run may call are those of its snapshot; a gated one stays marked
+  // requires_approval in the copy the executor gets unless this run was approved, and the bridge
+  // refuses its calls (ToolError "ApprovalRequired").
+  RunSnapshot vetted = snapshot;
+  ApprovalRequest request = ApprovalFor(code, vetted);
+  bool approved = options.approved.value_or(false);
+  if (request.always_required || !request.tools_requiring_approval.empty()) {
     request.code = code;
-    request.always_required = options_.approval_mode == ApprovalMode::kAlwaysRequire;
-    for (const auto& t : snapshot.tools) {
-      if (t.requires_approval) request.tools_requiring_approval.push_back(t.name);
-    }
-    bool approved = false;
-    if (options.approved.has_value()) {
-      approved = *options.approved;
-    } else if (options.approve) {
+    if (!options.approved.has_value() && options.approve) {
       try {
         approved = options.approve(request);
       } catch (...) {
@@ -176,7 +195,10 @@ ExecutionResult CodeActProvider::Vet(
     }
     if (!approved) {
       std::string why = request.always_required ? "every run needs approval"
-                                                : "this run can call tools that need approval:";
+                        : request.any_tool
+                            ? "this run names a tool dynamically, so it can call any of the tools "
+                              "that need approval:"
+                            : "this run calls tools that need approval:";
       for (const auto& name : request.tools_requiring_approval) why += " " + name;
       return finish(
           NotRunResult(Outcome::kApprovalRequired,
@@ -184,6 +206,9 @@ ExecutionResult CodeActProvider::Vet(
                                                                         : "approval required: ") +
                            why));
     }
+  }
+  if (approved) {
+    for (auto& tool : vetted.tools) tool.requires_approval = false;
   }
 
   if (code.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
@@ -206,7 +231,7 @@ ExecutionResult CodeActProvider::Vet(
     }
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
-  return finish(run(ExecutionRequest{code, options.cancel}));
+  return finish(run(ExecutionRequest{code, options.cancel}, vetted));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

@@ -67,11 +67,14 @@ class ProviderSession final : public Session {
                                                     "\" is paused; nothing ran: Resume() it first");
     }
     std::optional<ExecutionResult> ran = core_->Run([&](ExecutorSession& backend) {
-      return provider_->Vet(code, core_->snapshot(), options, [&](const ExecutionRequest& request) {
-        ExecutionResult r = backend.Execute(request);
-        r.session = core_->name();  // before the provider fits the result to its size
-        return r;
-      });
+      // The session's child keeps the tools it opened with (their approval marks included).
+      return provider_->Vet(code, core_->snapshot(), options,
+                            [&](const ExecutionRequest& request, const RunSnapshot&) {
+                              ExecutionResult r = backend.Execute(request);
+                              r.session =
+                                  core_->name();  // before the provider fits the result to its size
+                              return r;
+                            });
     });
     provider_->sessions_->Touched();
     if (!ran) {

@@ -1,10 +1,9 @@
 // McpServer (mcp_server.hpp): the JSON-RPC codec and dispatch, the call pool and the stdio loop.
-// Boost.JSON and spdlog stay inside this file.
+// Boost.JSON and spdlog stay inside src/server.
 #include "server/mcp_server.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -29,6 +29,8 @@
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
 #include "process/child.hpp"
+#include "server/log_setup.hpp"
+#include "server/mcp_result.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -84,71 +86,8 @@ std::string IdKey(const json::value& id, std::string_view raw) {
   return "n" + std::string(raw);
 }
 
-// The text block the model reads: stdout first (what the code printed is what the model asked
-// to see), then labelled sections for stderr, the output value, what went wrong and the files.
-std::string ResultText(const ExecutionResult& r) {
-  std::string text;
-  auto section = [&text](std::string_view title) {
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    text += "--- ";
-    text += title;
-    text += " ---\n";
-  };
-  text += r.stdout_text;
-  if (r.stdout_truncated) {
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    text += "[stdout truncated at the output cap]\n";
-  }
-  if (!r.stderr_text.empty() || r.stderr_truncated) {
-    section("stderr");
-    text += r.stderr_text;
-    if (r.stderr_truncated) {
-      if (!text.empty() && text.back() != '\n') text += '\n';
-      text += "[stderr truncated at the output cap]\n";
-    }
-  }
-  if (r.output_present) {
-    section("output");
-    text += r.output_json;
-  }
-  const std::string outcome(OutcomeName(r.outcome));
-  if (r.outcome == Outcome::kValidationFailed) {
-    section("validation failed: nothing ran");
-    if (r.violations.empty() && !r.message.empty()) text += r.message + "\n";
-    for (const auto& v : r.violations) {
-      text += "line " + std::to_string(v.line) + ", col " + std::to_string(v.col) + " [" + v.rule +
-              "]: " + v.message;
-      if (!v.hint.empty()) text += " (hint: " + v.hint + ")";
-      text += '\n';
-    }
-  } else if (r.error.has_value()) {
-    section("error (outcome " + outcome + ", exit code " + std::to_string(r.exit_code) + ")");
-    text += r.error->type + ": " + r.error->message + "\n";
-    if (!r.error->traceback.empty()) text += r.error->traceback;
-  } else if (!r.success()) {
-    section(outcome + " (exit code " + std::to_string(r.exit_code) + ")");
-    text += r.message.empty() ? "the run did not succeed" : r.message;
-  }
-  if (!r.files.empty()) {
-    section("files captured (bytes in structuredContent.files)");
-    for (const auto& f : r.files)
-      text += f.path + " (" + std::to_string(f.size) + " bytes, " + f.media_type + ")\n";
-  }
-  if (!r.omitted_files.empty()) {
-    section("files omitted");
-    for (const auto& f : r.omitted_files) text += f.path + ": " + f.reason + "\n";
-  }
-  if (text.empty()) text = "(no output)";
-  while (text.size() > 1 && text.back() == '\n') text.pop_back();
-  return SanitizeUtf8(text);
-}
-
 std::shared_ptr<spdlog::logger> MakeLogger(bool enabled) {
-  auto logger =
-      std::make_shared<spdlog::logger>("mcp", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [codeact mcp] [%l] %v");
-  logger->set_level(enabled ? spdlog::level::info : spdlog::level::off);
-  return logger;
+  return MakeStderrLogger("codeact mcp", enabled);  // text or JSON lines, as --log-format says
 }
 
 // Where request lines come from: a stream (tests, HandleLine's callers) or a descriptor that is
@@ -304,10 +243,15 @@ class Flights {
   struct Flight {
     CancellationSource source;
     bool client_cancelled = false;  // the client withdrew it: no answer (MCP spec)
+    // The request's params._meta.progressToken as JSON text; none: no progress is sent.
+    std::optional<std::string> progress_token;
+    int progress_sent = 0;
+    Clock::time_point received = Clock::now();
   };
 
-  std::shared_ptr<Flight> Add(const std::string& key) {
+  std::shared_ptr<Flight> Add(const std::string& key, std::optional<std::string> progress_token) {
     auto flight = std::make_shared<Flight>();
+    flight->progress_token = std::move(progress_token);
     std::lock_guard lock(mu_);
     by_key_.emplace(key, flight);
     return flight;
@@ -335,6 +279,26 @@ class Flights {
       it->second->source.Cancel(reason);
     }
     return n;
+  }
+
+  // One notifications/progress per call that asked for them and is still to be answered. Sent
+  // under the lock that Remove takes, so no notification follows the call's response.
+  void SendProgress(const std::function<void(const std::string&)>& emit) {
+    std::lock_guard lock(mu_);
+    const auto now = Clock::now();
+    for (auto& [key, flight] : by_key_) {
+      if (!flight->progress_token || flight->client_cancelled) continue;
+      const auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(now - flight->received).count();
+      ++flight->progress_sent;
+      std::string line =
+          R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":)";
+      line += *flight->progress_token;
+      line += R"(,"progress":)" + std::to_string(flight->progress_sent);
+      line +=
+          R"(,"message":"execute_code still running after )" + std::to_string(seconds) + R"( s"}})";
+      emit(line);
+    }
   }
 
   int CancelAll(const std::string& reason) {
@@ -390,6 +354,39 @@ class BatchReply {
   std::function<void(const std::string&)> emit_;
 };
 
+// Wakes every `interval` to send the progress notifications of the calls in flight, until it is
+// destroyed.
+class ProgressTicker {
+ public:
+  ProgressTicker(std::chrono::milliseconds interval, std::function<void()> tick) {
+    if (interval.count() <= 0) return;
+    thread_ = std::thread([this, interval, tick = std::move(tick)] {
+      std::unique_lock lock(mu_);
+      while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+        lock.unlock();
+        tick();
+        lock.lock();
+      }
+    });
+  }
+  ~ProgressTicker() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  ProgressTicker(const ProgressTicker&) = delete;
+  ProgressTicker& operator=(const ProgressTicker&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 struct McpServer::Impl {
@@ -400,7 +397,8 @@ struct McpServer::Impl {
     std::string id = std::string(kNullId);  // the request's id, as sent
     std::string id_key;                     // IdKey of it, for notifications/cancelled
     std::string arguments_json;
-    std::optional<std::string> cancel_key;  // notifications/cancelled: the request it names
+    std::optional<std::string> progress_token;  // params._meta.progressToken, as JSON text
+    std::optional<std::string> cancel_key;      // notifications/cancelled: the request it names
     std::string cancel_reason;
   };
   // A line: one message, a batch of them, or a reply to the line as a whole.
@@ -565,10 +563,22 @@ struct McpServer::Impl {
         // Wrong arguments are the tool's business: the provider answers with an argument error
         // the model can read, so they are passed through as they came.
         d.arguments_json = args != nullptr ? SerializeJson(*args) : "{}";
+        d.progress_token = ProgressToken(p);
       }
     } else {
       d.response = ErrorLine(reply_id, kMethodNotFound, "Method not found: " + std::string(name));
     }
+  }
+
+  // params._meta.progressToken (a string or an integer, MCP "Progress"); anything else is
+  // ignored, as is a token of another type.
+  static std::optional<std::string> ProgressToken(const json::object& p) {
+    const json::value* meta = p.if_contains("_meta");
+    if (meta == nullptr || !meta->is_object()) return std::nullopt;
+    const json::value* token = meta->as_object().if_contains("progressToken");
+    if (token == nullptr || !(token->is_string() || token->is_int64() || token->is_uint64()))
+      return std::nullopt;
+    return SerializeJson(*token);
   }
 
   // notifications/cancelled {"requestId": ..., "reason": "..."}: which request, and why.
@@ -652,15 +662,16 @@ struct McpServer::Impl {
       logger->error("call {}: execute threw", id);
       return ErrorLine(id, kInternalErrorCode, "Internal error");
     }
+    const std::string result_json = ToJson(result);
     json::error_code ec;
-    json::value structured = json::parse(ToJson(result), ec);
+    json::value structured = json::parse(result_json, ec);
     if (ec || !structured.is_object()) {
       return ErrorLine(id, kInternalErrorCode, "Internal error: the result could not be encoded");
     }
     logger->info("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
                  OutcomeName(result.outcome), result.exit_code, result.tool_calls,
                  result.duration_ms);
-    json::array content{json::object{{"type", "text"}, {"text", ResultText(result)}}};
+    json::array content = McpResultContent(result, result_json, options.max_text_content_bytes);
     return ResultLine(id, json::object{{"content", std::move(content)},
                                        {"structuredContent", std::move(structured)},
                                        {"isError", !result.success()}});
@@ -681,6 +692,8 @@ struct McpServer::Impl {
     bool stopped = false;
     {
       // Post blocks while the queue is full, so a client that floods calls is slowed down.
+      // Declared before the pool, so it stops only after the pool has joined every call.
+      ProgressTicker ticker(options.progress_interval, [&] { flights.SendProgress(emit); });
       TaskThread pool(options.max_concurrent_calls,
                       std::max<std::size_t>(options.max_queued_calls, 1));
       std::string line;
@@ -732,7 +745,7 @@ struct McpServer::Impl {
         logger->info("notifications/cancelled: {} call(s) cancelled", n);
       }
       if (d.is_call) {
-        auto flight = flights.Add(d.id_key);
+        auto flight = flights.Add(d.id_key, std::move(d.progress_token));
         if (batch) batch->Expect();
         pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
                    id = std::move(d.id), args = std::move(d.arguments_json)] {

@@ -8,11 +8,12 @@
 //   before `initialize` are served rather than refused: the spec only says clients SHOULD NOT.
 // - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
 //   reply copies the id's text from the request instead of re-encoding a parsed number.
-// - `tools/list` -> [execute_code]; `tools/call` -> text content (stdout, stderr, output, error,
-//   files) plus `structuredContent` holding the ExecutionResult JSON (README "The result contract")
-//   and `isError = !success`. An unknown tool name is a -32602 error; missing or wrong arguments
-//   are a tool result (the provider's argument error, isError true), so the model can read and fix
-//   it.
+// - `tools/list` -> [execute_code] with its outputSchema; `tools/call` -> `structuredContent`
+//   holding the ExecutionResult JSON (README "The result contract"), `isError = !success`, and
+//   as content the same JSON as text (trimmed with a summary past `max_text_content_bytes`)
+//   followed by each captured file as an embedded resource (server/mcp_result.hpp). An unknown tool
+//   name is a -32602 error; missing or wrong arguments are a tool result (the provider's argument
+//   error, isError true), so the model can read and fix it.
 // - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:
 //   after that version was negotiated a batch is answered with one array of the responses (none
 //   for notifications, `initialize` refused inside), written once every call in it has ended.
@@ -24,7 +25,13 @@
 // - `tools/call` runs on a pool of `max_concurrent_calls` threads; more calls queue (up to
 //   `max_queued_calls`, then the reader waits). Responses are written whole, one line each,
 //   under one lock. `notifications/cancelled` (with the request's id) cancels that call: its run
-//   is killed and, as the spec says, the server does not answer it.
+//   is killed and, as the spec says, the server does not answer it (the log says it ran and
+//   was cancelled).
+// - Progress: a tools/call whose params carry `_meta.progressToken` gets a
+//   `notifications/progress` every `progress_interval` while it is queued or running (progress
+//   1, 2, 3, ... and a message saying how long), never after its response. Clients whose request
+//   timeout should follow progress must say so: the TypeScript SDK extends its timeout on
+//   progress only with `resetTimeoutOnProgress: true` (samples/mcp/README.md).
 // - On end of input the server waits for the calls in flight, then returns.
 // - Shutdown (Serve on a file descriptor with `stop_fd`, which ServeStdio's caller makes readable
 //   on SIGTERM/SIGINT): no new message is read; calls in flight (and queued) get
@@ -67,6 +74,10 @@ struct McpServerOptions {
   bool log_to_stderr = true;              // one line per call and per protocol error
   // After a stop request, how long calls in flight may still take before they are cancelled.
   std::chrono::milliseconds shutdown_grace{10'000};
+  // The text content's size past which it is trimmed (structuredContent stays whole).
+  std::size_t max_text_content_bytes = 16 * 1024;
+  // How often a call that asked for progress (a progressToken) hears from the server; 0: never.
+  std::chrono::milliseconds progress_interval{5'000};
 };
 
 // Writes one response line (without its newline). Must write the whole line or nothing.

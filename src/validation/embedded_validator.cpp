@@ -125,10 +125,11 @@ std::string PolicyKey(const ValidationPolicy& p) {
 
 class EmbeddedValidator final : public Validator {
  public:
-  EmbeddedValidator(py::object validate, py::object import_patterns, PythonVersion version,
-                    std::string interpreter)
+  EmbeddedValidator(py::object validate, py::object import_patterns, py::object blocked_builtins,
+                    PythonVersion version, std::string interpreter)
       : validate_(std::move(validate)),
         import_patterns_(std::move(import_patterns)),
+        blocked_builtins_(std::move(blocked_builtins)),
         version_(version),
         interpreter_(std::move(interpreter)) {
     watchdog_ = std::thread([this] { WatchdogLoop(); });
@@ -221,6 +222,22 @@ class EmbeddedValidator final : public Validator {
     return patterns;
   }
 
+  StatusOr<std::vector<std::string>> BlockedBuiltins(const ValidationPolicy& policy) override {
+    try {
+      ThreadGil gil;
+      try {
+        return blocked_builtins_(PolicyToDict(policy)).cast<std::vector<std::string>>();
+      } catch (py::error_already_set& e) {
+        return InvalidArgument(std::string("the policy's blocked builtins: ") + e.what());
+      } catch (const py::cast_error& e) {
+        return Internal(std::string("blocked_builtin_names returned a malformed list: ") +
+                        e.what());
+      }
+    } catch (const std::exception& e) {
+      return Internal(std::string("blocked_builtin_names failed: ") + e.what());
+    }
+  }
+
   PythonVersion EmbeddedVersion() const override { return version_; }
   std::string InstallationInterpreter() const override { return interpreter_; }
 
@@ -287,7 +304,8 @@ class EmbeddedValidator final : public Validator {
   static constexpr std::size_t kImportsCacheLimit = 64;
 
   py::object validate_;
-  py::object import_patterns_;  // validator.runtime_policy.runtime_import_patterns
+  py::object import_patterns_;   // validator.runtime_policy.runtime_import_patterns
+  py::object blocked_builtins_;  // validator.runtime_policy.blocked_builtin_names
   std::mutex imports_mu_;
   std::map<std::string, std::vector<std::string>> imports_cache_;  // by PolicyKey
   const PythonVersion version_;
@@ -324,15 +342,17 @@ StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) 
       sys.attr("dont_write_bytecode") = true;
       sys.attr("path").attr("insert")(0, data_dir);
       py::object validate = py::module_::import("validator").attr("validate");
-      py::object import_patterns =
-          py::module_::import("validator.runtime_policy").attr("runtime_import_patterns");
+      py::module_ runtime_policy = py::module_::import("validator.runtime_policy");
+      py::object import_patterns = runtime_policy.attr("runtime_import_patterns");
+      py::object blocked_builtins = runtime_policy.attr("blocked_builtin_names");
       py::object info = sys.attr("version_info");
       PythonVersion version{info.attr("major").cast<int>(), info.attr("minor").cast<int>()};
       const std::string interpreter = sys.attr("base_prefix").cast<std::string>() + "/bin/python" +
                                       std::to_string(version.major) + "." +
                                       std::to_string(version.minor);
-      validator = std::make_shared<EmbeddedValidator>(
-          std::move(validate), std::move(import_patterns), version, interpreter);
+      validator =
+          std::make_shared<EmbeddedValidator>(std::move(validate), std::move(import_patterns),
+                                              std::move(blocked_builtins), version, interpreter);
     }
     // Hand the GIL back: from here on each Validate call takes it only for its own duration.
     if (owns_interpreter) PyEval_SaveThread();

@@ -8,6 +8,7 @@
 // each time it runs.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -105,6 +106,21 @@ Status CheckInterpreterVersion(const std::string& python_path, PythonVersion emb
 
 Status CheckInterpreterMatches(Validator& validator, const std::string& python_path) {
   return CheckInterpreterVersion(python_path, validator.EmbeddedVersion());
+}
+
+}  // namespace codeact
+
+namespace codeact {
+
+StatusOr<std::vector<std::string>> Validator::BlockedBuiltins(const ValidationPolicy& policy) {
+  if (!policy.blocked_builtins) {
+    return FailedPrecondition(
+        "this validator does not say which builtins its default policy blocks");
+  }
+  std::vector<std::string> names = *policy.blocked_builtins;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 }  // namespace codeact

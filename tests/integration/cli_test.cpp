@@ -198,5 +198,64 @@ TEST(CliTest, ADifferentPythonMinorVersionIsRefused) {
       << c.err;
 }
 
+TEST(CliTest, VersionAndLogFlags) {
+  const Cli version = RunCli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("codeact ", 0), 0u) << version.out;
+  EXPECT_NE(version.out.find('.'), std::string::npos);
+
+  EXPECT_EQ(RunCli({"--log-level", "loud", "describe"}).exit_code, 2);
+  EXPECT_EQ(RunCli({"describe", "--log-format=xml"}).exit_code, 2);
+
+  // JSON log lines: each a JSON object with the four fields, on stderr only.
+  const std::string session =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"
+      "\n";
+  const Cli mcp = RunCli({"mcp", "--pool", "0", "--log-format", "json"}, session);
+  ASSERT_EQ(mcp.exit_code, 0) << mcp.err;
+  std::istringstream lines(mcp.err);
+  std::string line;
+  int parsed = 0;
+  while (std::getline(lines, line)) {
+    const boost::json::value v = boost::json::parse(line);
+    EXPECT_EQ(v.at("component"), "codeact mcp") << line;
+    EXPECT_TRUE(v.as_object().contains("time") && v.as_object().contains("level") &&
+                v.as_object().contains("message"))
+        << line;
+    ++parsed;
+  }
+  EXPECT_GE(parsed, 1) << mcp.err;
+  EXPECT_EQ(boost::json::parse(mcp.out).at("id"), 1);
+
+  const Cli quiet = RunCli({"--log-level", "off", "mcp", "--pool", "0"}, session);
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_TRUE(quiet.err.empty()) << quiet.err;
+}
+
+TEST(CliTest, DescribeInEveryFormatAndMeasured) {
+  const Cli anthropic = RunCli({"describe", "--format", "anthropic"});
+  ASSERT_EQ(anthropic.exit_code, 0) << anthropic.err;
+  const boost::json::value tool = boost::json::parse(anthropic.out).at("tools").at(0);
+  EXPECT_EQ(tool.at("name"), "execute_code");
+  EXPECT_EQ(tool.at("strict"), true);
+  EXPECT_EQ(tool.at("input_schema").at("required").at(0), "code");
+  EXPECT_NE(std::string(tool.at("description").as_string()).find("Imports allowed"),
+            std::string::npos);
+  const Cli responses = RunCli({"describe", "--format", "openai-responses"});
+  ASSERT_EQ(responses.exit_code, 0);
+  EXPECT_EQ(boost::json::parse(responses.out).at("tools").at(0).at("name"), "execute_code");
+  const Cli mcp = RunCli({"describe", "--format", "mcp"});
+  ASSERT_EQ(mcp.exit_code, 0);
+  EXPECT_TRUE(boost::json::parse(mcp.out).at("tools").at(0).as_object().contains("outputSchema"));
+  EXPECT_EQ(RunCli({"describe", "--format", "claude"}).exit_code, 2);
+
+  const Cli measure = RunCli({"describe", "--measure"});
+  ASSERT_EQ(measure.exit_code, 0) << measure.err;
+  const boost::json::value m = boost::json::parse(measure.out);
+  EXPECT_LE(m.at("core_chars").to_number<int>(), 2000);
+  EXPECT_EQ(m.at("core_tokens_estimate").to_number<int>(),
+            (m.at("core_chars").to_number<int>() + 3) / 4);
+}
+
 }  // namespace
 }  // namespace codeact

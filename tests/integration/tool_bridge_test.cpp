@@ -270,5 +270,63 @@ TEST(ToolBridgeTest, ConcurrentHandlersOfOneRunAreBounded) {
   EXPECT_LE(peak.load(), 16);  // ... but not all at once
 }
 
+// The bridge enforces approval on every call: a tool still marked requires_approval in the
+// run's snapshot (the provider clears the mark for an approved run) is refused, however the
+// code reached it, and its handler never runs.
+TEST(ToolBridgeTest, AGatedToolOfARunThatWasNotApprovedIsAToolError) {
+  std::atomic<int> calls = 0;
+  HostTool gated = Add();
+  gated.name = "refund";
+  gated.requires_approval = true;
+  gated.handler = [&calls](const std::string&) {
+    ++calls;
+    return ToolResult::Success("1");
+  };
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"name = 'ref' + 'und'\n"
+       "try:\n    await call_tool(name, a=1, b=2)\nexcept ToolError as e:\n"
+       "    print(e.error_type, '|', e.message)\n"
+       "print(await add(a=1, b=2))\n"},
+      WithTools({Add(), gated}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("ApprovalRequired | the tool \"refund\" needs approval, and this "
+                               "run was not approved"),
+            std::string::npos)
+      << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("\n3.0\n"), std::string::npos) << r.stdout_text;
+  EXPECT_EQ(calls.load(), 0);
+}
+
+// Arguments are checked against the declared schema before the handler runs (valijson, draft 7):
+// add(a="x", b="y") no longer returns "xy".
+TEST(ToolBridgeTest, ArgumentsThatDoNotMatchTheSchemaAreAToolErrorNamingTheField) {
+  std::atomic<int> calls = 0;
+  HostTool add = Add();
+  add.parameters_schema =
+      R"({"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},)"
+      R"("opts":{"type":"object","properties":{"round":{"type":"integer","minimum":0}}}},)"
+      R"("required":["a","b"],"additionalProperties":false})";
+  auto inner = add.handler;
+  add.handler = [&calls, inner](const std::string& kwargs) {
+    ++calls;
+    return inner(kwargs);
+  };
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {"for kwargs in ({'a': 'x', 'b': 'y'}, {'a': 1}, {'a': 1, 'b': 2, 'c': 3},\n"
+       "               {'a': 1, 'b': 2, 'opts': {'round': -1}}):\n"
+       "    try:\n        await add(**kwargs)\n    except ToolError as e:\n"
+       "        print(e.error_type, '|', e.message)\n"
+       "print(await add(a=1, b=2, opts={'round': 2}))\n"},
+      WithTools({add}));
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  const std::string& out = r.stdout_text;
+  EXPECT_NE(out.find("ToolArgumentsInvalid | add: argument \"a\": "), std::string::npos) << out;
+  EXPECT_NE(out.find("'b'"), std::string::npos) << "the missing field is named: " << out;
+  EXPECT_NE(out.find("'c'"), std::string::npos) << "the extra field is named: " << out;
+  EXPECT_NE(out.find("argument \"opts.round\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\n3.0\n"), std::string::npos) << out;
+  EXPECT_EQ(calls.load(), 1) << "only the valid call reached the handler";
+}
+
 }  // namespace
 }  // namespace codeact

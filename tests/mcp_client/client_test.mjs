@@ -44,7 +44,7 @@ const env = getDefaultEnvironment();
 if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
 const transport = new StdioClientTransport({
   command: binary,
-  args: ['mcp', '--tools', toolsFile],
+  args: ['mcp', '--tools', toolsFile, '--progress-interval', '0.5'],
   env,
   stderr: 'pipe',
 });
@@ -88,8 +88,8 @@ check(ok.isError === false, 'isError is false', ok);
 check(sc.stdout === 'sum: 5\n', 'stdout is "sum: 5\\n"', sc);
 check(sc.tool_calls === 1, 'tool_calls is 1', sc);
 check(sc.output === 50 && sc.output_present === true, 'the final expression is the output', sc);
-check(ok.content?.[0]?.type === 'text' && ok.content[0].text.startsWith('sum: 5'),
-      'the text content starts with stdout', ok.content);
+check(ok.content?.[0]?.type === 'text' && JSON.parse(ok.content[0].text).stdout === 'sum: 5\n',
+      'the text content is the result JSON', ok.content);
 
 // A run whose code raises: a tool error the model can read, not a protocol error.
 const bad = await client.callTool({
@@ -123,10 +123,46 @@ const many = await Promise.all([1, 2, 3, 4, 5, 6].map((n) =>
 check(many.every((r, i) => r.structuredContent?.stdout === `${i + 101}\n`),
       'concurrent calls each get their own result', many.map((r) => r.structuredContent?.stdout));
 
+// Progress: a 4 s run under a 2.5 s request timeout completes, because each progress
+// notification restarts the SDK's clock (resetTimeoutOnProgress; samples/mcp/long_calls.mjs).
+const { callWithProgress } = await import('../../samples/mcp/long_calls.mjs');
+const progress = [];
+const slow = await callWithProgress(client, 'import time\ntime.sleep(4)\nprint("slow")', {
+  timeoutMs: 2500,
+  onProgress: (p) => progress.push(p),
+});
+check(slow.structuredContent?.stdout === 'slow\n', 'a run longer than the timeout ends, kept alive by progress',
+      slow.structuredContent);
+check(progress.length >= 3 && progress.every((p, i) => p.progress === i + 1),
+      'progress notifications arrive, numbered 1, 2, 3, ...', progress);
+
+// Cancellation (issue "Checked by"): with 6 cancelled time.sleep(30) calls in flight (4 running,
+// 2 queued), a print(1) is answered within 3 s.
+const controllers = [1, 2, 3, 4, 5, 6].map(() => new AbortController());
+const inFlight = new Set();
+let allInFlight;
+const everyCallSeen = new Promise((resolve) => { allInFlight = resolve; });
+const sleepers = controllers.map((controller, i) =>
+  callWithProgress(client, 'import time\ntime.sleep(30)', {
+    signal: controller.signal,
+    onProgress: () => { inFlight.add(i); if (inFlight.size === 6) allInFlight(); },
+  }).then(() => 'answered', (e) => `rejected: ${e?.name || e}`));
+await everyCallSeen;  // every call has reached the server (its progress arrives)
+for (const controller of controllers) controller.abort('the user pressed stop');
+const outcomes = await Promise.all(sleepers);
+check(outcomes.every((o) => o.startsWith('rejected')), 'the 6 cancelled calls end at the client', outcomes);
+const cancelAt = Date.now();
+const quick = await client.callTool({ name: 'execute_code', arguments: { code: 'print(1)' } });
+const quickMs = Date.now() - cancelAt;
+check(quick.structuredContent?.stdout === '1\n' && quickMs < 3000,
+      `print(1) after 6 cancelled sleeps is answered within 3 s (${quickMs} ms)`, quick.structuredContent);
+
 await client.close();
 if (exited) {
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10000))]);
   check(exitCode === 0, 'the server exits 0 at end of input', { exitCode });
+  const unanswered = serverStderr.split('was cancelled by the client: not answered').length - 1;
+  check(unanswered === 6, 'the server logged 6 cancelled calls and answered none of them', { unanswered });
 }
 clearTimeout(timer);
 console.log('all MCP client checks passed');

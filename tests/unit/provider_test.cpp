@@ -24,6 +24,10 @@ class FakeExecutor final : public Executor {
     std::lock_guard lock(mu);
     last_code = request.code;
     last_tools = snapshot.tools.size();
+    last_gated.clear();
+    for (const auto& t : snapshot.tools) {
+      if (t.requires_approval) last_gated.push_back(t.name);
+    }
     ExecutionResult r;
     r.outcome = Outcome::kOk;
     r.exit_code = 0;
@@ -42,6 +46,7 @@ class FakeExecutor final : public Executor {
   std::mutex mu;
   std::string last_code;
   std::size_t last_tools = 0;
+  std::vector<std::string> last_gated;  // tools still gated in the last run's snapshot
   IsolationLevel isolation_ = IsolationLevel::kProcess;
   BackendTraits traits_{false, false, "", "every call starts a fresh interpreter."};
 };
@@ -152,40 +157,56 @@ TEST(ProviderTest, NoApprovalNeededByDefault) {
   EXPECT_EQ(fake->runs, 1);
 }
 
-TEST(ProviderTest, AToolThatNeedsApprovalGatesTheWholeBlock) {
+TEST(ProviderTest, OnlyRunsThatReferenceAGatedToolNeedApproval) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
   p->AddTool(Tool("read"));
   p->AddTool(Tool("delete_all", /*approval=*/true));
-  // The code does not even call delete_all: one approval covers the block, which could.
-  ExecutionResult r = p->Execute("print(1)\n");
-  EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);
-  EXPECT_NE(r.message.find("delete_all"), std::string::npos);
-  EXPECT_EQ(fake->runs, 0);
+  // No gated tool named: runs without asking, and the gated tool stays gated in its snapshot
+  // (the bridge refuses its calls: tool_bridge_test).
+  ExecutionResult r = p->Execute("print(1)\nawait read(q='x')\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_EQ(fake->runs, 1);
+  EXPECT_EQ(fake->last_gated, std::vector<std::string>{"delete_all"});
 
-  r = p->Execute("print(1)\n", {.approved = false});
+  // Named directly, through call_tool, or dynamically: approval first.
+  for (const char* code : {"await delete_all(q='x')\n", "await call_tool('delete_all', q='x')\n",
+                           "name = 'delete' + '_all'\nawait call_tool(name, q='x')\n"}) {
+    r = p->Execute(code);
+    EXPECT_EQ(r.outcome, Outcome::kApprovalRequired) << code;
+    EXPECT_NE(r.message.find("delete_all"), std::string::npos) << r.message;
+  }
+  EXPECT_NE(p->Execute("await call_tool(n, q='x')\n").message.find("names a tool dynamically"),
+            std::string::npos);
+  EXPECT_EQ(fake->runs, 1);
+
+  r = p->Execute("await delete_all(q='x')\n", {.approved = false});
   EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);
-  EXPECT_EQ(fake->runs, 0);
+  EXPECT_EQ(fake->runs, 1);
 
   ApprovalRequest seen;
-  r = p->Execute("print(2)\n", {.approve = [&](const ApprovalRequest& req) {
+  r = p->Execute("await delete_all(q='x')\n", {.approve = [&](const ApprovalRequest& req) {
                    seen = req;
                    return true;
                  }});
   EXPECT_EQ(r.outcome, Outcome::kOk);
-  EXPECT_EQ(seen.code, "print(2)\n");
+  EXPECT_EQ(seen.code, "await delete_all(q='x')\n");
   EXPECT_EQ(seen.tools_requiring_approval, std::vector<std::string>{"delete_all"});
-  EXPECT_EQ(fake->runs, 1);
+  EXPECT_FALSE(seen.any_tool);
+  EXPECT_EQ(fake->runs, 2);
+  EXPECT_TRUE(fake->last_gated.empty()) << "an approved run may call every tool";
 
-  r = p->Execute("print(3)\n", {.approve = [](const ApprovalRequest&) -> bool {
+  // The callback is not asked for a run that names no gated tool.
+  bool asked = false;
+  r = p->Execute("print(2)\n", {.approve = [&](const ApprovalRequest&) { return asked = true; }});
+  EXPECT_EQ(r.outcome, Outcome::kOk);
+  EXPECT_FALSE(asked);
+  EXPECT_EQ(fake->last_gated, std::vector<std::string>{"delete_all"});
+
+  r = p->Execute("await delete_all()\n", {.approve = [](const ApprovalRequest&) -> bool {
                    throw std::runtime_error("x");
                  }});
   EXPECT_EQ(r.outcome, Outcome::kApprovalRequired);  // a failing approver never approves
-
-  p->RemoveTool("delete_all");
-  r = p->Execute("print(4)\n");
-  EXPECT_EQ(r.outcome, Outcome::kOk);
-  EXPECT_EQ(fake->runs, 2);
 }
 
 TEST(ProviderTest, AlwaysRequireMode) {
@@ -258,6 +279,38 @@ TEST(ProviderTest, DescriptionListsToolsMountsAndLimits) {
   EXPECT_NE(d.find("12 s wall clock"), std::string::npos) << d;
   EXPECT_NE(d.find("does not persist"), std::string::npos) << d;
   std::filesystem::remove_all(dir);
+}
+
+// The core text tells the model what code is allowed before its first attempt, within its
+// budget; what grows with the configuration comes after it.
+TEST(ProviderTest, TheDescriptionsCoreStatesThePolicyWithinItsBudget) {
+  auto p = TestProvider::Make();
+  for (int i = 0; i < 5; ++i) p->AddTool(Tool("tool_" + std::to_string(i)));
+  const RunSnapshot snapshot = p->Snapshot();
+  const ToolDescriptionParts parts = p->DescribeRun(snapshot);
+  EXPECT_LE(parts.core.size(), kDescriptionCoreBudget) << parts.core;
+  EXPECT_NE(parts.core.find("Run Python 3."), std::string::npos) << parts.core;
+  EXPECT_NE(parts.core.find("Imports allowed (standard library, nothing else): "),
+            std::string::npos)
+      << parts.core;
+  for (const char* module : {"math", "json", "collections", "datetime", "re", "asyncio"}) {
+    EXPECT_NE(parts.core.find(std::string(" ") + module + ","), std::string::npos) << module;
+  }
+  EXPECT_NE(parts.core.find("os (only os.environ and os.path)"), std::string::npos);
+  EXPECT_EQ(parts.core.find("subprocess"), std::string::npos) << "blocked modules are not listed";
+  EXPECT_NE(parts.core.find("Builtins: all except "), std::string::npos);
+  for (const char* builtin : {"eval", "exec", "getattr", "__import__"}) {
+    EXPECT_NE(parts.core.find(builtin), std::string::npos) << builtin;
+  }
+  EXPECT_NE(parts.core.find("Code: at most 64 KiB"), std::string::npos);
+  EXPECT_NE(parts.core.find("30 s wall clock"), std::string::npos) << parts.core;
+  EXPECT_NE(parts.core.find("memory"), std::string::npos);
+  EXPECT_NE(parts.core.find("`await call_tool(\"name\", arg=value)`"), std::string::npos);
+  EXPECT_NE(parts.core.find("raises ToolError"), std::string::npos);
+  EXPECT_NE(parts.core.find("Result fields:"), std::string::npos);
+  EXPECT_EQ(parts.core.find("tool_0"), std::string::npos) << "signatures belong to the details";
+  EXPECT_NE(parts.details.find("`tool_0(q: string, n: integer = None)`"), std::string::npos);
+  EXPECT_EQ(p->ToolDescription(snapshot), parts.core + "\n" + parts.details);
 }
 
 TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {

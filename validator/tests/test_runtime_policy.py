@@ -3,7 +3,8 @@
 import unittest
 
 from validator.policy import compiled
-from validator.runtime_policy import pattern_allows, runtime_import_patterns
+from validator.runtime_policy import (blocked_builtin_names, pattern_allows,
+                                      runtime_import_patterns)
 
 # Names around every kind of entry: exact, submodules of exact entries, blocked defaults,
 # wildcards and what lies below them, private parts, subprocess spellings.
@@ -70,6 +71,21 @@ class RuntimeImportPatternsTest(unittest.TestCase):
     def test_a_malformed_policy_is_refused(self):
         with self.assertRaises(ValueError):
             runtime_import_patterns({"no_such_key": 1})
+
+
+class BlockedBuiltinNamesTest(unittest.TestCase):
+    """What the model's description lists as blocked: the policy's builtins, sorted."""
+
+    def test_defaults(self):
+        names = blocked_builtin_names()
+        self.assertEqual(names, sorted(names))
+        for name in ("eval", "exec", "getattr", "__import__", "globals"):
+            self.assertIn(name, names)
+        self.assertNotIn("print", names)
+
+    def test_a_policy_list_replaces_the_defaults(self):
+        self.assertEqual(blocked_builtin_names({"blocked_builtins": ["open", "eval"]}),
+                         ["eval", "open"])
 
 
 if __name__ == "__main__":

@@ -447,7 +447,7 @@ class LocalExecutor final : public Executor {
                                           const CancellationToken& cancel) {
     Child& child = *ready.child;
     bool timed_out = ended.end == LoopEnd::kTimeout;
-    bool cancelled = false;
+    bool cancelled = ended.end == LoopEnd::kCancelled;
     if (ended.end == LoopEnd::kChildClosed && !WaitForExit(child, deadline, cancel)) {
       cancelled = cancel.cancelled();
       timed_out = !cancelled;

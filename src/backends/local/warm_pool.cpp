@@ -20,9 +20,13 @@ ReadyChild::~ReadyChild() {
 
 void ReadyChild::KillAll() {
   // A child with a cgroup joined it before it could run anything (all-or-nothing), so the group
-  // holds everything it started.
+  // holds everything it started. But the namespaces level's launcher joins the cgroup itself,
+  // after its exec: a kill that comes before that (a run cancelled while its child was starting)
+  // finds the cgroup empty and the launcher goes on to run the code. Its process group, which
+  // holds the launcher and what it started, is killed as well.
   if (cgroup) {
     cgroup->KillAll();
+    child->KillGroup();
   } else {
     child->KillAll();
   }

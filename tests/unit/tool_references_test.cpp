@@ -1,0 +1,62 @@
+// Which tools a code block names (src/provider/tool_references.hpp): the static half of per-tool
+// approval.
+#include "provider/tool_references.hpp"
+
+#include <gtest/gtest.h>
+
+namespace codeact::internal {
+namespace {
+
+const std::vector<std::string> kTools = {"add", "delete_all", "refund"};
+
+std::set<std::string> Names(std::string_view code) {
+  return FindToolReferences(code, kTools).names;
+}
+bool Dynamic(std::string_view code) { return FindToolReferences(code, kTools).dynamic; }
+
+TEST(ToolReferencesTest, DirectCallsAndLiteralNamesAreReferences) {
+  EXPECT_EQ(Names("x = await add(a=1, b=2)\n"), (std::set<std::string>{"add"}));
+  EXPECT_EQ(Names("await call_tool('refund', order='1')\n"), (std::set<std::string>{"refund"}));
+  EXPECT_EQ(Names("await call_tool(\"delete_all\")\n"), (std::set<std::string>{"delete_all"}));
+  EXPECT_EQ(Names("f = refund\nawait f(order='1')\n"), (std::set<std::string>{"refund"}));
+  EXPECT_EQ(Names("import asyncio\nawait asyncio.gather(add(a=1, b=2), refund(order='x'))\n"),
+            (std::set<std::string>{"add", "refund"}));
+  EXPECT_FALSE(Dynamic("await call_tool('refund', order='1')\n"));
+  EXPECT_FALSE(Dynamic("await add(a=1, b=2)\n"));
+}
+
+TEST(ToolReferencesTest, CommentsAndStringTextAreNotReferences) {
+  EXPECT_TRUE(Names("# refund everything later\nprint('call add and refund now')\n").empty());
+  EXPECT_TRUE(Names("s = '''\nrefund(order=1)\n'''\nprint(s)\n").empty());
+  EXPECT_TRUE(Names("print(r'\\' refund')\n").empty());
+  EXPECT_TRUE(Names("additional = 1\nrefunds = 2\n").empty());
+  EXPECT_FALSE(Dynamic("print('call_tool(x)')  # call_tool(y)\n"));
+}
+
+TEST(ToolReferencesTest, FStringInteriorsAreCode) {
+  EXPECT_EQ(Names("print(f'{await refund(order=1)}')\n"), (std::set<std::string>{"refund"}));
+  EXPECT_EQ(Names("print(f\"{x!r} {add}\")\n"), (std::set<std::string>{"add"}));
+}
+
+TEST(ToolReferencesTest, DynamicNamesCountAsEveryTool) {
+  for (const char* code : {
+           "name = 'ref' + 'und'\nawait call_tool(name, order='1')\n",
+           "await call_tool(f'ref{x}', order='1')\n", "await call_tool('ref' 'und')\n",
+           "await call_tool(*names)\n", "c = call_tool\nawait c('refund')\n",
+           "await globals()['ref' + 'und'](order=1)\n", "fn = getattr(mod, 'x')\n",
+           "\xef\xbd\x92efund = 1\n",  // a fullwidth letter: NFKC folds it to `refund`
+       }) {
+    EXPECT_TRUE(Dynamic(code)) << code;
+  }
+}
+
+TEST(ToolReferencesTest, NothingBreaksOnOddInput) {
+  for (const char* code : {"", "'", "\"\"\"", "f'{", "call_tool", "call_tool(", "call_tool('add'",
+                           "\\", "r'\\", "#"}) {
+    (void)FindToolReferences(code, kTools);
+  }
+  EXPECT_TRUE(Dynamic("call_tool('add'"));
+}
+
+}  // namespace
+}  // namespace codeact::internal
