@@ -44,7 +44,8 @@ TEST(ToolReferencesTest, DynamicNamesCountAsEveryTool) {
            "await call_tool(f'ref{x}', order='1')\n", "await call_tool('ref' 'und')\n",
            "await call_tool(*names)\n", "c = call_tool\nawait c('refund')\n",
            "await globals()['ref' + 'und'](order=1)\n", "fn = getattr(mod, 'x')\n",
-           "\xef\xbd\x92efund = 1\n",  // a fullwidth letter: NFKC folds it to `refund`
+           "\xef\xbd\x92"
+           "efund = 1\n",  // a fullwidth letter: NFKC folds it to `refund`
        }) {
     EXPECT_TRUE(Dynamic(code)) << code;
   }
