@@ -46,6 +46,10 @@ struct ExecutionRequest {
   // cancelled, and the result is `cancelled` with the reason in `message`. A run cancelled
   // before it started never starts.
   CancellationToken cancel;
+  // The run was approved: its tools marked requires_approval may be called (the bridge refuses
+  // them otherwise). A stateless run gets its snapshot with those marks cleared instead; a
+  // session keeps the tools it opened with and reads this.
+  bool tools_approved = false;
 };
 
 struct CapturedFile {

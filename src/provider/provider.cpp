@@ -231,7 +231,7 @@ ExecutionResult CodeActProvider::Vet(
     }
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
-  return finish(run(ExecutionRequest{code, options.cancel}, vetted));
+  return finish(run(ExecutionRequest{code, options.cancel, approved}, vetted));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

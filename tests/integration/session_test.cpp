@@ -350,6 +350,24 @@ TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
   EXPECT_EQ(calls.load(), 6);
 }
 
+// The session's child keeps the tools it opened with, marks included: an approved run may call a
+// gated tool, a run that names none needs no approval, and one that calls it unapproved is
+// refused before it runs.
+TEST(SessionTest, AnApprovedRunMayCallAGatedTool) {
+  PROVIDER_OR_SKIP(provider, Options());
+  provider->AddTool({"refund", "refund", R"({"type":"object","properties":{}})",
+                     /*requires_approval=*/true,
+                     [](const std::string&) { return ToolResult::Success("\"done\""); }});
+  auto s = Open(*provider);
+  InvokeOptions approved;
+  approved.approved = true;
+  ExecutionResult r = s->Execute("x = await refund()\nx", approved);
+  ASSERT_TRUE(r.success()) << r.message << r.stderr_text;
+  EXPECT_EQ(r.output_json, "\"done\"");
+  EXPECT_TRUE(s->Execute("x").success());
+  EXPECT_EQ(s->Execute("await refund()").outcome, Outcome::kApprovalRequired);
+}
+
 TEST(SessionTest, AChangedToolRegistryIsRefusedWithTheReason) {
   PROVIDER_OR_SKIP(provider, Options());
   auto s = Open(*provider);

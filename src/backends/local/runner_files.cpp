@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The runner's modules (resources/runner.py imports the others from its own directory).
-constexpr const char* kRunnerModules[] = {"runner", "codeact_protocol", "codeact_convert",
-                                          "runner_cold", "runner_zygote", "runner_session"};
+constexpr const char* kRunnerModules[] = {"runner",      "codeact_protocol", "codeact_convert",
+                                          "runner_cold", "runner_zygote",    "runner_session"};
 constexpr std::size_t kModuleCount = std::size(kRunnerModules);
 constexpr const char* kCacheMagic = "codeact-runner-cache 1";
 constexpr std::size_t kMaxSourceBytes = 1 << 20;

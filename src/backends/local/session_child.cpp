@@ -152,9 +152,13 @@ class LocalSession final : public ExecutorSession {
 
     const ExecutionLimits& limits = config_.snapshot.limits;
     Child& process = *child->child;
+    std::vector<HostTool> tools = config_.snapshot.tools;
+    if (request.tools_approved) {
+      for (auto& tool : tools) tool.requires_approval = false;
+    }
     HostLoop loop({process.stdout_fd(), process.stderr_fd(), process.bridge_to_child_fd(),
                    process.bridge_from_child_fd()},
-                  config_.snapshot.tools, limits);
+                  tools, limits);
     const std::optional<RuntimeGuardSpec> guard = config_.guard(*child);
     const CgroupUsage before = child->cgroup->Usage();
     const std::int64_t oom_before = child->cgroup->OomKills();
