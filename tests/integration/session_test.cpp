@@ -500,16 +500,20 @@ TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
     EXPECT_TRUE(s->closed());
     EXPECT_EQ(s->closed_reason(), "closed");
     EXPECT_EQ(s->Execute("1").outcome, Outcome::kSetupError);
-    EXPECT_EQ(CountSessionDirs(), 0);
+    // The directory is removed off the caller's path, right after.
+    EXPECT_TRUE(Eventually([] { return CountSessionDirs() == 0; })) << CountSessionDirs();
     EXPECT_EQ(CountZombieChildren(), 0);
     // Only the provider's parent groups are left while it lives.
-    for (const auto& dir : SessionGroupDirs()) {
-      std::error_code ec;
+    auto child_groups = [] {
       int children = 0;
-      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        children += e.is_directory() ? 1 : 0;
-      EXPECT_EQ(children, 0) << dir;
-    }
+      for (const auto& dir : SessionGroupDirs()) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+          children += e.is_directory() ? 1 : 0;
+      }
+      return children;
+    };
+    EXPECT_TRUE(Eventually([&] { return child_groups() == 0; })) << child_groups();
   }
   EXPECT_TRUE(Eventually([] { return SessionGroupDirs().empty(); }));
   EXPECT_EQ(CountOpenFds(), fds_before);
