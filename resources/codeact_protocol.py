@@ -153,12 +153,17 @@ def decode(text):
 
 def parse_host_frame(line):
     """The JSON object of one frame line (bytes, without its newline)."""
+    return _decode_object(line, "frame from host")
+
+
+def _decode_object(data, what):
+    """The JSON object `data` (UTF-8 bytes) holds; ProtocolError naming `what` otherwise."""
     try:
-        msg = decode(line.decode("utf-8"))
+        msg = decode(data.decode("utf-8"))
     except ValueError as e:
-        raise ProtocolError("malformed frame from host: %s" % e) from None
+        raise ProtocolError("malformed %s: %s" % (what, e)) from None
     if type(msg) is not dict:
-        raise ProtocolError("malformed frame from host: not a JSON object")
+        raise ProtocolError("malformed %s: not a JSON object" % what)
     return msg
 
 
@@ -287,12 +292,7 @@ def parse_fork_server_message(data):
     """("fork", token, uid, workdir_bytes, workdir bytes, tmp_bytes, cgroup_fds) or ("kill", pid)
     of one datagram from the host; ProtocolError for anything else. tmp_bytes and cgroup_fds (how
     many cgroup.procs fds follow the child's five) are the namespaces zygote's; 0 when absent."""
-    try:
-        msg = decode(data.decode("utf-8"))
-    except ValueError as e:
-        raise ProtocolError("malformed fork server message: %s" % e) from None
-    if type(msg) is not dict:
-        raise ProtocolError("malformed fork server message: not a JSON object")
+    msg = _decode_object(data, "fork server message")
     kind = msg.get("type")
     if kind == "kill":
         return kind, _int_field(msg, kind, "pid")

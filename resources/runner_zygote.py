@@ -138,15 +138,10 @@ def _zygote_reap(children, sock):
 def _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, sock, cpu_limit):
     """In a freshly forked child: the per-run setup a cold start gets from the host's launcher.
     Any failure ends the child before it says ready (the host then starts one itself)."""
-    import resource
     import signal
     try:
         # The runs' CPU limit (the zygote runs under a larger one); the count starts at the fork.
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 1))
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.setpgid(0, 0)
-        _set_run_token(token)  # while this process may still write its own memory through /proc
+        _leave_zygote(token, cpu_limit, cpu_limit + 1)
         if uid >= 0:
             _become_uid(libc, uid, workdir_bytes, workdir)
         # Dumpable again, as a cold child is after exec: its /proc files are its own uid's (the
@@ -158,12 +153,8 @@ def _become_run_child(fds, token, uid, workdir_bytes, workdir, libc, zygote, soc
         if os.getppid() != zygote:  # the zygote died before prctl: the signal would never come
             _exit(125)
         os.chdir(workdir)
-        sock.detach()  # fd 3 is about to become the bridge
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target, inheritable=target < 3)
-        os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
-        os.set_blocking(_state.wfd, False)  # see _wait_to_write
-        _warm_up()
+        _take_run_fds(sock, fds)
+        _await_request()
     except BaseException:
         _exit(125)
 
@@ -179,25 +170,40 @@ def _become_namespaced_child(fds, token, uid, work_bytes, tmp_bytes, cpu_limit, 
     """A namespaces zygote's child (pid 1 of its own pid namespace): its fds, then
     contain_zygote_child (src/sandbox/zygote_child.hpp), which ends the process with a
     setup_error frame on the bridge if a step fails."""
-    import resource
-    import signal
     try:
         # pid 1 ignores SIGXCPU (no handler): the limit is the hard one, SIGKILL, at the limit.
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit))
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.setpgid(0, 0)
-        _set_run_token(token)
-        sock.detach()  # fd 3 is about to become the bridge
-        run_fds, cgroup_fds = fds[:5], fds[5:]
-        for target, fd in enumerate(run_fds):
-            os.dup2(fd, target, inheritable=target < 3)
-        _state.guard.contain_zygote_child(uid, tmp_bytes, work_bytes, cgroup_fds)
-        os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
-        os.set_blocking(_state.wfd, False)  # see _wait_to_write
-        _warm_up()
+        _leave_zygote(token, cpu_limit, cpu_limit)
+        _take_run_fds(sock, fds[:5])
+        _state.guard.contain_zygote_child(uid, tmp_bytes, work_bytes, fds[5:])
+        _await_request()
     except BaseException:
         _exit(125)
+
+
+def _leave_zygote(token, cpu_soft, cpu_hard):
+    """A forked child's first steps: the runs' CPU limit, default signal handling, a process
+    group of its own, and its run token (while it may still write its own memory through
+    /proc)."""
+    import resource
+    import signal
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_soft, cpu_hard))
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setpgid(0, 0)
+    _set_run_token(token)
+
+
+def _take_run_fds(sock, run_fds):
+    sock.detach()  # fd 3 is about to become the bridge
+    for target, fd in enumerate(run_fds):
+        os.dup2(fd, target, inheritable=target < 3)
+
+
+def _await_request():
+    """Every fd but the run's closed, then the hot path walked once (_warm_up)."""
+    os.closerange(5, max(5, os.sysconf("SC_OPEN_MAX")))
+    os.set_blocking(_state.wfd, False)  # see _wait_to_write
+    _warm_up()
 
 
 def _become_uid(libc, uid, workdir_bytes, workdir):

@@ -8,4 +8,9 @@ namespace codeact::internal {
 
 void DropPrivileges();
 
+// Its parts, for a caller that changes its uid in between (zygote_child.hpp): the bounding and
+// ambient sets first (that needs CAP_SETPCAP), the other sets last.
+void DropBoundingAndAmbientCapabilities();
+void ClearCapabilities();
+
 }  // namespace codeact::internal

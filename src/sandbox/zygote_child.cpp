@@ -1,16 +1,15 @@
 #include "sandbox/zygote_child.hpp"
 
 #include <grp.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <string>
 
 #include "sandbox/mount_steps.hpp"
+#include "sandbox/privileges.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "sandbox/seccomp_filter.hpp"
 #include "sandbox/setup_report.hpp"
@@ -38,20 +37,11 @@ void ContainZygoteChild(const ZygoteChildSpec& spec) {
              "mount the working directory's tmpfs");
   Must(::chdir(kSandboxWorkDir) == 0, std::string("chdir ") + kSandboxWorkDir);
 
-  for (int cap = 0; cap <= 63; ++cap) {  // up to the highest this kernel knows (EINVAL past it)
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
-      if (errno == EINVAL) break;
-      FailStep("drop capability " + std::to_string(cap) + " from the bounding set", errno);
-    }
-  }
-  Must(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0,
-       "clear the ambient capabilities");
+  DropBoundingAndAmbientCapabilities();
   Must(::setgroups(0, nullptr) == 0, "setgroups({})");
   Must(::setresgid(spec.uid, spec.uid, spec.uid) == 0, "setresgid(" + uid + ")");
   Must(::setresuid(spec.uid, spec.uid, spec.uid) == 0, "setresuid(" + uid + ")");
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct none[2] = {};
-  Must(::syscall(SYS_capset, &header, none) == 0, "capset (drop all capabilities)");
+  ClearCapabilities();
   Must(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl(PR_SET_NO_NEW_PRIVS)");
   Must(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0, "prctl(PR_SET_DUMPABLE, 1)");
   Must(::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == 0, "prctl(PR_SET_PDEATHSIG)");
