@@ -46,9 +46,20 @@ struct RunSnapshot {
 
 // Options of the hyperlight backend (hyperlight_provider.hpp); ignored by the local backend.
 struct HyperlightOptions {
-  // A host directory the code sees read-only at /input. Empty: no /input. It must exist, be a
-  // directory and not a symlink, or runs end as setup_error.
-  std::string input_dir;
+  // What the code sees read-only at /input, which is flat (/input/NAME only): each entry is a
+  // host directory (its regular files) or a single file, all staged side by side into a private
+  // copy that the SDK maps. Staging refuses symlinks, subdirectories, special files and a name
+  // given twice (runs end as setup_error, naming the path); a change of the inputs' contents is
+  // staged again before the next run, which gets a sandbox built on it. Empty: no /input.
+  std::vector<std::string> inputs;
+  // Bounds on what is staged (a run over them is setup_error): files, and their total bytes.
+  std::int64_t max_input_files = 4096;
+  std::int64_t max_input_bytes = 256LL << 20;
+  // How long the host waits after a run before it reads /output, for files the guest's side
+  // writes late (0, the default: it reads at once; at most kMaxOutputWaitMs). Every run waits
+  // the whole time: the host cannot know whether a file is still to come.
+  std::int64_t output_wait_ms = 0;
+  static constexpr std::int64_t kMaxOutputWaitMs = 10'000;
   // A directory put first on the worker's sys.path before `hyperlight_sandbox` is imported.
   // Empty (the default) imports the installed SDK. The tests point it at their fake SDK
   // (tests/fakes); nothing picks that fake up unless it is named here.

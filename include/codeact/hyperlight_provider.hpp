@@ -4,8 +4,8 @@
 // result JSON and `execute_code` definition as LocalCodeActProvider (provider.hpp).
 //
 // What differs: the code sees a host input directory read-only at /input
-// (ExecutorOptions::hyperlight.input_dir) and its files written under /output come back in
-// `files`; both are flat (no subdirectories); there are no other mounts (a run with mounts is a
+// (ExecutorOptions::hyperlight.inputs, staged flat) and its files written under /output come back
+// in `files`; both are flat (no subdirectories); there are no other mounts (a run with mounts is a
 // setup_error). Network access is limited to the targets added with AddNetworkTarget, in the
 // grammar both backends share: "https://HOST[:PORT]", "http://HOST[:PORT]" or a bare "HOST"
 // (https, port 443), optionally followed by ":GET,POST"; a target outside it makes runs a

@@ -96,7 +96,11 @@ constexpr const char* kOtherFlagsHelp =
                          process or namespaces (an explicit level runs as asked or not at all)
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
   --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
-  --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only)
+  --input PATH           hyperlight: a host directory (its files) or file the code reads at
+                         /input/NAME (read-only, flat; repeatable; --input-dir too); staged as
+                         a private copy, again whenever the contents change
+  --output-wait-ms N     hyperlight: wait N ms after each run before reading /output, for
+                         files written late (default 0, at most 10000)
   --allow-domain TARGET[:METHODS] hyperlight: a network target the guest may reach:
                          https://HOST[:PORT], http://HOST[:PORT] or HOST (https, port
                          443), e.g. api.example.com:GET,POST (repeatable; default: none)
@@ -117,11 +121,27 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const auto& limit : internal::LimitTable()) {
     if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
   }
-  for (const char* f :
-       {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import",
-        "--block-import", "--python", "--pool", "--warm-pool", "--isolation", "--require-isolation",
-        "--backend", "--input-dir", "--allow-domain", "--hyperlight-sdk", "--session-idle-expiry",
-        "--max-sessions", "--sessions-memory-mb"}) {
+  for (const char* f : {"--run-as-uids",
+                        "--mount",
+                        "--env",
+                        "--tools",
+                        "--policy",
+                        "--allow-import",
+                        "--block-import",
+                        "--python",
+                        "--pool",
+                        "--warm-pool",
+                        "--isolation",
+                        "--require-isolation",
+                        "--backend",
+                        "--input",
+                        "--input-dir",
+                        "--output-wait-ms",
+                        "--allow-domain",
+                        "--hyperlight-sdk",
+                        "--session-idle-expiry",
+                        "--max-sessions",
+                        "--sessions-memory-mb"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -288,7 +308,7 @@ struct BackendFlag {
 };
 constexpr BackendFlag kBackendFlags[] = {
     {"--mount", BackendKind::kLocal,
-     "; with --backend hyperlight use --input-dir (read-only at /input) and files "
+     "; with --backend hyperlight use --input (read-only at /input) and files "
      "written under /output"},
     {"--pool", BackendKind::kLocal, ""},
     {"--warm-pool", BackendKind::kLocal, ""},
@@ -296,7 +316,9 @@ constexpr BackendFlag kBackendFlags[] = {
     {"--accept-weaker-limits", BackendKind::kLocal, ""},
     {"--run-as-uids", BackendKind::kLocal, ""},
     {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
+    {"--input", BackendKind::kHyperlight, ""},
     {"--input-dir", BackendKind::kHyperlight, ""},
+    {"--output-wait-ms", BackendKind::kHyperlight, ""},
     {"--allow-domain", BackendKind::kHyperlight, ""},
     {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
 };
@@ -321,7 +343,24 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
   if (options.executor.backend == BackendKind::kHyperlight) {
     // A micro-VM is the strongest level there is: --require-isolation is met.
     options.executor.isolation = IsolationLevel::kAuto;
-    if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
+    HyperlightOptions& hyperlight = options.executor.hyperlight;
+    for (const char* flag : {"--input", "--input-dir"}) {
+      for (const auto& input : args.GetAll(flag)) {
+        if (input.empty()) return InvalidArgument(std::string(flag) + " needs a path");
+        hyperlight.inputs.push_back(input);
+      }
+    }
+    if (auto wait = args.Get("--output-wait-ms")) {
+      std::int64_t ms = -1;
+      const auto [ptr, ec] = std::from_chars(wait->data(), wait->data() + wait->size(), ms);
+      if (ec != std::errc() || ptr != wait->data() + wait->size() || ms < 0 ||
+          ms > HyperlightOptions::kMaxOutputWaitMs) {
+        return InvalidArgument("--output-wait-ms needs a whole number of milliseconds from 0 to " +
+                               std::to_string(HyperlightOptions::kMaxOutputWaitMs) + ", got \"" +
+                               *wait + "\"");
+      }
+      hyperlight.output_wait_ms = ms;
+    }
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
     for (const auto& d : args.GetAll("--allow-domain")) {
       if (d.empty() || d.front() == ':')

@@ -54,7 +54,9 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
   h.Add(executor.python_path)
       .Add(executor.resource_dir)
       .Add(executor.site_packages ? "site" : "nosite");
-  h.Add("hyperlight").Add(executor.hyperlight.input_dir).Add(executor.hyperlight.sdk_path);
+  h.Add("hyperlight").Add(executor.hyperlight.sdk_path);
+  for (const auto& input : executor.hyperlight.inputs) h.Add(input);
+  h.Add(std::to_string(executor.hyperlight.output_wait_ms));
   return h.Hex();
 }
 

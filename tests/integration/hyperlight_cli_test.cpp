@@ -5,8 +5,10 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <fstream>
 
 #include "cli_support.hpp"
+#include "files/mount_capture.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -79,21 +81,34 @@ TEST(HyperlightCliTest, ABareDomainHttpGetAToolAnOutputFileAndATooLargeArgument)
 }
 
 TEST(HyperlightCliTest, DescribeShowsInputOutputAndDomainsButNoHostPath) {
-  const std::string input = SourcePath("samples");
-  const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input-dir", input,
-                        "--allow-domain", "api.example.com:GET"});
+  auto dir = internal::TempDir::Create("codeact-test-");
+  ASSERT_TRUE(dir.ok());
+  const std::string input = dir->path();
+  std::ofstream(input + "/prices.csv") << "item,price\n";
+  const Cli c = RunCli({"describe", "--backend", "hyperlight", "--input", input, "--allow-domain",
+                        "api.example.com:GET"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const std::string description(
       bj::parse(c.out).at("tools").at(0).at("function").at("description").as_string());
   EXPECT_NE(description.find("hyperlight backend, microvm isolation"), std::string::npos)
       << description;
-  EXPECT_NE(description.find("/input (read-only)"), std::string::npos) << description;
+  EXPECT_NE(description.find("/input (read-only): 1 input file(s) from the host: prices.csv"),
+            std::string::npos)
+      << description;
   EXPECT_NE(description.find("only these targets are reachable (scheme, host and port must match "
                              "exactly):\n- https://api.example.com (GET)\n"),
             std::string::npos)
       << description;
   EXPECT_NE(description.find("r = await http_get(url)"), std::string::npos) << description;
   EXPECT_EQ(description.find(input), std::string::npos) << description;
+
+  // Inputs that cannot be staged (samples/ has subdirectories): said, without their paths.
+  const std::string nested = SourcePath("samples");
+  const Cli refused = RunCli({"describe", "--backend", "hyperlight", "--input", nested});
+  ASSERT_EQ(refused.exit_code, 0) << refused.err;
+  EXPECT_NE(refused.out.find("they cannot be staged as they are"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(refused.out.find(nested), std::string::npos) << refused.out;
 }
 
 TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
@@ -112,7 +127,7 @@ TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
   const Cli mount =
       RunCli({"run", "--backend", "hyperlight", "--mount", "/tmp:/data", "-"}, "print(1)");
   EXPECT_EQ(mount.exit_code, 2);
-  EXPECT_NE(mount.err.find("--input-dir"), std::string::npos) << mount.err;
+  EXPECT_NE(mount.err.find("use --input"), std::string::npos) << mount.err;
   EXPECT_EQ(RunCli({"run", "--backend", "vm", "-"}, "print(1)").exit_code, 2);
 }
 

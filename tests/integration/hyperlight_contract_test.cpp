@@ -20,6 +20,7 @@
 
 #include "codeact/hyperlight_provider.hpp"
 #include "files/mount_capture.hpp"
+#include "integration/hyperlight_support.hpp"
 #include "integration/test_support.hpp"
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
@@ -28,25 +29,11 @@ namespace codeact {
 namespace {
 
 namespace bj = boost::json;
-
-const std::string kFakeSdk = std::string(CODEACT_SOURCE_DIR) + "/tests/fakes";
-
-std::shared_ptr<CodeActProvider> FakeProvider(ProviderOptions options = {}) {
-  options.executor.hyperlight.sdk_path = kFakeSdk;
-  auto provider = HyperlightCodeActProvider::Create(std::move(options));
-  if (!provider.ok()) throw std::runtime_error(provider.status().ToString());
-  return *provider;
-}
-
-ProviderOptions Unvalidated() {
-  ProviderOptions o;
-  o.validate = false;  // these tests read the fake's own builtins and the worker's limits
-  return o;
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+using testing::FakeProvider;
+using testing::kFakeSdk;
+using testing::MakeDir;
+using testing::Unvalidated;
+using testing::WriteFile;
 
 // A loopback HTTP/1.1 server answering every request with "METHOD PATH BODY", one connection at
 // a time, until destroyed.
@@ -288,11 +275,10 @@ TEST(HyperlightContractTest, IntegersBeyondInt64AreToolErrorsOnTheLocalBackend) 
 TEST(HyperlightContractTest, InputAndOutputAreFlatWithAClearErrorForNestedPaths) {
   auto dir = internal::TempDir::Create("codeact-test-");
   ASSERT_TRUE(dir.ok());
-  std::filesystem::create_directories(dir->path() + "/in/sub");
+  std::filesystem::create_directories(dir->path() + "/in");
   WriteFile(dir->path() + "/in/top.txt", "top");
-  WriteFile(dir->path() + "/in/sub/deep.txt", "deep");
   ProviderOptions o = Unvalidated();
-  o.executor.hyperlight.input_dir = dir->path() + "/in";
+  o.executor.hyperlight.inputs = {dir->path() + "/in"};
   auto p = FakeProvider(o);
   const ExecutionResult ok =
       p->Execute("open('/output/copy.txt', 'w').write(open('/input/top.txt').read())");
@@ -376,7 +362,7 @@ TEST(HyperlightContractTest, AMinimalGuestStdlibStillRunsToolsAndReportsErrors) 
   ASSERT_TRUE(dir.ok());
   WriteFile(dir->path() + "/fake-guest-minimal-stdlib", "");
   ProviderOptions o;
-  o.executor.hyperlight.input_dir = dir->path();
+  o.executor.hyperlight.inputs = {dir->path()};
   auto p = FakeProvider(o);
   p->AddTool(EchoTool("42"));
   const ExecutionResult r = p->Execute("x = await echo()\ny = await call_tool('echo')\nx + y");
@@ -399,7 +385,7 @@ TEST(HyperlightContractTest, AnSdkFailureDropsTheSandboxAndRecyclesTheWorker) {
   auto dir = internal::TempDir::Create("codeact-test-");
   ASSERT_TRUE(dir.ok());
   ProviderOptions o = Unvalidated();
-  o.executor.hyperlight.input_dir = dir->path();
+  o.executor.hyperlight.inputs = {dir->path()};
   auto p = FakeProvider(o);
   const ExecutionResult first = p->Execute("import os\n[os.getpid(), fake_sandbox_id]");
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;

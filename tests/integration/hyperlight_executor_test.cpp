@@ -14,6 +14,7 @@
 
 #include "codeact/hyperlight_provider.hpp"
 #include "files/mount_capture.hpp"
+#include "integration/hyperlight_support.hpp"
 #include "integration/test_support.hpp"
 #include "process/child.hpp"
 
@@ -22,21 +23,10 @@ namespace {
 
 namespace bj = boost::json;
 using testing::Eventually;
-
-const std::string kFakeSdk = std::string(CODEACT_SOURCE_DIR) + "/tests/fakes";
-
-std::shared_ptr<CodeActProvider> FakeProvider(ProviderOptions options = {}) {
-  options.executor.hyperlight.sdk_path = kFakeSdk;
-  auto provider = HyperlightCodeActProvider::Create(std::move(options));
-  if (!provider.ok()) throw std::runtime_error(provider.status().ToString());
-  return *provider;
-}
-
-ProviderOptions Unvalidated() {
-  ProviderOptions o;
-  o.validate = false;  // the tests read os.getpid(); the validator is not what is tested here
-  return o;
-}
+using testing::FakeProvider;
+using testing::MakeDir;
+using testing::Unvalidated;
+using testing::WriteFile;
 
 HostTool AddTool(std::atomic<int>* calls = nullptr) {
   return {"add", "Add two numbers",
@@ -58,15 +48,6 @@ pid_t WorkerPid(CodeActProvider& p) {
   const ExecutionResult r = p.Execute("import os\nos.getpid()");
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   return r.outcome == Outcome::kOk ? OutputInt(r) : -1;
-}
-
-std::string MakeDir(const std::string& path) {
-  std::filesystem::create_directories(path);
-  return path;
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 int CountWorkerDirs() {
@@ -266,7 +247,7 @@ TEST(HyperlightExecutorTest, InputDirectoryAndNetworkTargetsReachTheSandbox) {
   const std::string input = MakeDir(dir->path() + "/input");
   WriteFile(input + "/data.txt", "abc");
   ProviderOptions o;
-  o.executor.hyperlight.input_dir = input;
+  o.executor.hyperlight.inputs = {input};
   auto p = FakeProvider(o);
   p->AddNetworkTarget("api.example.com:GET,post");
   p->AddNetworkTarget("https://other.org:8443");
@@ -359,7 +340,7 @@ TEST(HyperlightExecutorTest, SettingsTheBackendCannotHonourAreRefused) {
   EXPECT_NE(r.message.find("no mounts"), std::string::npos) << r.message;
 
   ProviderOptions o;
-  o.executor.hyperlight.input_dir = dir->path() + "/missing";
+  o.executor.hyperlight.inputs = {dir->path() + "/missing"};
   const ExecutionResult missing = FakeProvider(o)->Execute("print(1)");
   EXPECT_EQ(missing.outcome, Outcome::kSetupError);
   EXPECT_NE(missing.message.find("missing"), std::string::npos) << missing.message;
@@ -371,7 +352,7 @@ TEST(HyperlightExecutorTest, AGuestThatCannotStartIsUnavailableWithTheReason) {
   WriteFile(dir->path() + "/fake-guest-start-fails",
             "failed to create the VM: KVM_CREATE_VM: test\n");
   ProviderOptions o;
-  o.executor.hyperlight.input_dir = dir->path();
+  o.executor.hyperlight.inputs = {dir->path()};
   auto p = FakeProvider(o);
   const ExecutionResult r = p->Execute("print(1)");
   EXPECT_EQ(r.outcome, Outcome::kUnavailable);

@@ -11,7 +11,9 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <thread>
 
+#include "backends/hyperlight/staged_inputs.hpp"
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
@@ -93,18 +95,6 @@ std::string StartKey(const ResourceLimits& r) {
   return key;
 }
 
-Status CheckInputDir(const std::string& path) {
-  if (path.empty()) return Status::Ok();
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return InvalidArgument("input directory " + path + ": " + ErrnoText(errno));
-  }
-  if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
-  if (!S_ISDIR(st.st_mode))
-    return InvalidArgument("input directory " + path + " is not a directory");
-  return Status::Ok();
-}
-
 // One worker process. The directory and the cgroup are declared first so that they are removed
 // after the child has been killed and reaped (Child's destructor does both).
 struct Worker {
@@ -121,7 +111,8 @@ class HyperlightExecutor final : public Executor {
   HyperlightExecutor(std::string python, std::string worker_script, HyperlightOptions options)
       : python_(std::move(python)),
         worker_script_(std::move(worker_script)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        inputs_(options_.inputs, {options_.max_input_files, options_.max_input_bytes}) {}
 
   BackendKind backend() const override { return BackendKind::kHyperlight; }
   IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
@@ -148,7 +139,7 @@ class HyperlightExecutor final : public Executor {
           "refused or failed request raises ToolError.\n";
     }
     // The guest sees only these two directories; their host paths stay out of the text.
-    if (!options_.input_dir.empty()) t.files += "- /input (read-only): input files from the host\n";
+    if (!inputs_.empty()) t.files += InputsLine();
     t.files += "- /output (read-write, starts empty): files written here are returned (up to " +
                BytesText(snapshot.limits.max_capture_file_bytes) + " each, " +
                BytesText(snapshot.limits.max_capture_total_bytes) + " in total)\n";
@@ -197,8 +188,6 @@ class HyperlightExecutor final : public Executor {
                                                       "(names starting with __codeact_)");
       }
     }
-    if (Status s = CheckInputDir(options_.input_dir); !s.ok())
-      return NotRunResult(Outcome::kSetupError, s.message());
     if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok())
       return NotRunResult(Outcome::kSetupError, targets.status().message());
     if (request.cancel.cancelled()) {
@@ -210,13 +199,14 @@ class HyperlightExecutor final : public Executor {
   // A configured worker: an idle one when there is one (it may have died while idle: then one
   // fresh start is tried), else a new one. Null, with the run's result in `failure`, when none
   // could be had.
-  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, Clock::time_point deadline,
+  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, const std::string& key,
+                                           const StagedInput* input, Clock::time_point deadline,
                                            ExecutionResult& failure) {
     const ExecutionLimits& limits = snapshot.limits;
     for (int attempt = 0;; ++attempt) {
       const bool fresh = attempt > 0;
       StatusOr<std::unique_ptr<Worker>> got =
-          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, deadline);
+          fresh ? StartWorker(limits, deadline) : TakeOrStart(snapshot, key, deadline);
       if (!got.ok()) {
         if (got.status().code() == StatusCode::kDeadlineExceeded && Clock::now() >= deadline) {
           failure = TimeoutResult(limits, "while the hyperlight worker started");
@@ -228,7 +218,7 @@ class HyperlightExecutor final : public Executor {
         }
         return nullptr;
       }
-      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
+      StatusOr<WorkerReply> reply = Configure(**got, snapshot, key, input, deadline);
       if (!reply.ok()) {
         (*got)->child->KillAll();
         if (reply.status().code() == StatusCode::kDeadlineExceeded) {
@@ -284,10 +274,21 @@ class HyperlightExecutor final : public Executor {
     if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot))
       return std::move(*refused);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
+    // Held until the run ends: a restaging for a later run must not remove what this one reads.
+    std::shared_ptr<const StagedInput> input;
+    if (!inputs_.empty()) {
+      auto staged = inputs_.Current();
+      if (!staged.ok()) return NotRunResult(Outcome::kSetupError, staged.status().message());
+      input = std::move(*staged);
+    }
+    // Workers keep a sandbox per key: a new staged copy (changed inputs) gets a new sandbox.
+    const std::string key =
+        input ? snapshot.fingerprint + "|input:" + input->dir.path() : snapshot.fingerprint;
     ExecutionResult failure;
-    std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, deadline, failure);
+    std::unique_ptr<Worker> worker =
+        ConfiguredWorker(snapshot, key, input.get(), deadline, failure);
     if (!worker) return failure;
-    worker->last_fingerprint = snapshot.fingerprint;
+    worker->last_fingerprint = key;
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
                                                            MountMode::kReadWrite,
                                                            limits.max_capture_total_bytes}};
@@ -320,6 +321,13 @@ class HyperlightExecutor final : public Executor {
     const bool sdk_failed = ended.end == LoopEnd::kUserError && ended.error.type == "GuestError";
     if (sdk_failed) r.message = ended.error.message;
 
+    // Files the guest's side writes late (HyperlightOptions::output_wait_ms); a cancellation
+    // ends the wait.
+    const auto read_output_at = Clock::now() + std::chrono::milliseconds(options_.output_wait_ms);
+    while (Clock::now() < read_output_at && !request.cancel.cancelled()) {
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(std::chrono::milliseconds(20), read_output_at - Clock::now()));
+    }
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
@@ -329,12 +337,12 @@ class HyperlightExecutor final : public Executor {
   }
 
   StatusOr<WorkerReply> Configure(Worker& worker, const RunSnapshot& snapshot,
+                                  const std::string& key, const StagedInput* input,
                                   Clock::time_point deadline) const {
     WorkerConfig config;
-    config.fingerprint = snapshot.fingerprint;
+    config.fingerprint = key;
     for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
-    config.input_dir =
-        options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
+    config.input_dir = input ? input->dir.path() : "";
     config.output_dir = worker.output_dir;
     // RefuseRun has parsed them already.
     config.network_targets = *ParseEgressTargets(snapshot.network_targets);
@@ -354,6 +362,7 @@ class HyperlightExecutor final : public Executor {
   // An idle worker started under the same limits (preferring one whose last run had this
   // fingerprint, so its sandbox is warm), else a new one.
   StatusOr<std::unique_ptr<Worker>> TakeOrStart(const RunSnapshot& snapshot,
+                                                const std::string& sandbox_key,
                                                 Clock::time_point deadline) {
     const std::string key = StartKey(WorkerLimits(snapshot.limits));
     {
@@ -361,7 +370,7 @@ class HyperlightExecutor final : public Executor {
       auto best = idle_.end();
       for (auto it = idle_.begin(); it != idle_.end(); ++it) {
         if ((*it)->start_key != key) continue;
-        if (best == idle_.end() || (*it)->last_fingerprint == snapshot.fingerprint) best = it;
+        if (best == idle_.end() || (*it)->last_fingerprint == sandbox_key) best = it;
       }
       if (best != idle_.end()) {
         std::unique_ptr<Worker> w = std::move(*best);
@@ -485,9 +494,28 @@ class HyperlightExecutor final : public Executor {
     return cache_dir_->path();
   }
 
+  // The description's line for /input: its files as they are listed now (no staging), at most
+  // kListedInputNames of them by name; their host paths stay out of the text.
+  std::string InputsLine() const {
+    auto files = ListInputs(inputs_.inputs(), {options_.max_input_files, options_.max_input_bytes});
+    if (!files.ok()) {  // the reason names host paths: the run's setup_error gives it
+      return "- /input (read-only): input files from the host (they cannot be staged as they are: "
+             "runs end as setup_error)\n";
+    }
+    std::string line =
+        "- /input (read-only): " + std::to_string(files->size()) + " input file(s) from the host";
+    for (std::size_t i = 0; i < files->size() && i < kListedInputNames; ++i) {
+      line += (i == 0 ? ": " : ", ") + (*files)[i].name;
+    }
+    if (files->size() > kListedInputNames) line += ", ...";
+    return line + "\n";
+  }
+  static constexpr std::size_t kListedInputNames = 20;
+
   const std::string python_;
   const std::string worker_script_;
   const HyperlightOptions options_;
+  InputStager inputs_;
   // Workers are started on this thread, which lives as long as the executor: the parent-death
   // signal follows the thread that forked, and a worker outlives the run (and the caller's
   // thread) that started it.
@@ -526,6 +554,14 @@ StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptio
     return NotFound("hyperlight worker not found at " + script);
   if (options.hyperlight.max_idle_workers < 0 || options.hyperlight.max_idle_workers > 64) {
     return InvalidArgument("max_idle_workers must be between 0 and 64");
+  }
+  const HyperlightOptions& h = options.hyperlight;
+  if (h.output_wait_ms < 0 || h.output_wait_ms > HyperlightOptions::kMaxOutputWaitMs) {
+    return InvalidArgument("output_wait_ms must be between 0 and " +
+                           std::to_string(HyperlightOptions::kMaxOutputWaitMs));
+  }
+  if (h.max_input_files < 1 || h.max_input_bytes < 1) {
+    return InvalidArgument("max_input_files and max_input_bytes must be positive");
   }
   return std::unique_ptr<Executor>(
       new HyperlightExecutor(std::move(python), std::move(script), options.hyperlight));

@@ -41,6 +41,8 @@ What the fake models, for tests to observe through extra builtins in the "guest"
   fake_allowed_domains  [[url, methods or None], ...] as parsed when the VM was built
   fake_sizes            {"heap_size": bytes, "stack_size": bytes} as given to Sandbox()
   fake_cache_file       the module file Sandbox() wrote in the cache
+  fake_write_later(name, text, delay_s)  writes /output/NAME from the host's side after the run
+                        has ended, as a file the SDK's filesystem flushes late would appear
 Markers in input_dir (the tests' stand-ins for hosts that differ):
   fake-guest-start-fails     the VM does not start; the first run() raises the file's text
   fake-guest-minimal-stdlib  the guest's standard library lacks asyncio and traceback
@@ -402,6 +404,17 @@ class Sandbox:
                 return os.path.join(host, name)
         return path
 
+    def _write_later(self, name, text, delay_s):
+        import threading
+        path = os.path.join(self._output_dir, str(name))
+
+        def write():
+            with _builtins.open(path, "w") as f:
+                f.write(str(text))
+        timer = threading.Timer(float(delay_s), write)
+        timer.daemon = True
+        timer.start()
+
     def _open(self, file, mode="r", *args, **kwargs):
         return _builtins.open(self._guest_path(file, mode), mode, *args, **kwargs)
 
@@ -410,7 +423,7 @@ class Sandbox:
         guest.update(open=self._open, fake_guest_memory=self._memory, fake_sandbox_id=self._id,
                      fake_allowed_domains=[[t, m] for _, m, t in self._permissions],
                      fake_sizes={"heap_size": self._heap, "stack_size": self._stack},
-                     fake_cache_file=self._module_file)
+                     fake_cache_file=self._module_file, fake_write_later=self._write_later)
         marker = self._marker("fake-guest-minimal-stdlib")
         if marker and os.path.exists(marker):
             real_import = _builtins.__import__
