@@ -3,7 +3,7 @@
 // instead of a child process. Same registries, snapshot, fingerprint, approval, validation,
 // result JSON and `execute_code` definition as LocalCodeActProvider (provider.hpp).
 //
-// What differs: the code sees a host input directory read-only at /input
+// What differs: the code sees its inputs (host directories and files) read-only at /input
 // (ExecutorOptions::hyperlight.inputs, staged flat) and its files written under /output come back
 // in `files`; both are flat (no subdirectories); there are no other mounts (a run with mounts is a
 // setup_error). Network access is limited to the targets added with AddNetworkTarget, in the
