@@ -34,6 +34,7 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
+#include "process/session_cgroups.hpp"
 #include "test_support.hpp"
 
 namespace codeact {
@@ -898,6 +899,88 @@ TEST_F(CgroupV2Test, TheExecutorRunsInAV2GroupAndRefusesLimitsItsControllersCann
       EXPECT_TRUE(testing::WaitAllDead({pid}).empty()) << "daemon " << pid << " survived its run";
     }
   }
+}
+
+// Sessions on cgroup v2. Pausing needs no controller: every non-root v2 group has its own
+// cgroup.freeze, so the freezer is tested on the real hierarchy here. The sessions' parent group
+// needs the memory controller, which this hierarchy lacks: opening a session is then refused with
+// the reason, never run without its memory budget.
+TEST_F(CgroupV2Test, ASessionsGroupFreezesAndThawsThroughItsOwnCgroupFreeze) {
+  const auto site = NewSite();
+  auto group = internal::RunCgroup::Create(site, {});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  const std::string dir = root_ + "/codeact/" + (*group)->name();
+  internal::LaunchSpec spec;
+  spec.executable = "/bin/sh";
+  spec.args = {"-c", "while :; do :; done"};  // never sleeps while it may run
+  spec.bridge = false;
+  spec.cgroup_procs = (*group)->procs_files();
+  auto busy = internal::Child::Start(spec);
+  ASSERT_TRUE(busy.ok()) << busy.status().ToString();
+  const pid_t pid = (*busy)->pid();
+  // Field 3 of /proc/<pid>/stat: R while it loops; a frozen task waits in the kernel (S).
+  auto state = [pid] {
+    const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+  };
+  auto cpu_ticks = [pid] {  // utime + stime, fields 14 and 15
+    const std::string stat = testing::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos) return -1LL;
+    std::istringstream rest(stat.substr(paren + 2));
+    std::string field;
+    for (int i = 3; i <= 13; ++i) rest >> field;
+    long long utime = 0, stime = 0;
+    rest >> utime >> stime;
+    return utime + stime;
+  };
+  ASSERT_TRUE(testing::Eventually([&] { return cpu_ticks() > 0; }, std::chrono::seconds(30)));
+
+  auto freezer = internal::FreezerGroup::Create(*site, **group);
+  ASSERT_TRUE(freezer.ok()) << freezer.status().ToString();
+  EXPECT_TRUE((*freezer)->procs_files().empty()) << "v2: the group's own file, no group to join";
+  ASSERT_TRUE((*freezer)->Freeze(std::chrono::seconds(10)).ok());
+  EXPECT_TRUE((*freezer)->frozen());
+  EXPECT_NE(testing::ReadFile(dir + "/cgroup.events").find("frozen 1"), std::string::npos);
+  EXPECT_TRUE(testing::Eventually([&] { return state() == 'S'; }, std::chrono::seconds(10)))
+      << "state " << state() << ": a busy loop that sleeps is frozen";
+  const long long frozen_at = cpu_ticks();
+  EXPECT_EQ(state(), 'S');
+  EXPECT_EQ(cpu_ticks(), frozen_at);
+
+  ASSERT_TRUE((*freezer)->Thaw().ok());
+  EXPECT_FALSE((*freezer)->frozen());
+  EXPECT_NE(testing::ReadFile(dir + "/cgroup.events").find("frozen 0"), std::string::npos);
+  EXPECT_TRUE(
+      testing::Eventually([&] { return cpu_ticks() > frozen_at; }, std::chrono::seconds(30)))
+      << "it runs again once thawed";
+
+  // Frozen again, then ended: the group's kill reaches frozen processes too.
+  ASSERT_TRUE((*freezer)->Freeze(std::chrono::seconds(10)).ok());
+  freezer->reset();  // thaws (v2: the group is the session's, removed with it)
+  group->reset();
+  EXPECT_EQ((*busy)->Wait().signal, SIGKILL);
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST_F(CgroupV2Test, WithoutTheMemoryControllerSessionsAreRefusedWithTheReason) {
+  if (Offered("memory")) GTEST_SKIP() << "this cgroup2 hierarchy offers memory";
+  const auto site = NewSite();
+  auto parent = internal::SessionParentGroup::Create(site, 1LL << 30);
+  ASSERT_FALSE(parent.ok());
+  EXPECT_EQ(parent.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(parent.status().message().find("memory"), std::string::npos)
+      << parent.status().message();
+
+  setenv("CODEACT_CGROUP_ROOT", root_.c_str(), 1);
+  auto executor = NewLocalExecutor(0, 60'000, false, IsolationLevel::kProcess,
+                                   /*runtime_guard=*/false);
+  auto session = executor->OpenSession(Snapshot(), SessionSettings{});
+  ASSERT_FALSE(session.ok()) << "a session without its memory budget";
+  RecordProperty("refusal", session.status().message());
+  EXPECT_NE(session.status().message().find("memory"), std::string::npos)
+      << session.status().message();
 }
 
 }  // namespace
