@@ -7,6 +7,7 @@
 
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
+#include "common/egress_target.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
 
@@ -97,9 +98,11 @@ constexpr const char* kOtherFlagsHelp =
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
   --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
   --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only)
-  --allow-domain TARGET[:METHODS] hyperlight: a network target the guest may reach:
-                         https://HOST[:PORT], http://HOST[:PORT] or HOST (https, port
-                         443), e.g. api.example.com:GET,POST (repeatable; default: none)
+  --allow-domain TARGET[:METHODS] a network target the code may reach (hyperlight: from the
+                         guest; local: through the host tools http_get, http_post and
+                         http_request): https://HOST[:PORT], http://HOST[:PORT] or HOST
+                         (https, port 443), e.g. api.example.com:GET,POST (repeatable;
+                         default: none)
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
   --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
   --max-sessions N       sessions open at once; one more is refused (default 16)
@@ -297,7 +300,6 @@ constexpr BackendFlag kBackendFlags[] = {
     {"--run-as-uids", BackendKind::kLocal, ""},
     {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
     {"--input-dir", BackendKind::kHyperlight, ""},
-    {"--allow-domain", BackendKind::kHyperlight, ""},
     {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
 };
 
@@ -323,9 +325,12 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
     options.executor.isolation = IsolationLevel::kAuto;
     if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
-    for (const auto& d : args.GetAll("--allow-domain")) {
-      if (d.empty() || d.front() == ':')
-        return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
+  }
+  // Both backends have egress (the guest's SDK, the local backend's host tools): one grammar,
+  // checked here so that a typo is exit 2 before anything starts.
+  for (const auto& d : args.GetAll("--allow-domain")) {
+    if (auto target = internal::ParseEgressTarget(d); !target.ok()) {
+      return InvalidArgument("--allow-domain: " + target.status().message());
     }
   }
   return Status::Ok();
