@@ -158,7 +158,8 @@ TEST_F(EgressClientTest, MethodNotListedIsRefusedBeforeConnecting) {
 
 TEST_F(EgressClientTest, UnlistedHostPortOrSchemeIsRefused) {
   EgressClient client(Options({Http(server_), "127.0.0.1"}));
-  for (const std::string url : {Http(server_, "other.test") + "/hello",
+  for (const std::string& url :
+       std::vector<std::string>{Http(server_, "other.test") + "/hello",
                                 "https://egress.test:" + std::to_string(server_.port()) + "/hello",
                                 "http://egress.test:1/hello"}) {
     auto r = client.Fetch(Get(url));
