@@ -260,10 +260,29 @@ async def call_tool(name, /, *args, **kwargs):
     return await _load_cold().call_tool(name, kwargs)
 
 
+# The egress tools' parameters, in the order the code may also pass them positionally
+# (`await http_get(url)`), as the hyperlight guest's http_get/http_post take them. The host
+# serves these names only in runs with network targets, and refuses host tools named so there.
+_POSITIONAL = {
+    "http_get": ("url", "headers"),
+    "http_post": ("url", "body", "headers"),
+    "http_request": ("method", "url", "headers", "body"),
+}
+
+
 def _make_tool_function(name):
+    params = _POSITIONAL.get(name, ())
+
     async def tool(*args, **kwargs):
         if args:
-            raise TypeError("%s() takes keyword arguments only" % name)
+            if len(args) > len(params):
+                raise TypeError("%s() takes keyword arguments only" % name if not params else
+                                "%s() takes at most %d positional arguments (%s)"
+                                % (name, len(params), ", ".join(params)))
+            for key, value in zip(params, args):
+                if key in kwargs:
+                    raise TypeError("%s() got multiple values for argument %r" % (name, key))
+                kwargs[key] = value
         return await call_tool(name, **kwargs)
 
     tool.__name__ = tool.__qualname__ = name

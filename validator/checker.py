@@ -468,7 +468,7 @@ class Checker:
         line, col = _attr_loc(node)
         self.add(line, col, R.ATTRIBUTE_NETWORK,
                  "the attribute .%s belongs to asyncio's network API" % node.attr,
-                 P.NETWORK_HINT)
+                 self.cp.network_hint)
 
     def _watched_attribute(self, node, attr, value):
         cp = self.cp
@@ -1260,7 +1260,7 @@ def _from_name_problems(module, name, cp):
         add((R.MODULE_ATTRIBUTE_BLOCKED, "import of %s is not allowed" % full, exception))
     if name in P.NETWORK_ATTRIBUTES or _network_private(name):
         add((R.ATTRIBUTE_NETWORK, "import of %s is not allowed: it belongs to asyncio's "
-             "network API" % full, P.NETWORK_HINT))
+             "network API" % full, cp.network_hint))
     if "subprocess" in name.lower():
         add((R.ATTRIBUTE_SUBPROCESS, "import of %s is not allowed" % full, _HINT_PROCESS))
     return tuple(out)
@@ -1302,6 +1302,8 @@ _HANDLERS = {
 
 def _import_hint(name, cp):
     top = name.split(".", 1)[0]
+    if top in P.NETWORK_MODULES:
+        return cp.network_hint + "; " + cp.import_hint
     specific = P.MODULE_HINTS.get(top)
     if specific:
         return specific + "; " + cp.import_hint

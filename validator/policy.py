@@ -54,10 +54,6 @@ MODULE_HINTS = {
            "failure",
     "subprocess": "processes cannot be started; use `await call_tool(...)` to reach host "
                   "capabilities",
-    "socket": "there is no network; use `await call_tool(...)` to reach host capabilities",
-    "ssl": "there is no network; use `await call_tool(...)` to reach host capabilities",
-    "urllib": "there is no network; use `await call_tool(...)` to reach host capabilities",
-    "http": "there is no network; use `await call_tool(...)` to reach host capabilities",
     "threading": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
     "multiprocessing": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
     "concurrent": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
@@ -232,6 +228,29 @@ NETWORK_PREFIX = "sock_"
 NETWORK_HINT = ("there is no network; use the host's tools through `await call_tool(...)` "
                 "(or the tool functions it provides)")
 
+# The network modules, whose hint says how the run reaches the network: not at all (no
+# network_tools in the policy), or through the functions the backend serves its targets with.
+NETWORK_MODULES = frozenset({"socket", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib",
+                             "xmlrpc", "socketserver", "webbrowser", "select", "selectors"})
+
+# How each network function is called, for the hint (the egress tools of both backends).
+_NETWORK_TOOL_CALLS = {
+    "http_get": "`await http_get(url)`",
+    "http_post": "`await http_post(url, body)`",
+    "http_request": "`await http_request(method, url, headers=None, body=None)`",
+}
+
+
+def network_hint(network_tools):
+    """The hint for a rejected network module or API: "there is no network" without network
+    tools, else the tools to use instead (the only way to the listed targets)."""
+    if not network_tools:
+        return NETWORK_HINT
+    calls = [_NETWORK_TOOL_CALLS.get(t, "`await %s(...)`" % t) for t in network_tools]
+    return ("the code has no network of its own; the listed network targets are reached through "
+            "the host with %s" % (", ".join(calls[:-1]) + " or " + calls[-1]
+                                  if len(calls) > 1 else calls[0]))
+
 # `os` may only be used as os.environ and os.path (and aliases of os the same way).
 OS_ALLOWED_ATTRIBUTES = frozenset({"environ", "path"})
 
@@ -309,7 +328,7 @@ FORMAT_METHODS = frozenset({"format", "format_map"})
 POLICY_KEYS = (
     "allowed_imports", "blocked_builtins", "allowed_dunder_attributes",
     "extra_allowed_imports", "extra_blocked_imports", "allow_dynamic_format",
-    "max_code_bytes", "max_ast_depth", "validation_timeout_ms",
+    "max_code_bytes", "max_ast_depth", "validation_timeout_ms", "network_tools",
 )
 
 DEFAULT_MAX_CODE_BYTES = 64 * 1024
@@ -328,7 +347,7 @@ class Policy:
                  allowed_dunder_attributes=None, extra_allowed_imports=(),
                  extra_blocked_imports=(), allow_dynamic_format=False,
                  max_code_bytes=DEFAULT_MAX_CODE_BYTES, max_ast_depth=DEFAULT_MAX_AST_DEPTH,
-                 validation_timeout_ms=DEFAULT_VALIDATION_TIMEOUT_MS):
+                 validation_timeout_ms=DEFAULT_VALIDATION_TIMEOUT_MS, network_tools=()):
         set_ = object.__setattr__
         set_(self, "allowed_imports", _names("allowed_imports", allowed_imports, True))
         set_(self, "blocked_builtins", _names("blocked_builtins", blocked_builtins, True))
@@ -345,6 +364,8 @@ class Policy:
         set_(self, "max_ast_depth", _positive("max_ast_depth", max_ast_depth, 1))
         set_(self, "validation_timeout_ms",
              _positive("validation_timeout_ms", validation_timeout_ms, 0))
+        # Set by the host from its backend when the run has network targets (policy.hpp).
+        set_(self, "network_tools", _names("network_tools", network_tools, False))
 
     def __setattr__(self, name, value):
         raise AttributeError("Policy is immutable")
@@ -422,7 +443,7 @@ class CompiledPolicy:
         "policy", "allowed_exact", "allowed_wildcards", "blocked_user", "blocked_default",
         "blocked_builtins", "flagged_names", "safe_dunders", "pivot_on_modules",
         "watched_attributes", "allow_dynamic_format", "max_code_bytes", "max_ast_depth",
-        "timeout_s", "import_hint", "nonascii_sensitive", "known_modules", "_import_memo",
+        "timeout_s", "import_hint", "network_hint", "nonascii_sensitive", "known_modules", "_import_memo",
         "from_import_memo", "module_dotted", "submodule_attributes", "origin_memo",
     )
 
@@ -475,6 +496,7 @@ class CompiledPolicy:
         self.timeout_s = policy.validation_timeout_ms / 1000.0
         shown = sorted((self.allowed_exact | {w + ".*" for w in self.allowed_wildcards})
                        - self.blocked_user)
+        self.network_hint = network_hint(policy.network_tools)
         self.import_hint = ("allowed modules: %s; reach host capabilities with "
                             "`await call_tool(\"name\", ...)`" % ", ".join(shown))
         self.nonascii_sensitive = (

@@ -79,6 +79,25 @@ struct RunUidRange {
   std::uint32_t count = 65536;
 };
 
+// Egress at the local backend (README "Network targets"): a snapshot's network targets are
+// reached by the host, never by the child (which keeps no network at the namespaces level),
+// through the built-in tools http_get, http_post and http_request, present in runs that have
+// targets. Each request goes only to a listed target and method, to an address checked once
+// per hop (loopback, private and link-local ones only where that address is itself listed),
+// with TLS verified against the system's CA store.
+struct EgressOptions {
+  // Off: this executor has no egress, and a snapshot with network targets is refused
+  // (setup_error) rather than run without them.
+  bool enabled = true;
+  // One response's body; a larger one fails the call (ToolError "HttpError"), never truncated.
+  // The run's max_frame_bytes bounds it too, since the result travels in one frame.
+  std::int64_t max_response_bytes = 1 << 20;
+  // One call, redirects included, from the name lookup to the last byte.
+  std::int64_t request_timeout_ms = 30'000;
+  // Redirects followed per call, each to a listed target and re-checked.
+  int max_redirects = 5;
+};
+
 struct ExecutorOptions {
   BackendKind backend = BackendKind::kLocal;
   // An explicit level runs as asked or CreateExecutor fails with the reason (UNAVAILABLE).
@@ -116,6 +135,7 @@ struct ExecutorOptions {
   bool accept_weaker_limits = false;
   RunUidRange run_uids;
   HyperlightOptions hyperlight;
+  EgressOptions egress;  // local backend
 };
 
 // What a backend tells the provider, and through it the model, about its runs
@@ -135,6 +155,10 @@ struct BackendTraits {
   // them, ending in '\n'); empty: the description lists the targets as given. Last, so that
   // positional initialisers of the fields above stay valid.
   std::string network;
+  // The functions through which the code reaches the snapshot's targets (`http_get`, ...);
+  // the provider hands them to the validator (ValidationPolicy::network_tools), whose hint for
+  // a rejected network module then names them instead of saying there is no network.
+  std::vector<std::string> network_tools;
 };
 
 // The backend's side of a Session (session.hpp): one child serving the runs of one session.

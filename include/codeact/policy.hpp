@@ -23,6 +23,12 @@ struct ValidationPolicy {
   // str.format / format_map with a template that is not a literal.
   bool allow_dynamic_format = false;
 
+  // The functions through which the run reaches its network targets (`http_get`, ...): the
+  // provider sets them from its backend (BackendTraits::network_tools) when the run has
+  // targets, and the hint for a rejected network module (socket, urllib, http.client, ...)
+  // names them. Empty: the hint says there is no network.
+  std::vector<std::string> network_tools;
+
   std::int64_t max_code_bytes = 64 * 1024;
   std::int32_t max_ast_depth = 100;
   std::int64_t validation_timeout_ms = 10'000;

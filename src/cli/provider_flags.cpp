@@ -7,6 +7,7 @@
 
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
+#include "common/egress_target.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
 
@@ -101,9 +102,11 @@ constexpr const char* kOtherFlagsHelp =
                          a private copy, again whenever the contents change
   --output-wait-ms N     hyperlight: wait N ms after each run before reading /output, for
                          files written late (default 0, at most 10000)
-  --allow-domain TARGET[:METHODS] hyperlight: a network target the guest may reach:
-                         https://HOST[:PORT], http://HOST[:PORT] or HOST (https, port
-                         443), e.g. api.example.com:GET,POST (repeatable; default: none)
+  --allow-domain TARGET[:METHODS] a network target the code may reach (hyperlight: from the
+                         guest; local: through the host tools http_get, http_post and
+                         http_request): https://HOST[:PORT], http://HOST[:PORT] or HOST
+                         (https, port 443), e.g. api.example.com:GET,POST (repeatable;
+                         default: none)
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
   --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
   --max-sessions N       sessions open at once; one more is refused (default 16)
@@ -319,7 +322,6 @@ constexpr BackendFlag kBackendFlags[] = {
     {"--input", BackendKind::kHyperlight, ""},
     {"--input-dir", BackendKind::kHyperlight, ""},
     {"--output-wait-ms", BackendKind::kHyperlight, ""},
-    {"--allow-domain", BackendKind::kHyperlight, ""},
     {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
 };
 
@@ -362,9 +364,12 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
       hyperlight.output_wait_ms = ms;
     }
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
-    for (const auto& d : args.GetAll("--allow-domain")) {
-      if (d.empty() || d.front() == ':')
-        return InvalidArgument("--allow-domain needs HOST[:METHODS], got \"" + d + "\"");
+  }
+  // Both backends have egress (the guest's SDK, the local backend's host tools): one grammar,
+  // checked here so that a typo is exit 2 before anything starts.
+  for (const auto& d : args.GetAll("--allow-domain")) {
+    if (auto target = internal::ParseEgressTarget(d); !target.ok()) {
+      return InvalidArgument("--allow-domain: " + target.status().message());
     }
   }
   return Status::Ok();

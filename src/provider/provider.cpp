@@ -116,6 +116,13 @@ RunSnapshot CodeActProvider::Snapshot() const {
     s.limits = limits_;
   }
   s.policy = options_.policy;
+  // One truth about network: the validator's hint names what the backend serves the targets
+  // with, and says there is no network when there are none (ValidationPolicy::network_tools).
+  s.policy.network_tools.clear();
+  if (!s.network_targets.empty()) {
+    BackendTraits traits = executor_->Traits(s);
+    if (traits.network_targets) s.policy.network_tools = std::move(traits.network_tools);
+  }
   s.fingerprint = internal::ComputeFingerprint(s, version, options_.executor);
   return s;
 }
@@ -176,6 +183,14 @@ ExecutionResult CodeActProvider::Vet(
     return finish(NotRunResult(
         Outcome::kCancelled,
         "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason)));
+  }
+
+  // Network targets a backend cannot serve are refused, never dropped (BackendTraits).
+  if (!snapshot.network_targets.empty() && !executor_->Traits(snapshot).network_targets) {
+    return finish(NotRunResult(Outcome::kSetupError,
+                               "network targets (" + snapshot.network_targets.front() +
+                                   (snapshot.network_targets.size() > 1 ? ", ..." : "") +
+                                   ") need egress, which this backend does not have: remove them"));
   }
 
   // The tools a run may call are those of its snapshot; a gated one stays marked

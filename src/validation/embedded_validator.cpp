@@ -45,6 +45,7 @@ py::dict PolicyToDict(const ValidationPolicy& policy) {
   d["allow_dynamic_format"] = policy.allow_dynamic_format;
   d["max_code_bytes"] = policy.max_code_bytes;
   d["max_ast_depth"] = policy.max_ast_depth;
+  if (!policy.network_tools.empty()) d["network_tools"] = policy.network_tools;
   return d;
 }
 

@@ -75,18 +75,47 @@ TEST(LocalExecutorTest, CpuLimit) {
   EXPECT_GT(r.exit_code, 128);
 }
 
-// The local backend has no egress: network targets are refused, never silently ignored.
-TEST(LocalExecutorTest, NetworkTargetsAreRefusedNotIgnored) {
+// Network targets are served by the host's egress tools (egress_client_test.cpp,
+// egress_cli_test.cpp), or refused where this executor's egress is off: never silently ignored.
+TEST(LocalExecutorTest, NetworkTargetsWithoutEgressAreRefusedNotIgnored) {
+  ExecutorOptions options;
+  options.warm_pool_size = 0;
+  options.isolation = IsolationLevel::kProcess;
+  options.egress.enabled = false;
+  auto executor = CreateExecutor(options);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
   RunSnapshot snapshot = Snapshot();
   snapshot.network_targets = {"api.example.com"};
-  const ExecutionResult r = RunCode("print(1)", snapshot);
+  EXPECT_FALSE((*executor)->Traits(snapshot).network_targets);
+  const ExecutionResult r = (*executor)->Execute({"print(1)"}, snapshot);
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_EQ(r.stdout_text, "");
-  EXPECT_NE(
-      r.message.find(
-          "network targets (api.example.com) need egress, which the local backend does not have"),
-      std::string::npos)
+  EXPECT_NE(r.message.find("network targets (api.example.com) need egress, which this executor "
+                           "has turned off"),
+            std::string::npos)
       << r.message;
+}
+
+TEST(LocalExecutorTest, MalformedTargetsAndToolsNamedLikeEgressToolsAreRefused) {
+  RunSnapshot snapshot = Snapshot();
+  snapshot.network_targets = {"api.example.com:FETCH"};
+  ExecutionResult r = RunCode("print(1)", snapshot);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("unknown HTTP method \"FETCH\""), std::string::npos) << r.message;
+
+  snapshot.network_targets = {"api.example.com"};
+  snapshot.tools.push_back({"http_get", "mine", R"({"type":"object"})", false,
+                            [](const std::string&) { return ToolResult::Success("1"); }});
+  r = RunCode("print(1)", snapshot);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("the host tool \"http_get\" has the name of a built-in egress tool"),
+            std::string::npos)
+      << r.message;
+  // Without targets the name is the tool's own.
+  snapshot.network_targets.clear();
+  r = RunCode("print(await http_get(q=1))", snapshot);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "1\n");
 }
 
 TEST(LocalExecutorTest, MemoryLimit) {

@@ -573,6 +573,29 @@ class ToolCallTest(RunnerTestCase):
                 self.assertEqual(calls, [])
                 self.assertNotIn("runner.py", frame["traceback"])
 
+    def test_egress_tools_take_their_arguments_positionally_too(self):
+        echo = lambda name, kwargs: (True, {"tool": name, **kwargs})  # noqa: E731
+        code = ("a = await http_get('http://x.test/', {'A': 'b'})\n"
+                "b = await http_post('http://x.test/', 'body')\n"
+                "c = await http_request('PUT', 'http://x.test/', body='x')\n"
+                "[a, b, c]\n")
+        frame, calls, rc, _, _ = self.run_code(code, handler=echo,
+                                               tools=["http_get", "http_post", "http_request"])
+        self.assertComplete(frame, rc)
+        self.assertEqual(frame["output"], [
+            {"tool": "http_get", "url": "http://x.test/", "headers": {"A": "b"}},
+            {"tool": "http_post", "url": "http://x.test/", "body": "body"},
+            {"tool": "http_request", "method": "PUT", "url": "http://x.test/", "body": "x"}])
+        for code, message in (
+                ("await http_get('u', {}, 3)",
+                 "http_get() takes at most 2 positional arguments (url, headers)"),
+                ("await http_get('u', url='v')",
+                 "http_get() got multiple values for argument 'url'")):
+            with self.subTest(code=code):
+                frame, calls, _, _, _ = self.run_code(code, tools=["http_get"])
+                self.assertEqual((frame["error_type"], frame["message"]), ("TypeError", message))
+                self.assertEqual(calls, [])
+
     def test_non_json_kwargs_are_a_type_error(self):
         for code, bad in (("await echo(ok=1, bad={1, 2})", "bad"),
                           ("await echo(f=float('nan'))", "f"),

@@ -350,6 +350,43 @@ TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
       << d;
 }
 
+// A backend without egress gets no run with network targets: setup_error, never a silent drop.
+TEST(ProviderTest, NetworkTargetsWithoutEgressAreRefused) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  p->AddNetworkTarget("api.example.com");
+  const ExecutionResult r = p->Execute("print(1)\n");
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("network targets (api.example.com) need egress"), std::string::npos)
+      << r.message;
+  EXPECT_EQ(fake->runs, 0);
+}
+
+// One truth about network: the run's policy carries the backend's network tools when the run
+// has targets (the validator's hint names them), and none otherwise.
+TEST(ProviderTest, TheValidatorHearsOfTheBackendsNetworkTools) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  fake->traits_.network_targets = true;
+  fake->traits_.network_tools = {"http_get", "http_post"};
+  EXPECT_TRUE(p->Snapshot().policy.network_tools.empty());  // no targets: no network
+  p->AddNetworkTarget("api.example.com");
+  EXPECT_EQ(p->Snapshot().policy.network_tools,
+            (std::vector<std::string>{"http_get", "http_post"}));
+  const ExecutionResult rejected = p->Execute("import socket\n");
+  ASSERT_EQ(rejected.outcome, Outcome::kValidationFailed);
+  ASSERT_FALSE(rejected.violations.empty());
+  EXPECT_NE(rejected.violations[0].hint.find("`await http_get(url)`"), std::string::npos)
+      << rejected.violations[0].hint;
+  EXPECT_EQ(rejected.violations[0].hint.find("there is no network"), std::string::npos)
+      << rejected.violations[0].hint;
+  p->ClearNetworkTargets();
+  const ExecutionResult without = p->Execute("import socket\n");
+  ASSERT_FALSE(without.violations.empty());
+  EXPECT_NE(without.violations[0].hint.find("there is no network"), std::string::npos)
+      << without.violations[0].hint;
+}
+
 TEST(ProviderTest, ManyInvokesAtOnce) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);

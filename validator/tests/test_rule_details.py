@@ -30,6 +30,24 @@ class LocationTest(unittest.TestCase):
         self.assertIn("there is no network", v["hint"])
         self.assertIn("tools", v["hint"])
 
+    def test_network_hint_names_the_egress_tools_when_the_run_has_targets(self):
+        tools = {"network_tools": ["http_get", "http_post", "http_request"]}
+        v = only("info = await loop.getaddrinfo('h', 80)\n", "attribute-network", tools)
+        self.assertNotIn("there is no network", v["hint"])
+        self.assertIn("`await http_get(url)`", v["hint"])
+        self.assertIn("http_request(method, url", v["hint"])
+
+    def test_network_module_hint_follows_the_targets(self):
+        for module in ("socket", "urllib.request", "http.client", "ssl"):
+            code = "import %s\n" % module
+            without = only(code, "import-blocked")
+            self.assertIn("there is no network", without["hint"], module)
+            self.assertNotIn("http_get", without["hint"], module)
+            with_tools = only(code, "import-blocked", {"network_tools": ["http_get", "http_post"]})
+            self.assertNotIn("there is no network", with_tools["hint"], module)
+            self.assertIn("`await http_get(url)` or `await http_post(url, body)`",
+                          with_tools["hint"], module)
+
     def test_module_value_points_at_the_module_name(self):
         v = only("import uuid\nitems = [1, uuid]\n", "module-value")
         self.assertEqual((v["line"], v["col"]), (2, 12))

@@ -133,6 +133,9 @@ class HyperlightExecutor final : public Executor {
         targets.ok() && !targets->empty()) {
       t.network = "only these targets are reachable (scheme, host and port must match exactly):\n";
       for (const EgressTarget& target : *targets) t.network += "- " + target.Display() + "\n";
+      // The SDK's guest offers these two only: no other method, and no request headers, can be
+      // sent from it, so there is no http_request here (README "Network targets").
+      t.network_tools = {"http_get", "http_post"};
       t.network +=
           "Call them with `r = await http_get(url)` or `r = await http_post(url, body=\"...\", "
           "content_type=\"application/json\")`; r is {\"status\": int, \"body\": str}; a "

@@ -24,8 +24,10 @@
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/egress_target.hpp"
 #include "common/log.hpp"
 #include "common/task_thread.hpp"
+#include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
@@ -236,10 +238,17 @@ class LocalExecutor final : public Executor {
   IsolationLevel isolation() const override {
     return sandbox_ ? IsolationLevel::kNamespaces : IsolationLevel::kProcess;
   }
-  BackendTraits Traits(const RunSnapshot&) const override {
+  BackendTraits Traits(const RunSnapshot& snapshot) const override {
     BackendTraits t;
     t.host_paths_visible = !sandbox_;
     t.fresh_start = "every call starts a fresh interpreter.";
+    // Egress is the host's (egress/), at both levels: the child itself has no network.
+    t.network_targets = options_.egress.enabled;
+    if (auto targets = ParseEgressTargets(snapshot.network_targets);
+        t.network_targets && targets.ok() && !targets->empty()) {
+      t.network = DescribeEgress(*targets);
+      t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
+    }
     return t;
   }
 
@@ -284,6 +293,7 @@ class LocalExecutor final : public Executor {
     if (!parent.ok()) return parent.status();
     LocalSessionConfig config;
     config.snapshot = snapshot;
+    config.snapshot.tools = ToolsForRun(snapshot);
     // Started on the executor's own thread: the parent-death signal follows the thread that
     // forked, and the caller's (a request's thread, say) may end long before the session.
     config.start = [this, snapshot, parent = *parent] {
@@ -324,6 +334,49 @@ class LocalExecutor final : public Executor {
     return StartKey(python_, isolation(), site_packages_, snapshot);
   }
 
+  // Network targets are served by the egress tools, or refused (never ignored) where this
+  // executor's egress is off; a malformed target or a host tool named like an egress tool is
+  // refused too.
+  Status CheckNetworkTargets(const RunSnapshot& snapshot) const {
+    if (snapshot.network_targets.empty()) return Status::Ok();
+    if (!options_.egress.enabled) {
+      return FailedPrecondition(
+          "network targets (" + snapshot.network_targets.front() +
+          (snapshot.network_targets.size() > 1 ? ", ..." : "") +
+          ") need egress, which this executor has turned off (ExecutorOptions::egress.enabled): "
+          "remove the targets or turn egress on");
+    }
+    if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok()) {
+      return targets.status();
+    }
+    for (const HostTool& tool : snapshot.tools) {
+      if (IsEgressToolName(tool.name)) {
+        return FailedPrecondition("the host tool \"" + tool.name +
+                                  "\" has the name of a built-in egress tool, which runs with "
+                                  "network targets provide: rename the tool");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The snapshot's tools, plus the egress tools when it has network targets (checked first by
+  // CheckNetworkTargets).
+  std::vector<HostTool> ToolsForRun(const RunSnapshot& snapshot) const {
+    std::vector<HostTool> tools = snapshot.tools;
+    if (snapshot.network_targets.empty() || !options_.egress.enabled) return tools;
+    auto targets = ParseEgressTargets(snapshot.network_targets);
+    if (!targets.ok()) return tools;
+    EgressClientOptions client;
+    client.targets = std::move(*targets);
+    client.max_response_bytes = options_.egress.max_response_bytes;
+    client.timeout_ms = options_.egress.request_timeout_ms;
+    client.max_redirects = options_.egress.max_redirects;
+    for (HostTool& t : MakeEgressTools(std::make_shared<const EgressClient>(std::move(client)))) {
+      tools.push_back(std::move(t));
+    }
+    return tools;
+  }
+
   Status Unenforceable(const ExecutionLimits& limits) const {
     return options_.accept_weaker_limits ? Status::Ok() : RefuseUnenforceable(*cgroups_, limits);
   }
@@ -346,12 +399,8 @@ class LocalExecutor final : public Executor {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok())
         return NotRunResult(Outcome::kSetupError, s.message());
     }
-    if (!snapshot.network_targets.empty()) {  // refused, never ignored (BackendTraits)
-      return NotRunResult(Outcome::kSetupError,
-                          "network targets (" + snapshot.network_targets.front() +
-                              (snapshot.network_targets.size() > 1 ? ", ..." : "") +
-                              ") need egress, which the local backend does not have: remove "
-                              "them, or use the hyperlight backend");
+    if (Status s = CheckNetworkTargets(snapshot); !s.ok()) {
+      return NotRunResult(Outcome::kSetupError, s.message());
     }
     if (guard_) {
       // The embedded validator is up by now (the provider validated the code with it).
@@ -384,9 +433,10 @@ class LocalExecutor final : public Executor {
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
     const std::unique_ptr<Child>& child = ready->child;
 
+    const std::vector<HostTool> tools = ToolsForRun(snapshot);
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(),
                    child->bridge_from_child_fd()},
-                  snapshot.tools, limits);
+                  tools, limits);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     std::optional<RuntimeGuardSpec> guard;
     if (guard_) {
