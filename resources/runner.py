@@ -271,9 +271,47 @@ def _make_tool_function(name):
     return tool
 
 
+class _ToolNamespace:
+    """An upstream MCP server's tools: ``await server.tool(arg=value)`` calls the host tool
+    "server.tool"."""
+
+    def __init__(self, server):
+        self.__name__ = server
+
+    def __repr__(self):
+        tools = sorted(k for k in self.__dict__ if k != "__name__")
+        return "<MCP server %s: %s>" % (self.__name__, ", ".join(tools))
+
+
+def _add_tool(g, name):
+    """Binds the host tool ``name`` in ``g``: a plain identifier as a function, "server.tool" as
+    an attribute of the namespace ``server``; a name that would shadow a keyword, a builtin or
+    something already bound is left to ``call_tool``."""
+    if type(name) is not str:
+        return
+    server, dot, tool = name.partition(".")
+    if not dot:
+        if (name.isidentifier() and name not in _KEYWORDS and name not in builtins.__dict__
+                and name not in g):
+            g[name] = _make_tool_function(name)
+        return
+    if not (server.isidentifier() and tool.isidentifier() and server not in _KEYWORDS
+            and tool not in _KEYWORDS and server not in builtins.__dict__ and tool != "__name__"):
+        return
+    namespace = g.get(server)
+    if namespace is None:
+        namespace = g[server] = _ToolNamespace(server)
+    elif type(namespace) is not _ToolNamespace:
+        return
+    function = _make_tool_function(name)
+    function.__name__ = tool
+    setattr(namespace, tool, function)
+
+
 def _user_globals(tool_names):
     """A fresh __main__ module for the code: builtins, call_tool, ToolError, one function per
-    tool name that is an identifier and does not shadow a builtin or one of those two."""
+    tool name that is an identifier and does not shadow a builtin or one of those two, and one
+    namespace per upstream MCP server ("server.tool" names)."""
     module = _state.session_module or type(sys)("__main__")
     if _state.session:
         _state.session_module = module  # the next run of the session finds its globals here
@@ -282,9 +320,7 @@ def _user_globals(tool_names):
     g["call_tool"] = call_tool
     g["ToolError"] = ToolError
     for name in tool_names:
-        if (type(name) is str and name.isidentifier() and name not in _KEYWORDS
-                and name not in builtins.__dict__ and name not in g):
-            g[name] = _make_tool_function(name)
+        _add_tool(g, name)
     # ``import __main__`` finds the user's namespace, not the runner's (kept alive as "runner").
     sys.modules["__main__"] = module
     return g
