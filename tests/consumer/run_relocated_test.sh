@@ -9,7 +9,9 @@
 #      `message` why it did not;
 #   4. there, the README's first C++ example is configured and built against the moved prefix
 #      (find_package(codeact) bakes the moved location into it: README "Using it from C++") and must
-#      print the doubled price, 19.98.
+#      print the doubled price, 19.98;
+#   5. with the moved tree's runner.py taken away, both the CLI and the example fail and name that
+#      file: they really use the moved tree, not another installation (/usr/local) by chance.
 # Needs root for the mount namespace (ctest runs the suite as root; elsewhere: a skip, exit 77).
 #
 # usage: run_relocated_test.sh SOURCE_DIR BUILD_DIR BINDIR [consumer cmake args...]
@@ -63,7 +65,8 @@ mount --make-rprivate /
 mount -t tmpfs -o size=1m,mode=755 codeact-hidden "$source_dir"
 if [ -d "$build_dir" ]; then mount -t tmpfs -o size=1m,mode=755 codeact-hidden "$build_dir"; fi
 test -z "$(ls -A "$source_dir")" || fail "the source tree is still visible"
-test -z "$(ls -A "$build_dir")" || fail "the build tree is still visible"
+# A build tree inside the source tree is gone with it; one elsewhere is covered by its own tmpfs.
+if [ -e "$build_dir" ]; then test -z "$(ls -A "$build_dir")" || fail "the build tree is still visible"; fi
 env | grep '^CODEACT_' && fail "a CODEACT_ variable is set"
 cd "$tmp"
 
@@ -94,6 +97,16 @@ example=$(find readme-build -type f -name readme_example -perm -u+x | head -n 1)
 "$example" >readme.out 2>&1 || { cat readme.out; fail "README example exited $?"; }
 cat readme.out
 test "$(tail -n 1 readme.out)" = "19.98" || fail "README example: not 19.98"
+
+echo "== both use the moved tree: without its runner.py they fail and name it"
+runner=$(find "$prefix" -path "*/codeact/resources/runner.py" | head -n 1)
+test -n "$runner" || fail "no runner.py in the moved tree"
+mv "$runner" "$tmp/runner.py"
+for program in "$prefix/$bindir/codeact run block.py" "$example"; do
+  if $program >out.txt 2>&1; then cat out.txt; fail "$program ran without the moved runner.py"; fi
+  grep -qF "$runner" out.txt || { cat out.txt; fail "$program did not name $runner"; }
+done
+mv "$tmp/runner.py" "$runner"
 SCRIPT
 
 step "with the source and build trees hidden and no environment variables"
