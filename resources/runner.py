@@ -272,40 +272,24 @@ def _make_tool_function(name):
 
 
 class _ToolNamespace:
-    """An upstream MCP server's tools: ``await server.tool(arg=value)`` calls the host tool
-    "server.tool"."""
-
-    def __init__(self, server):
-        self.__name__ = server
-
-    def __repr__(self):
-        tools = sorted(k for k in self.__dict__ if k != "__name__")
-        return "<MCP server %s: %s>" % (self.__name__, ", ".join(tools))
+    """An upstream MCP server's tools: ``await server.tool(...)`` calls host tool "server.tool"."""
 
 
 def _add_tool(g, name):
-    """Binds the host tool ``name`` in ``g``: a plain identifier as a function, "server.tool" as
-    an attribute of the namespace ``server``; a name that would shadow a keyword, a builtin or
-    something already bound is left to ``call_tool``."""
+    """Binds host tool ``name`` in ``g``: an identifier as a function, "server.tool" as an
+    attribute of namespace ``server``; what would shadow a keyword, a builtin or a bound name is
+    left to ``call_tool``."""
     if type(name) is not str:
         return
     server, dot, tool = name.partition(".")
+    ok = lambda n: n.isidentifier() and n not in _KEYWORDS and n not in builtins.__dict__  # noqa
     if not dot:
-        if (name.isidentifier() and name not in _KEYWORDS and name not in builtins.__dict__
-                and name not in g):
+        if ok(name) and name not in g:
             g[name] = _make_tool_function(name)
-        return
-    if not (server.isidentifier() and tool.isidentifier() and server not in _KEYWORDS
-            and tool not in _KEYWORDS and server not in builtins.__dict__ and tool != "__name__"):
-        return
-    namespace = g.get(server)
-    if namespace is None:
-        namespace = g[server] = _ToolNamespace(server)
-    elif type(namespace) is not _ToolNamespace:
-        return
-    function = _make_tool_function(name)
-    function.__name__ = tool
-    setattr(namespace, tool, function)
+    elif ok(server) and tool.isidentifier() and tool not in _KEYWORDS:
+        namespace = g.setdefault(server, _ToolNamespace())
+        if type(namespace) is _ToolNamespace:
+            setattr(namespace, tool, _make_tool_function(name))
 
 
 def _user_globals(tool_names):

@@ -489,7 +489,7 @@ class OutputTest(RunnerTestCase):
             code, tools=["srv.add", "srv.get_weather", "len.x", "srv.for", "a.b.c"],
             handler=lambda name, kw: (True, name))
         self.assertEqual(frame.get("type"), "complete", frame)
-        self.assertEqual(frame["output"], ["srv.add", "srv.get_weather", "len.x", "add",
+        self.assertEqual(frame["output"], ["srv.add", "srv.get_weather", "len.x", "srv.add",
                                            ["add", "get_weather"], "builtin_function_or_method"])
         self.assertEqual([c["name"] for c in calls], ["srv.add", "srv.get_weather", "len.x"])
 
