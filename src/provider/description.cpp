@@ -168,7 +168,8 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
     const std::string name = tool->name.substr(0, tool->name.find('.'));
     if (name != server) {
       server = name;
-      out << "\nMCP server `" << server << "` (its tools take keyword arguments matching the "
+      out << (out.tellp() > 0 ? "\n" : "") << "MCP server `" << server
+          << "` (its tools take keyword arguments matching the "
           << "input schema and return its structured result, else its text; a failure raises "
           << "ToolError):\n";
     }
