@@ -166,8 +166,8 @@ TEST_F(McpUpstreamTest, ApprovalAppliesToUpstreamToolsAsToHostTools) {
   // The namespace passed around may reach every tool of the server.
   request = provider_->ApprovalFor("f = up\nawait f.peek()", snapshot);
   EXPECT_EQ(request.tools_requiring_approval,
-            (std::vector<std::string>{"up.add", "up.add_late_tool", "up.fail", "up.get_weather",
-                                      "up.slow", "up.wipe"}));
+            (std::vector<std::string>{"up.add", "up.add_late_tool", "up.big", "up.fail",
+                                      "up.get_weather", "up.slow", "up.wipe"}));
 
   InvokeOptions denied;
   denied.approved = false;
@@ -212,6 +212,36 @@ TEST_F(McpUpstreamTest, ARunThatEndsCancelsItsUpstreamCallButTheServerKeepsRunni
   ExecutionResult next = provider_->Execute("print((await up.add(a=1, b=1))['sum'])");
   EXPECT_EQ(next.outcome, Outcome::kOk) << next.message;
   EXPECT_EQ(next.stdout_text, "2\n");
+}
+
+TEST_F(McpUpstreamTest, ACallOverItsTimeoutFailsAndIsCancelledUpstream) {
+  McpServerOptions o = Server();
+  o.call_timeout_ms = 1'000;
+  ASSERT_TRUE(provider_->AddMcpServer(o).ok());
+  ExecutionResult r = provider_->Execute(
+      "try:\n"
+      "    await up.slow()\n"
+      "except ToolError as e:\n"
+      "    print(e.error_type, e.message)\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text,
+            "UpstreamTimeout upstream tool up/slow: MCP server 'up' did not answer tools/call "
+            "within 1000 ms\n");
+  EXPECT_TRUE(WaitForEvent("cancelled slow")) << Slurp(events_);
+}
+
+TEST_F(McpUpstreamTest, AMessageOverTheBoundClosesTheConnection) {
+  McpServerOptions o = Server();
+  o.max_message_bytes = 64 * 1024;
+  ASSERT_TRUE(provider_->AddMcpServer(o).ok());
+  ExecutionResult r = provider_->Execute(
+      "print(len(await up.big(n=1000)))\n"
+      "try:\n"
+      "    await up.big(n=100000)\n"
+      "except ToolError as e:\n"
+      "    print(e.error_type, 'sent a message over 65536 bytes' in e.message)\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "1000\nUpstreamUnavailable True\n");
 }
 
 TEST_F(McpUpstreamTest, ListChangedIsPickedUpByTheNextRun) {
