@@ -194,9 +194,27 @@ def _user_globals(tool_names, env, http):
             if fn is not None:
                 g[name] = _make_http(name, fn)
     for name in tool_names:
-        if name.isidentifier() and name not in _KEYWORDS and name not in names and name not in g:
-            g[name] = _make_tool(name, call)
+        server, dot, tool = name.partition(".")
+        if not dot:
+            if (name.isidentifier() and name not in _KEYWORDS and name not in names
+                    and name not in g):
+                g[name] = _make_tool(name, call)
+        elif (server.isidentifier() and tool.isidentifier() and server not in _KEYWORDS
+              and tool not in _KEYWORDS and server not in names and tool != "__name__"):
+            # An upstream MCP server's tool "server.tool": an attribute of a namespace.
+            namespace = g.get(server)
+            if namespace is None:
+                namespace = g[server] = _ToolNamespace(server)
+            if type(namespace) is _ToolNamespace:
+                setattr(namespace, tool, _make_tool(name, call))
     return g
+
+
+class _ToolNamespace:
+    """An upstream MCP server's tools: ``await server.tool(arg=value)``."""
+
+    def __init__(self, server):
+        self.__name__ = server
 
 
 def _compile(src):

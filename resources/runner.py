@@ -290,9 +290,31 @@ def _make_tool_function(name):
     return tool
 
 
+class _ToolNamespace:
+    """An upstream MCP server's tools: ``await server.tool(...)`` calls host tool "server.tool"."""
+
+
+def _add_tool(g, name):
+    """Binds host tool ``name`` in ``g``: an identifier as a function, "server.tool" as an
+    attribute of namespace ``server``; what would shadow a keyword, a builtin or a bound name is
+    left to ``call_tool``."""
+    if type(name) is not str:
+        return
+    server, dot, tool = name.partition(".")
+    ok = lambda n: n.isidentifier() and n not in _KEYWORDS and n not in builtins.__dict__  # noqa
+    if not dot:
+        if ok(name) and name not in g:
+            g[name] = _make_tool_function(name)
+    elif ok(server) and tool.isidentifier() and tool not in _KEYWORDS:
+        namespace = g.setdefault(server, _ToolNamespace())
+        if type(namespace) is _ToolNamespace:
+            setattr(namespace, tool, _make_tool_function(name))
+
+
 def _user_globals(tool_names):
     """A fresh __main__ module for the code: builtins, call_tool, ToolError, one function per
-    tool name that is an identifier and does not shadow a builtin or one of those two."""
+    tool name that is an identifier and does not shadow a builtin or one of those two, and one
+    namespace per upstream MCP server ("server.tool" names)."""
     module = _state.session_module or type(sys)("__main__")
     if _state.session:
         _state.session_module = module  # the next run of the session finds its globals here
@@ -301,9 +323,7 @@ def _user_globals(tool_names):
     g["call_tool"] = call_tool
     g["ToolError"] = ToolError
     for name in tool_names:
-        if (type(name) is str and name.isidentifier() and name not in _KEYWORDS
-                and name not in builtins.__dict__ and name not in g):
-            g[name] = _make_tool_function(name)
+        _add_tool(g, name)
     # ``import __main__`` finds the user's namespace, not the runner's (kept alive as "runner").
     sys.modules["__main__"] = module
     return g

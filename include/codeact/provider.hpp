@@ -17,6 +17,7 @@
 #include "codeact/executor.hpp"
 #include "codeact/file_mount.hpp"
 #include "codeact/limits.hpp"
+#include "codeact/mcp_upstream.hpp"
 #include "codeact/policy.hpp"
 #include "codeact/session.hpp"
 #include "codeact/status.hpp"
@@ -71,6 +72,7 @@ struct ProviderOptions {
 };
 
 namespace internal {
+class McpUpstream;
 class SessionTable;
 class ProviderSession;
 }  // namespace internal
@@ -96,11 +98,21 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   void AddNetworkTarget(const std::string& host);
   bool RemoveNetworkTarget(const std::string& host);
   void ClearNetworkTargets();
+  // Starts an upstream MCP server and adds its tools as "NAME.tool" (codeact/mcp_upstream.hpp):
+  // the code calls them as `await NAME.tool(arg=value)`. Refuses a NAME that shadows a keyword,
+  // builtin or standard-library module, or is taken by a host tool or another server; fails
+  // when the server does not start, initialize and list its tools in time. The server runs until
+  // RemoveMcpServer or the provider ends.
+  Status AddMcpServer(McpServerOptions options);
+  bool RemoveMcpServer(const std::string& name);
+  std::vector<std::string> McpServerNames() const;
   void SetLimits(const ExecutionLimits& limits);
   void SetEnvironment(std::map<std::string, std::string> environment);
 
   // Frozen copy of everything a run depends on, with its fingerprint (sorted tool names and
-  // the registry version, mounts, network targets, limits, environment, policy, backend).
+  // the registry version, mounts, network targets, limits, environment, policy, backend). An
+  // upstream MCP server that said its tools changed is listed again first (a failed listing is
+  // logged and keeps its old tools).
   RunSnapshot Snapshot() const;
   // Whether any tool of `snapshot` is gated (or every run is): some run may need approval.
   bool RequiresApproval(const RunSnapshot& snapshot) const;
@@ -151,6 +163,9 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   const std::shared_ptr<Validator> validator_;
   const std::unique_ptr<Executor> executor_;
   ToolRegistry tools_;
+  // After tools_: the servers end, and their tools leave the registry, before it goes.
+  mutable std::mutex upstreams_mu_;
+  std::map<std::string, std::unique_ptr<internal::McpUpstream>> upstreams_;
   mutable std::mutex mu_;
   std::map<std::string, FileMount> mounts_;
   std::vector<std::string> network_targets_;

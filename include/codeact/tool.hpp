@@ -45,7 +45,9 @@ using CancellableToolHandler =
     std::function<ToolResult(const std::string& kwargs_json, const ToolCallContext& context)>;
 
 struct HostTool {
-  std::string name;  // a Python identifier
+  // A Python identifier, or "SERVER.tool" for an upstream MCP server's tool (mcp_upstream.hpp),
+  // which the code reaches as `await SERVER.tool(...)`.
+  std::string name;
   std::string description;
   std::string parameters_schema = R"({"type":"object","properties":{}})";  // JSON Schema
   bool requires_approval = false;
@@ -54,6 +56,9 @@ struct HostTool {
   // threads; a handler that ignores cancellation keeps its thread until it returns, and while
   // all 64 are taken further calls wait.
   CancellableToolHandler cancellable_handler;
+  // An upstream MCP server's tool: its name there (the description shows the mapping when the
+  // two differ). Empty for every other tool.
+  std::string upstream_name;
 };
 
 // Tools keyed by exact name; Add replaces. Thread-safe. Snapshot() is an immutable copy.
@@ -63,6 +68,9 @@ class ToolRegistry {
   std::optional<HostTool> Get(const std::string& name) const;
   bool Remove(const std::string& name);
   void Clear();
+  // Removes every tool `remove` picks and adds `add`, in one step (one version bump): a snapshot
+  // sees all of the old tools or all of the new ones.
+  void ReplaceIf(const std::function<bool(const HostTool&)>& remove, std::vector<HostTool> add);
   std::vector<HostTool> Snapshot() const;  // sorted by name
   std::uint64_t version() const;           // bumps on every change
 

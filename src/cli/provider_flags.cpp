@@ -10,6 +10,7 @@
 #include "common/egress_target.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
+#include "mcp/mcp_upstream.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -108,6 +109,14 @@ constexpr const char* kOtherFlagsHelp =
                          (https, port 443), e.g. api.example.com:GET,POST (repeatable;
                          default: none)
   --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
+  --mcp-server NAME=COMMAND   an upstream MCP server (stdio) whose tools the code calls as
+                         `await NAME.tool(...)` (repeatable). COMMAND is split into words like
+                         a shell would ('...', "...", \ escapes) but no shell runs it: no $VAR,
+                         globs or redirections. e.g. --mcp-server 'fs=npx server-fs /data'
+  --mcp-server-approval NAME=MODE   which tools of server NAME need approval: none (default),
+                         annotations (all but those annotated readOnlyHint or not
+                         destructiveHint) or all
+  --mcp-call-timeout S   one upstream tool call's limit (default 60)
   --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
   --max-sessions N       sessions open at once; one more is refused (default 16)
   --sessions-memory-mb N the memory of all sessions together (default 4096)
@@ -144,7 +153,10 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
                         "--hyperlight-sdk",
                         "--session-idle-expiry",
                         "--max-sessions",
-                        "--sessions-memory-mb"}) {
+                        "--sessions-memory-mb",
+                        "--mcp-server",
+                        "--mcp-server-approval",
+                        "--mcp-call-timeout"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -375,6 +387,58 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
   return Status::Ok();
 }
 
+// --mcp-server NAME=COMMAND, --mcp-server-approval NAME=MODE and --mcp-call-timeout S.
+StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
+  std::vector<McpServerOptions> servers;
+  std::int64_t call_timeout_ms = McpServerOptions{}.call_timeout_ms;
+  if (auto t = args.Get("--mcp-call-timeout")) {
+    auto ms = PositiveNumber("--mcp-call-timeout", *t, 1000.0);
+    if (!ms.ok()) return ms.status();
+    call_timeout_ms = *ms;
+  }
+  for (const auto& text : args.GetAll("--mcp-server")) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return InvalidArgument("--mcp-server needs NAME=COMMAND, got \"" + text + "\"");
+    McpServerOptions server;
+    server.name = text.substr(0, eq);
+    auto words = SplitCommandLine(text.substr(eq + 1));
+    if (!words.ok())
+      return InvalidArgument("--mcp-server " + server.name + ": " + words.status().message());
+    server.command = std::move(*words);
+    server.call_timeout_ms = call_timeout_ms;
+    for (const auto& other : servers) {
+      if (other.name == server.name)
+        return InvalidArgument("--mcp-server " + server.name + " is given twice");
+    }
+    servers.push_back(std::move(server));
+  }
+  for (const auto& text : args.GetAll("--mcp-server-approval")) {
+    const auto eq = text.find('=');
+    const std::string name = text.substr(0, eq);
+    const std::string mode = eq == std::string::npos ? "" : text.substr(eq + 1);
+    auto it = std::find_if(servers.begin(), servers.end(),
+                           [&](const McpServerOptions& o) { return o.name == name; });
+    if (eq == std::string::npos || it == servers.end()) {
+      return InvalidArgument(
+          "--mcp-server-approval needs NAME=MODE for a NAME given with "
+          "--mcp-server, got \"" +
+          text + "\"");
+    }
+    if (mode == "none") {
+      it->approval = McpApproval::kNone;
+    } else if (mode == "annotations") {
+      it->approval = McpApproval::kAnnotations;
+    } else if (mode == "all") {
+      it->approval = McpApproval::kAll;
+    } else {
+      return InvalidArgument("--mcp-server-approval mode must be none, annotations or all, got \"" +
+                             mode + "\"");
+    }
+  }
+  return servers;
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size,
@@ -394,6 +458,14 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     tools = std::move(*loaded);
   }
 
+  auto servers = McpServerFlags(args);
+  if (!servers.ok()) return servers.status();
+  // Refused before anything starts: a bad NAME should not cost an interpreter's start.
+  for (const auto& server : *servers) {
+    if (Status s = internal::CheckServerName(server.name); !s.ok())
+      return InvalidArgument("--mcp-server: " + s.message());
+  }
+
   auto provider = CodeActProvider::Create(std::move(options), nullptr, std::move(validator));
   if (!provider.ok()) return provider.status();
   for (auto& m : *mounts) {
@@ -401,6 +473,11 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
   }
   for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
   for (auto& t : tools) (*provider)->AddTool(std::move(t));
+  for (auto& server : *servers) {
+    const std::string name = server.name;
+    if (Status s = (*provider)->AddMcpServer(std::move(server)); !s.ok())
+      return Status(s.code(), "--mcp-server " + name + ": " + s.message());
+  }
   return *provider;
 }
 

@@ -11,10 +11,26 @@
 #include "codeact_build_config.hpp"
 #include "process/posix_util.hpp"
 
+// Where the installation a program was built against is, when the program was configured with
+// the installed package: codeactConfig.cmake generates a source file for each consumer that
+// defines these (the package's location at the consumer's configure time, so a moved tree is
+// found where it is now). Weak: absent in this build's own programs and in anything that links
+// the library without the package's CMake config, where they stay null.
+extern "C" {
+__attribute__((weak)) extern const char* const codeact_installed_data_dir;
+__attribute__((weak)) extern const char* const codeact_installed_libexec_dir;
+}
+
 namespace codeact::internal {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The path a consumer's generated source gave, or empty.
+std::string Installed(const char* const* symbol) {
+  if (symbol == nullptr || *symbol == nullptr) return "";
+  return *symbol;
+}
 
 // A data dir is usable when it holds the validator package; resources/ is installed beside it.
 bool HasValidator(const fs::path& dir) {
@@ -24,7 +40,8 @@ bool HasValidator(const fs::path& dir) {
 
 }  // namespace
 
-// In order: $CODEACT_DATA_DIR; <binary dir>/../share/codeact for an installed codeact; the source
+// In order: $CODEACT_DATA_DIR; <binary dir>/../share/codeact for an installed codeact; the
+// installation a consumer was configured against (codeact_installed_data_dir above); the source
 // tree for this build's own programs, so they never pick up an older installed copy; the
 // configured install prefix for programs that link the installed library; the source tree.
 std::string DefaultDataDir() {
@@ -36,6 +53,10 @@ std::string DefaultDataDir() {
   if (!ec) {
     const fs::path beside_binary = exe.parent_path().parent_path() / kInstallDataSubdir;
     if (HasValidator(beside_binary)) return beside_binary.string();
+    if (const std::string baked = Installed(&codeact_installed_data_dir);
+        !baked.empty() && HasValidator(baked)) {
+      return baked;
+    }
     const fs::path build_dir = fs::weakly_canonical(kBinaryDir, ec);
     if (!ec && PathWithin(exe.native(), build_dir.native())) return kSourceDir;
   }
@@ -45,10 +66,10 @@ std::string DefaultDataDir() {
 
 namespace {
 
-// The first existing file among this build's own, the one installed next to the binary and
-// the configured prefix's (and with `build_tree_last`, this build's own for any program, as
-// DefaultDataDir ends with the source tree); only $`env` when that is set (a wrong path then
-// shows, visibly).
+// The first existing file among this build's own, the one installed next to the binary, the one
+// of the installation a consumer was configured against, and the configured prefix's (and with
+// `build_tree_last`, this build's own for any program, as DefaultDataDir ends with the source
+// tree); only $`env` when that is set (a wrong path then shows, visibly).
 std::string FindBuiltFile(const char* env, const char* name, bool executable,
                           bool build_tree_last) {
   std::error_code ec;
@@ -63,6 +84,8 @@ std::string FindBuiltFile(const char* env, const char* name, bool executable,
         candidates.push_back(build_dir / name);
       candidates.push_back(exe.parent_path().parent_path() / kInstallLibexecSubdir / name);
     }
+    if (const std::string baked = Installed(&codeact_installed_libexec_dir); !baked.empty())
+      candidates.push_back(fs::path(baked) / name);
     candidates.push_back(fs::path(kInstallLibexecDir) / name);
     if (build_tree_last) candidates.push_back(fs::path(kBinaryDir) / name);
   }

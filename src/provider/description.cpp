@@ -46,6 +46,39 @@ void DescribeTool(std::ostringstream& out, const HostTool& tool) {
   }
 }
 
+// An upstream tool's input schema longer than this is summarised by its parameters.
+constexpr std::size_t kMaxUpstreamSchemaChars = 2000;
+
+// An upstream MCP server's tool: its call form, the upstream name where it was normalised, and
+// its input schema as the server gave it (the model may need more than the signature: enums,
+// formats, nested objects).
+void DescribeUpstreamTool(std::ostringstream& out, const HostTool& tool) {
+  auto params = internal::SchemaParams(tool.parameters_schema);
+  std::string kwargs;
+  if (params.ok()) {
+    for (const auto& p : *params) kwargs += (kwargs.empty() ? "" : ", ") + p.name + "=...";
+  } else {
+    kwargs = "**kwargs";
+  }
+  out << "- `await " << tool.name << "(" << kwargs << ")`";
+  const std::string local = tool.name.substr(tool.name.find('.') + 1);
+  if (!tool.upstream_name.empty() && tool.upstream_name != local)
+    out << " (upstream name `" << tool.upstream_name << "`)";
+  out << " — " << (tool.description.empty() ? "(no description)" : tool.description)
+      << (tool.requires_approval ? " [needs approval: name it in the code, and the run asks first]"
+                                 : "")
+      << "\n";
+  if (tool.parameters_schema.size() <= kMaxUpstreamSchemaChars) {
+    out << "  input schema: " << tool.parameters_schema << "\n";
+  } else if (params.ok()) {
+    // A schema this large would crowd out everything else: its parameters instead.
+    for (const auto& p : *params) {
+      out << "    - " << p.name << ": " << p.type << (p.required ? "" : " (optional)")
+          << (p.description.empty() ? "" : " — " + p.description) << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 std::string CodeActProvider::Instructions() const {
@@ -118,11 +151,29 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
        << "State does not persist between calls: " << traits.fresh_start << "\n";
 
   std::ostringstream out;
-  if (s.tools.empty()) {
-    out << "No host tools are available.\n";
-  } else {
-    out << "Host tools:\n";
-    for (const auto& tool : s.tools) DescribeTool(out, tool);
+  std::vector<const HostTool*> upstream;  // "server.tool": an upstream MCP server's
+  bool any_host_tool = false;
+  for (const auto& tool : s.tools) {
+    if (tool.name.find('.') != std::string::npos) {
+      upstream.push_back(&tool);
+    } else {
+      if (!any_host_tool) out << "Host tools:\n";
+      any_host_tool = true;
+      DescribeTool(out, tool);
+    }
+  }
+  if (!any_host_tool && upstream.empty()) out << "No host tools are available.\n";
+  std::string server;
+  for (const HostTool* tool : upstream) {
+    const std::string name = tool->name.substr(0, tool->name.find('.'));
+    if (name != server) {
+      server = name;
+      out << (out.tellp() > 0 ? "\n" : "") << "MCP server `" << server
+          << "` (its tools take keyword arguments matching the "
+          << "input schema and return its structured result, else its text; a failure raises "
+          << "ToolError):\n";
+    }
+    DescribeUpstreamTool(out, *tool);
   }
 
   if (!s.mounts.empty() || !traits.files.empty()) out << "\nFiles:\n";

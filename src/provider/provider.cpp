@@ -5,8 +5,10 @@
 
 #include "backends/result_budget.hpp"
 #include "codeact/json.hpp"
+#include "common/log.hpp"
 #include "common/utf8.hpp"
 #include "json/definitions.hpp"
+#include "mcp/mcp_upstream.hpp"
 #include "provider/fingerprint.hpp"
 #include "provider/session_table.hpp"
 #include "provider/tool_references.hpp"
@@ -34,7 +36,40 @@ CodeActProvider::CodeActProvider(ProviderOptions options, std::shared_ptr<Valida
       environment_(options_.environment),
       sessions_(std::make_shared<internal::SessionTable>(options_.sessions)) {}
 
-CodeActProvider::~CodeActProvider() { sessions_->Shutdown(); }
+CodeActProvider::~CodeActProvider() {
+  sessions_->Shutdown();
+  std::lock_guard lock(upstreams_mu_);
+  upstreams_.clear();  // each server ends (stdin closed, its group killed) and is reaped
+}
+
+Status CodeActProvider::AddMcpServer(McpServerOptions options) {
+  if (Status s = internal::CheckServerName(options.name); !s.ok()) return s;
+  const std::string name = options.name;
+  std::lock_guard lock(upstreams_mu_);
+  if (upstreams_.count(name) != 0)
+    return InvalidArgument("MCP server name \"" + name + "\" is taken by another server");
+  for (const HostTool& t : tools_.Snapshot()) {
+    if (t.name == name || t.name.rfind(name + ".", 0) == 0)
+      return InvalidArgument("MCP server name \"" + name + "\" is taken by the host tool " +
+                             t.name);
+  }
+  auto upstream = internal::McpUpstream::Start(std::move(options), &tools_);
+  if (!upstream.ok()) return upstream.status();
+  upstreams_.emplace(name, std::move(*upstream));
+  return Status::Ok();
+}
+
+bool CodeActProvider::RemoveMcpServer(const std::string& name) {
+  std::lock_guard lock(upstreams_mu_);
+  return upstreams_.erase(name) > 0;
+}
+
+std::vector<std::string> CodeActProvider::McpServerNames() const {
+  std::lock_guard lock(upstreams_mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, upstream] : upstreams_) names.push_back(name);
+  return names;
+}
 
 void CodeActProvider::AddTool(HostTool tool) { tools_.Add(std::move(tool)); }
 std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const {
@@ -105,6 +140,14 @@ void CodeActProvider::SetEnvironment(std::map<std::string, std::string> environm
 }
 
 RunSnapshot CodeActProvider::Snapshot() const {
+  {
+    std::lock_guard lock(upstreams_mu_);
+    for (const auto& [name, upstream] : upstreams_) {
+      if (Status st = upstream->RefreshIfChanged(); !st.ok())
+        internal::LogWarning("listing the tools of MCP server '" + name +
+                             "' again failed: " + st.message());
+    }
+  }
   RunSnapshot s;
   const std::uint64_t version = tools_.version();
   s.tools = tools_.Snapshot();

@@ -143,6 +143,19 @@ ToolReferences FindToolReferences(std::string_view code,
     if (t.kind == Kind::kString && is_tool(t.text)) refs.names.insert(t.text);
     if (t.kind != Kind::kName) continue;
     if (is_tool(t.text)) refs.names.insert(t.text);
+    // An upstream MCP server's namespace: `server.tool` names that tool; any other use of
+    // `server` (passed around, aliased, getattr) may reach each of its tools.
+    const std::string prefix = t.text + ".";
+    if (std::any_of(tool_names.begin(), tool_names.end(),
+                    [&](const std::string& n) { return n.rfind(prefix, 0) == 0; })) {
+      if (IsOp(tokens, i + 1, '.') && i + 2 < tokens.size() && tokens[i + 2].kind == Kind::kName) {
+        if (is_tool(prefix + tokens[i + 2].text)) refs.names.insert(prefix + tokens[i + 2].text);
+      } else {
+        for (const auto& n : tool_names) {
+          if (n.rfind(prefix, 0) == 0) refs.names.insert(n);
+        }
+      }
+    }
     if (std::find(kReflectiveNames.begin(), kReflectiveNames.end(), t.text) !=
         kReflectiveNames.end()) {
       refs.dynamic = true;

@@ -23,6 +23,25 @@ bool ToolRegistry::Remove(const std::string& name) {
   return removed;
 }
 
+void ToolRegistry::ReplaceIf(const std::function<bool(const HostTool&)>& remove,
+                             std::vector<HostTool> add) {
+  std::lock_guard lock(mu_);
+  bool changed = !add.empty();
+  for (auto it = tools_.begin(); it != tools_.end();) {
+    if (remove(it->second)) {
+      it = tools_.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  for (HostTool& tool : add) {
+    std::string name = tool.name;
+    tools_.insert_or_assign(std::move(name), std::move(tool));
+  }
+  if (changed) ++version_;
+}
+
 void ToolRegistry::Clear() {
   std::lock_guard lock(mu_);
   if (!tools_.empty()) ++version_;

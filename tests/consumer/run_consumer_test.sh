@@ -13,8 +13,8 @@
 #      with -Wall -Wextra -Werror (readme/CMakeLists.txt) and prints the doubled price;
 #   6. that the installed binaries really use <prefix>/share/codeact and not the source tree:
 #      with the installed runner.py removed, both must fail and name the installed path.
-# The consumer run from its build dir (4) finds its data in the configured install prefix or,
-# when nothing is installed there, in the source tree; that fallback is not asserted here.
+# The consumer run from its build dir (4) finds its data in the prefix it was configured against
+# (find_package bakes that in); package.relocated (run_relocated_test.sh) moves the tree first.
 #
 # usage: run_consumer_test.sh BUILD_DIR BINDIR LIBDIR LIBEXECDIR INCLUDEDIR DATADIR
 #                             [consumer cmake args...]

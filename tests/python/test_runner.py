@@ -477,6 +477,22 @@ class OutputTest(RunnerTestCase):
         self.assertEqual(out, "still the builtin\n")
         self.assertEqual(frame["output"], ["not-an-identifier", {"v": 1}])
 
+    def test_upstream_server_tools_are_a_namespace(self):
+        # "srv.tool" names (an upstream MCP server's tools) become attributes of a namespace
+        # `srv`; one that would shadow a builtin (`len.x`) or a bound name is left to call_tool.
+        code = ("a = await srv.add(a=1)\n"
+                "b = await srv.get_weather(city='x')\n"
+                "c = await call_tool('len.x')\n"
+                "[a, b, c, srv.add.__name__, sorted(k for k in vars(srv) if k != '__name__'),"
+                " type(len).__name__]")
+        frame, calls, _, _, _ = self.run_code(
+            code, tools=["srv.add", "srv.get_weather", "len.x", "srv.for", "a.b.c"],
+            handler=lambda name, kw: (True, name))
+        self.assertEqual(frame.get("type"), "complete", frame)
+        self.assertEqual(frame["output"], ["srv.add", "srv.get_weather", "len.x", "srv.add",
+                                           ["add", "get_weather"], "builtin_function_or_method"])
+        self.assertEqual([c["name"] for c in calls], ["srv.add", "srv.get_weather", "len.x"])
+
 
 class ToolCallTest(RunnerTestCase):
 

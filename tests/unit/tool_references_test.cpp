@@ -25,6 +25,22 @@ TEST(ToolReferencesTest, DirectCallsAndLiteralNamesAreReferences) {
   EXPECT_FALSE(Dynamic("await add(a=1, b=2)\n"));
 }
 
+TEST(ToolReferencesTest, AnUpstreamServersToolIsNamedThroughItsNamespace) {
+  const std::vector<std::string> tools = {"add", "gh.create_issue", "gh.list_issues", "fs.read"};
+  auto names = [&](std::string_view code) { return FindToolReferences(code, tools).names; };
+  EXPECT_EQ(names("await gh.create_issue(title='x')\n"),
+            (std::set<std::string>{"gh.create_issue"}));
+  EXPECT_EQ(names("await gh . list_issues()\nawait fs.read(path='/x')\n"),
+            (std::set<std::string>{"gh.list_issues", "fs.read"}));
+  EXPECT_EQ(names("await call_tool('gh.create_issue')\n"),
+            (std::set<std::string>{"gh.create_issue"}));
+  // The namespace itself passed around may reach each of its tools.
+  EXPECT_EQ(names("g = gh\nawait g.create_issue()\n"),
+            (std::set<std::string>{"gh.create_issue", "gh.list_issues"}));
+  EXPECT_EQ(names("await gh.nothing()\n"), (std::set<std::string>{}));
+  EXPECT_TRUE(names("print('gh is great')\n").empty());
+}
+
 TEST(ToolReferencesTest, CommentsAndStringTextAreNotReferences) {
   EXPECT_TRUE(Names("# refund everything later\nprint('call add and refund now')\n").empty());
   EXPECT_TRUE(Names("s = '''\nrefund(order=1)\n'''\nprint(s)\n").empty());
