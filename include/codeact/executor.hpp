@@ -44,11 +44,21 @@ struct RunSnapshot {
   std::string fingerprint;  // see provider.hpp; keys warm children and sandbox reuse
 };
 
+inline constexpr std::int64_t kMaxLateOutputWaitMs = 30'000;
+
 // Options of the hyperlight backend (hyperlight_provider.hpp); ignored by the local backend.
 struct HyperlightOptions {
-  // A host directory the code sees read-only at /input. Empty: no /input. It must exist, be a
-  // directory and not a symlink, or runs end as setup_error.
+  // Host directories the code sees read-only at /input: `input_dir` (empty: none) and each of
+  // `input_dirs`, merged flat into one private copy taken before the run (the regular files at
+  // the top of each; backends/hyperlight/input_staging.hpp). Each must exist, be a directory and
+  // not a symlink, hold no symlink anywhere, and share no file name with another; else runs end
+  // as setup_error. The copy is taken again, and a new sandbox built, when an input changes.
   std::string input_dir;
+  std::vector<std::string> input_dirs;
+  // Files the guest writes under /output may land after its run returns. When this is above 0
+  // and the code names /output, a run that left /output empty waits up to this long for a file
+  // there before the capture. 0 (the default): no wait. At most kMaxLateOutputWaitMs.
+  std::int64_t late_output_wait_ms = 0;
   // A directory put first on the worker's sys.path before `hyperlight_sandbox` is imported.
   // Empty (the default) imports the installed SDK. The tests point it at their fake SDK
   // (tests/fakes); nothing picks that fake up unless it is named here.

@@ -60,8 +60,10 @@ struct HostTool {
 class ToolRegistry {
  public:
   void Add(HostTool tool);
+  void AddAll(std::vector<HostTool> tools);  // one version step for the batch
   std::optional<HostTool> Get(const std::string& name) const;
   bool Remove(const std::string& name);
+  std::size_t RemoveAll(const std::vector<std::string>& names);  // how many were there
   void Clear();
   std::vector<HostTool> Snapshot() const;  // sorted by name
   std::uint64_t version() const;           // bumps on every change

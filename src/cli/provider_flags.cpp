@@ -83,6 +83,11 @@ constexpr const char* kOtherFlagsHelp =
   --policy FILE          validator policy as JSON lists (custom lists replace the defaults)
   --allow-import M       allow one more module (repeatable)
   --block-import M       block a module (repeatable)
+  --allowed-imports LIST the import allow-list, comma-separated, replacing the default
+  --blocked-imports LIST the default block list replaced (blocked under a parent or wildcard
+                         entry; an exact allow entry beats it)
+  --allowed-builtins LIST  only these builtins, comma-separated (the blocked ones stay blocked)
+  --workdir DIR          a host directory as the code's working files: read-write at /work
   --no-validate          skip the validator (trusted code only)
   --approve              approve runs that need approval
   --python PATH          child interpreter (default: the embedded validator's installation)
@@ -96,7 +101,10 @@ constexpr const char* kOtherFlagsHelp =
                          process or namespaces (an explicit level runs as asked or not at all)
   --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
   --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
-  --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only)
+  --input-dir DIR        hyperlight: a host directory the code reads at /input (read-only;
+                         repeatable: merged flat, a file name in two is refused)
+  --late-output-wait S   hyperlight: wait up to S seconds (at most 30) for a file under /output
+                         when the code names /output and left it empty (default 0: no wait)
   --allow-domain TARGET[:METHODS] hyperlight: a network target the guest may reach:
                          https://HOST[:PORT], http://HOST[:PORT] or HOST (https, port
                          443), e.g. api.example.com:GET,POST (repeatable; default: none)
@@ -117,11 +125,30 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
   for (const auto& limit : internal::LimitTable()) {
     if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
   }
-  for (const char* f :
-       {"--run-as-uids", "--mount", "--env", "--tools", "--policy", "--allow-import",
-        "--block-import", "--python", "--pool", "--warm-pool", "--isolation", "--require-isolation",
-        "--backend", "--input-dir", "--allow-domain", "--hyperlight-sdk", "--session-idle-expiry",
-        "--max-sessions", "--sessions-memory-mb"}) {
+  for (const char* f : {"--run-as-uids",
+                        "--mount",
+                        "--env",
+                        "--tools",
+                        "--policy",
+                        "--allow-import",
+                        "--block-import",
+                        "--python",
+                        "--pool",
+                        "--warm-pool",
+                        "--isolation",
+                        "--require-isolation",
+                        "--backend",
+                        "--input-dir",
+                        "--allow-domain",
+                        "--hyperlight-sdk",
+                        "--session-idle-expiry",
+                        "--max-sessions",
+                        "--sessions-memory-mb",
+                        "--workdir",
+                        "--allowed-builtins",
+                        "--allowed-imports",
+                        "--blocked-imports",
+                        "--late-output-wait"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -216,6 +243,29 @@ Status CodeFlags(const Args& args, ProviderOptions& options) {
     if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
     options.policy = std::move(*policy);
   }
+  // The lists that replace a default: one flag, comma-separated ("" is the empty list).
+  auto list_flag = [&](const char* flag, std::optional<std::vector<std::string>>& out) -> Status {
+    auto text = args.Get(flag);
+    if (!text) return Status::Ok();
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (start <= text->size() && !text->empty()) {
+      const std::size_t comma = std::min(text->find(',', start), text->size());
+      std::string item = text->substr(start, comma - start);
+      if (item.empty()) {
+        return InvalidArgument(std::string(flag) + " needs NAME[,NAME...], got \"" + *text + "\"");
+      }
+      items.push_back(std::move(item));
+      start = comma + 1;
+    }
+    out = std::move(items);
+    return Status::Ok();
+  };
+  if (Status s = list_flag("--allowed-imports", options.policy.allowed_imports); !s.ok()) return s;
+  if (Status s = list_flag("--blocked-imports", options.policy.blocked_imports); !s.ok()) return s;
+  if (Status s = list_flag("--allowed-builtins", options.policy.allowed_builtins); !s.ok())
+    return s;
+  if (auto dir = args.Get("--workdir")) options.working_directory = *dir;
   for (const auto& m : args.GetAll("--allow-import"))
     options.policy.extra_allowed_imports.push_back(m);
   for (const auto& m : args.GetAll("--block-import"))
@@ -296,7 +346,11 @@ constexpr BackendFlag kBackendFlags[] = {
     {"--accept-weaker-limits", BackendKind::kLocal, ""},
     {"--run-as-uids", BackendKind::kLocal, ""},
     {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
+    {"--workdir", BackendKind::kLocal,
+     "; with --backend hyperlight use --input-dir (read-only at /input) and files "
+     "written under /output"},
     {"--input-dir", BackendKind::kHyperlight, ""},
+    {"--late-output-wait", BackendKind::kHyperlight, ""},
     {"--allow-domain", BackendKind::kHyperlight, ""},
     {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
 };
@@ -321,7 +375,19 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
   if (options.executor.backend == BackendKind::kHyperlight) {
     // A micro-VM is the strongest level there is: --require-isolation is met.
     options.executor.isolation = IsolationLevel::kAuto;
-    if (auto dir = args.Get("--input-dir")) options.executor.hyperlight.input_dir = *dir;
+    // Repeatable: the directories are merged flat into /input (a name in two is refused).
+    options.executor.hyperlight.input_dirs = args.GetAll("--input-dir");
+    if (auto text = args.Get("--late-output-wait")) {
+      double seconds = -1;
+      const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seconds);
+      if (ec != std::errc() || ptr != text->data() + text->size() || !(seconds >= 0) ||
+          seconds * 1000 > static_cast<double>(kMaxLateOutputWaitMs)) {
+        return InvalidArgument("--late-output-wait needs seconds from 0 to " +
+                               std::to_string(kMaxLateOutputWaitMs / 1000) + ", got \"" + *text +
+                               "\"");
+      }
+      options.executor.hyperlight.late_output_wait_ms = static_cast<std::int64_t>(seconds * 1000);
+    }
     if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
     for (const auto& d : args.GetAll("--allow-domain")) {
       if (d.empty() || d.front() == ':')
@@ -356,7 +422,11 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
   for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
-  for (auto& t : tools) (*provider)->AddTool(std::move(t));
+  // A tool the code could not reach by its name (`sum`, `print`, `json` ...) is refused here,
+  // before anything runs: exit 2 with the reason.
+  if (Status s = (*provider)->AddTools(std::move(tools)); !s.ok()) {
+    return InvalidArgument("tools file " + *args.Get("--tools") + ": " + s.message());
+  }
   return *provider;
 }
 

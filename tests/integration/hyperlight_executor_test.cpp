@@ -81,9 +81,11 @@ int CountWorkerDirs() {
 TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
   std::atomic<int> calls = 0;
   auto p = FakeProvider();
-  p->AddTool(AddTool(&calls));
-  p->AddTool({"fail", "Always fails", R"({"type":"object","properties":{}})", false,
-              [](const std::string&) { return ToolResult::Failure("Boom", "it broke"); }});
+  EXPECT_TRUE(p->AddTool(AddTool(&calls)).ok());
+  EXPECT_TRUE(
+      p->AddTool({"fail", "Always fails", R"({"type":"object","properties":{}})", false,
+                  [](const std::string&) { return ToolResult::Failure("Boom", "it broke"); }})
+          .ok());
   const ExecutionResult r = p->Execute(
       "r = await add(a=2, b=3)\n"
       "print('sum', r)\n"
@@ -108,7 +110,7 @@ TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
 
 TEST(HyperlightExecutorTest, TheCodeRunsAsOnTheLocalBackend) {
   auto p = FakeProvider();
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   // gather over tool calls, and the asyncio.run(main()) style without top-level await
   const ExecutionResult gathered = p->Execute(
       "import asyncio\nrs = await asyncio.gather(*(add(a=i, b=i) for i in range(4)))\nrs");
@@ -133,7 +135,7 @@ TEST(HyperlightExecutorTest, TheToolBudgetAppliesAsOnTheLocalBackend) {
   ProviderOptions o;
   o.limits.max_tool_calls = 2;
   auto p = FakeProvider(o);
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   const ExecutionResult r = p->Execute(
       "for i in range(3):\n"
       "    try:\n"
@@ -218,7 +220,7 @@ TEST(HyperlightExecutorTest, AFingerprintChangeBuildsANewSandbox) {
   const ExecutionResult b = p->Execute("fake_sandbox_id");
   ASSERT_EQ(a.outcome, Outcome::kOk) << a.message;
   EXPECT_EQ(a.output_json, b.output_json);
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   const ExecutionResult c = p->Execute("print(await add(a=1, b=1))\nfake_sandbox_id");
   ASSERT_EQ(c.outcome, Outcome::kOk) << c.message << c.stderr_text;
   EXPECT_EQ(c.stdout_text, "2\n") << "the new sandbox has the new tool";
@@ -297,7 +299,7 @@ TEST(HyperlightExecutorTest, ApprovalGatesTheWholeRun) {
   auto p = FakeProvider();
   HostTool tool = AddTool(&calls);
   tool.requires_approval = true;
-  p->AddTool(tool);
+  EXPECT_TRUE(p->AddTool(tool).ok());
   const ExecutionResult denied = p->Execute("await add(a=1, b=2)");
   EXPECT_EQ(denied.outcome, Outcome::kApprovalRequired);
   EXPECT_EQ(denied.backend, "hyperlight");
@@ -382,7 +384,7 @@ TEST(HyperlightExecutorTest, AGuestThatCannotStartIsUnavailableWithTheReason) {
 
 TEST(HyperlightExecutorTest, RunsProceedConcurrently) {
   auto p = FakeProvider();
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   std::vector<std::thread> threads;
   std::vector<ExecutionResult> results(4);
   for (int i = 0; i < 4; ++i) {
@@ -442,7 +444,7 @@ TEST(HyperlightRealTest, AGuestRunsCodeAndCallsAHostTool) {
   if (devices.empty()) GTEST_SKIP() << "neither /dev/kvm nor /dev/mshv can be opened";
   auto p = HyperlightCodeActProvider::Create();
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  (*p)->AddTool(AddTool());
+  EXPECT_TRUE((*p)->AddTool(AddTool()).ok());
   const ExecutionResult r = (*p)->Execute("r = await add(a=20, b=22)\nprint('guest says', r)\nr");
   // On nested virtualisation through PVM the guest does not start: that fails here, on purpose,
   // with the SDK's reason, since the device opened.

@@ -11,7 +11,9 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <thread>
 
+#include "backends/hyperlight/input_staging.hpp"
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
@@ -93,16 +95,13 @@ std::string StartKey(const ResourceLimits& r) {
   return key;
 }
 
-Status CheckInputDir(const std::string& path) {
-  if (path.empty()) return Status::Ok();
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return InvalidArgument("input directory " + path + ": " + ErrnoText(errno));
+// Whether `dir` holds a regular file now (the late-output wait's question).
+bool HasRegularFile(const std::string& dir) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) return true;
   }
-  if (S_ISLNK(st.st_mode)) return InvalidArgument("input directory " + path + " is a symlink");
-  if (!S_ISDIR(st.st_mode))
-    return InvalidArgument("input directory " + path + " is not a directory");
-  return Status::Ok();
+  return false;
 }
 
 // One worker process. The directory and the cgroup are declared first so that they are removed
@@ -148,7 +147,7 @@ class HyperlightExecutor final : public Executor {
           "refused or failed request raises ToolError.\n";
     }
     // The guest sees only these two directories; their host paths stay out of the text.
-    if (!options_.input_dir.empty()) t.files += "- /input (read-only): input files from the host\n";
+    if (!InputDirs().empty()) t.files += "- /input (read-only): input files from the host\n";
     t.files += "- /output (read-write, starts empty): files written here are returned (up to " +
                BytesText(snapshot.limits.max_capture_file_bytes) + " each, " +
                BytesText(snapshot.limits.max_capture_total_bytes) + " in total)\n";
@@ -197,8 +196,12 @@ class HyperlightExecutor final : public Executor {
                                                       "(names starting with __codeact_)");
       }
     }
-    if (Status s = CheckInputDir(options_.input_dir); !s.ok())
-      return NotRunResult(Outcome::kSetupError, s.message());
+    if (options_.late_output_wait_ms < 0 || options_.late_output_wait_ms > kMaxLateOutputWaitMs) {
+      return NotRunResult(Outcome::kSetupError, "late_output_wait_ms must be from 0 to " +
+                                                    std::to_string(kMaxLateOutputWaitMs) +
+                                                    ", got " +
+                                                    std::to_string(options_.late_output_wait_ms));
+    }
     if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok())
       return NotRunResult(Outcome::kSetupError, targets.status().message());
     if (request.cancel.cancelled()) {
@@ -210,8 +213,8 @@ class HyperlightExecutor final : public Executor {
   // A configured worker: an idle one when there is one (it may have died while idle: then one
   // fresh start is tried), else a new one. Null, with the run's result in `failure`, when none
   // could be had.
-  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, Clock::time_point deadline,
-                                           ExecutionResult& failure) {
+  std::unique_ptr<Worker> ConfiguredWorker(const RunSnapshot& snapshot, const std::string& input,
+                                           Clock::time_point deadline, ExecutionResult& failure) {
     const ExecutionLimits& limits = snapshot.limits;
     for (int attempt = 0;; ++attempt) {
       const bool fresh = attempt > 0;
@@ -228,7 +231,7 @@ class HyperlightExecutor final : public Executor {
         }
         return nullptr;
       }
-      StatusOr<WorkerReply> reply = Configure(**got, snapshot, deadline);
+      StatusOr<WorkerReply> reply = Configure(**got, snapshot, input, deadline);
       if (!reply.ok()) {
         (*got)->child->KillAll();
         if (reply.status().code() == StatusCode::kDeadlineExceeded) {
@@ -278,14 +281,58 @@ class HyperlightExecutor final : public Executor {
     return exit;
   }
 
-  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
+  // The host paths of every input directory, absolute.
+  std::vector<std::string> InputDirs() const {
+    std::vector<std::string> dirs;
+    if (!options_.input_dir.empty()) dirs.push_back(options_.input_dir);
+    dirs.insert(dirs.end(), options_.input_dirs.begin(), options_.input_dirs.end());
+    for (auto& d : dirs) d = std::filesystem::absolute(d).lexically_normal().string();
+    return dirs;
+  }
+
+  // The staged copy of the inputs as they are now (null without inputs): the last one while
+  // nothing changed, else a new one. A run holds its copy until it ends.
+  StatusOr<std::shared_ptr<const StagedInputs>> CurrentInputs() {
+    const std::vector<std::string> dirs = InputDirs();
+    if (dirs.empty()) return std::shared_ptr<const StagedInputs>();
+    auto signature = InputSignature(dirs);
+    if (!signature.ok()) return signature.status();
+    std::lock_guard lock(staging_mu_);
+    if (staged_ && staged_->signature == *signature) return staged_;
+    auto fresh = StageInputs(dirs);
+    if (!fresh.ok()) return fresh.status();
+    staged_ = std::move(*fresh);
+    return staged_;
+  }
+
+  // When the option is on and the code names /output but left it empty: waits for a file there,
+  // polling, until the option's time (or the run's wall clock) is up.
+  void AwaitLateOutput(const std::string& code, const std::string& output_dir,
+                       Clock::time_point deadline) const {
+    if (options_.late_output_wait_ms <= 0 || code.find("/output") == std::string::npos) return;
+    const auto until =
+        std::min(deadline, Clock::now() + std::chrono::milliseconds(options_.late_output_wait_ms));
+    auto pause = std::chrono::milliseconds(2);
+    while (!HasRegularFile(output_dir) && Clock::now() < until) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+  }
+
+  ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& original,
                       Clock::time_point start) {
-    const ExecutionLimits& limits = snapshot.limits;
-    if (std::optional<ExecutionResult> refused = RefuseRun(request, snapshot))
+    const ExecutionLimits& limits = original.limits;
+    if (std::optional<ExecutionResult> refused = RefuseRun(request, original))
       return std::move(*refused);
+    auto inputs = CurrentInputs();
+    if (!inputs.ok()) return NotRunResult(Outcome::kSetupError, inputs.status().message());
+    // Other inputs make another sandbox: their digest is part of the sandbox's fingerprint.
+    RunSnapshot snapshot = original;
+    if (*inputs) snapshot.fingerprint += "/inputs:" + (*inputs)->digest;
+    const std::string input_path = *inputs ? (*inputs)->dir.path() : "";
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     ExecutionResult failure;
-    std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, deadline, failure);
+    std::unique_ptr<Worker> worker = ConfiguredWorker(snapshot, input_path, deadline, failure);
     if (!worker) return failure;
     worker->last_fingerprint = snapshot.fingerprint;
     const std::vector<FileMount> output_mount = {FileMount{worker->output_dir, kOutputMountPath,
@@ -305,6 +352,7 @@ class HyperlightExecutor final : public Executor {
     if (terminal_frame) {
       // The worker wrote the guest's output before its terminal frame: it is in the pipes.
       loop.DrainAvailableOutput();
+      AwaitLateOutput(request.code, worker->output_dir, deadline);
     } else {
       exit = EndWithoutTerminalFrame(child, loop, ended, deadline, request.cancel);
     }
@@ -329,12 +377,11 @@ class HyperlightExecutor final : public Executor {
   }
 
   StatusOr<WorkerReply> Configure(Worker& worker, const RunSnapshot& snapshot,
-                                  Clock::time_point deadline) const {
+                                  const std::string& input, Clock::time_point deadline) const {
     WorkerConfig config;
     config.fingerprint = snapshot.fingerprint;
     for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
-    config.input_dir =
-        options_.input_dir.empty() ? "" : std::filesystem::absolute(options_.input_dir).string();
+    config.input_dir = input;
     config.output_dir = worker.output_dir;
     // RefuseRun has parsed them already.
     config.network_targets = *ParseEgressTargets(snapshot.network_targets);
@@ -499,6 +546,8 @@ class HyperlightExecutor final : public Executor {
   TaskThread launcher_;  // destroyed after the idle workers below
   std::mutex mu_;
   std::deque<std::unique_ptr<Worker>> idle_;
+  std::mutex staging_mu_;  // one staging at a time; runs hold their copy (shared_ptr)
+  std::shared_ptr<const StagedInputs> staged_;
 };
 
 }  // namespace
