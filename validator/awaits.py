@@ -22,7 +22,6 @@ Static and by name: a coroutine moved through other objects is left to the run-t
 
 import ast
 import keyword
-import re
 
 from . import report as R
 
@@ -136,6 +135,7 @@ def find_unawaited(tree, code, tool_names):
         return []
     # The usual code awaits every call where it makes it: then no walk is needed. A textual
     # `name(` (whitespace or a line continuation between) not right after `await` needs one.
+    import re  # here: importing the validator stays light (test_api.test_importing_is_light)
     pattern = re.compile(r"(await[\s\\]+)?\b(?:%s)[\s\\]*\("
                          % "|".join(re.escape(n) for n in sorted(names)))
     if all(m.group(1) for m in pattern.finditer(code)):
