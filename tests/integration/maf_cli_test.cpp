@@ -79,7 +79,9 @@ TEST_F(MafCliTest, TheAwaitedCallPrintsItsResult) {
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("stdout").as_string(), "3\n");
-  EXPECT_EQ(v.at("message").as_string(), "");
+  // The message may carry the host's own notes (no cgroup for a non-root user), never this one.
+  EXPECT_EQ(std::string(v.at("message").as_string()).find("never ran"), std::string::npos)
+      << v.at("message");
 }
 
 // With the validator off (trusted code), the runner still reports the call that never ran.
@@ -90,9 +92,14 @@ TEST_F(MafCliTest, ACoroutineNeverAwaitedIsReportedInTheMessage) {
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("stdout").as_string(), "coroutine\n");
   EXPECT_EQ(v.at("tool_calls").as_int64(), 0);
-  EXPECT_EQ(v.at("message").as_string(),
-            "1 tool call(s) never ran because their coroutine was not awaited: add on line 1; add "
-            "await");
+  // First in the message; a non-root host's notes (no cgroup) may follow.
+  EXPECT_EQ(
+      std::string(v.at("message").as_string())
+          .rfind("1 tool call(s) never ran because their coroutine was not awaited: add on line 1; "
+                 "add await",
+                 0),
+      0u)
+      << v.at("message");
 }
 
 TEST_F(MafCliTest, AllowedBuiltinsFlagReplacesTheBuiltins) {
