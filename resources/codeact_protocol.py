@@ -26,7 +26,7 @@ the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr
                  {"type":"tool_result","id":N,"ok":false,"error_type":str,"message":str}
                  (a frame with an "id" and no "type" is taken as a tool_result too)
   child -> host  exactly one terminal frame, sent after sys.stdout and sys.stderr are flushed:
-                 {"type":"complete","output_present":bool,"output":<json or null>}
+                 {"type":"complete","output_present":bool,"output":<json or null>,"note":str?}
                  {"type":"error","error_type":str,"message":str,"traceback":str}
                  {"type":"limit","limit":"output","message":str}
   launcher -> host {"type":"setup_error","step":str,"errno":N,"message":str}   (the namespaces
@@ -74,7 +74,7 @@ TABLE = {
     "setup_error": ("bridge", "child", ("message",), ("step", "errno")),
     "guard_error": ("bridge", "child", ("message",), ()),
     "tool_call": ("bridge", "child", ("id", "name"), ("kwargs",)),
-    "complete": ("bridge", "child", ("output_present",), ("output",)),
+    "complete": ("bridge", "child", ("output_present",), ("output", "note")),
     "error": ("bridge", "child", ("error_type", "message"), ("traceback",)),
     "limit": ("bridge", "child", ("message",), ("limit",)),
     "configured": ("bridge", "child", ("reused",), ()),

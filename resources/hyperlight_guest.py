@@ -53,8 +53,42 @@ class ToolError(Exception):
         super().__init__("%s: %s" % (error_type, message) if message else str(error_type))
 
 
+# Tool coroutines made by the code and not started yet: token -> (tool name, line). What is
+# left when the run completes is reported in the result's message (as runner.py does).
+_UNAWAITED = {}
+
+
+def _track(name, make):
+    """A coroutine running `make()`'s, with its tool and the line of the code that made it
+    remembered until it starts (the inner one is made only then: one warning if never awaited)."""
+    import sys
+    token = object()
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != "<code>":
+        frame = frame.f_back
+    _UNAWAITED[token] = (name, frame.f_lineno if frame is not None else 0)
+
+    async def started():
+        _UNAWAITED.pop(token, None)
+        return await make()
+    return started()
+
+
+def _unawaited_note():
+    if not _UNAWAITED:
+        return None
+    seen = sorted(set(_UNAWAITED.values()), key=lambda item: (item[1], str(item[0])))
+    where = ", ".join("%s on line %d" % (n, line) if line else str(n) for n, line in seen[:8])
+    more = "" if len(seen) <= 8 else " and %d more" % (len(seen) - 8)
+    return ("%d tool call(s) never ran because their coroutine was not awaited: %s%s; add await"
+            % (len(_UNAWAITED), where, more))
+
+
 def _report(**fields):
     import sys
+    note = _unawaited_note() if fields.get("kind") == "complete" else None
+    if note:
+        fields["note"] = note
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -71,9 +105,12 @@ def _args_size(payload):
 
 
 def _make_call_tool(sync_call):
-    async def call_tool_async(name, /, *args, **kwargs):
+    def call_tool_tracked(name, /, *args, **kwargs):
         if args:
             raise TypeError("call_tool takes keyword arguments only")
+        return _track(str(name), lambda: call_tool_async(name, **kwargs))
+
+    async def call_tool_async(name, /, **kwargs):
         where = big_int_path(kwargs)  # noqa: F821 (codeact_convert's)
         if where is not None:
             raise ToolError("IntegerOutOfRange",
@@ -86,8 +123,9 @@ def _make_call_tool(sync_call):
                 payload = clean_json(payload)  # noqa: F821 (codeact_convert's)
                 size = _args_size(payload)
         except (TypeError, ValueError, RecursionError) as e:
-            raise ToolError("ToolError", "arguments are not JSON: %s" % safe_str(e),  # noqa: F821
-                            name) from None
+            raise ToolError("InvalidArguments",  # noqa: F821 (as on the local backend)
+                            "arguments of tool %r are not JSON-serialisable: %s" % (
+                                name, safe_str(e)), name) from None  # noqa: F821
         if size > GUEST_ARGS_CAP:
             raise ToolError("ArgumentsTooLarge",
                             "the call's %d bytes of JSON arguments exceed the hyperlight guest's "
@@ -100,7 +138,7 @@ def _make_call_tool(sync_call):
             err = result[TOOL_ERROR_KEY]
             raise ToolError(err.get("error_type", "ToolError"), err.get("message", ""), name)
         return result
-    return call_tool_async
+    return call_tool_tracked
 
 
 def _make_http(name, fn):
@@ -129,10 +167,10 @@ def _make_flat_open(real_open):
 
 
 def _make_tool(name, call):
-    async def tool(*args, **kwargs):
+    def tool(*args, **kwargs):
         if args:
             raise TypeError("%s() takes keyword arguments only" % name)
-        return await call(name, **kwargs)
+        return call(name, **kwargs)
     tool.__name__ = tool.__qualname__ = name
     return tool
 

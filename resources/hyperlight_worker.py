@@ -383,29 +383,38 @@ class _Worker:
             return limit_frame("the output's %s or more bytes of JSON exceed the limit of %d bytes"
                                % (report.get("size"), max_output))
         if report.get("kind") == "complete":
-            if not report.get("output_present"):
-                return COMPLETE_NO_OUTPUT
-            if report.get("output_chunks"):
-                if self.output_size > 4 * max_output + 65536:
-                    return limit_frame("the output's %d or more bytes of JSON exceed the limit of "
-                                       "%d bytes" % (self.output_size, max_output))
-                try:
-                    output = decode("".join(self.output_parts))
-                except ValueError as e:
-                    return self.error_frame("GuestError", "the guest's output is not JSON: %s"
-                                            % e, "")
-            else:
-                output = report.get("output")
-            try:
-                out = encode(output)
-            except (TypeError, ValueError):
-                out = encode(repr(output))
-            if len(out) > max_output:
-                return limit_frame("the output's %d bytes of JSON exceed the limit of %d bytes"
-                                   % (len(out), max_output))
-            return complete_frame(out)
+            frame = self.complete_frame(report, max_output)
+            note = report.get("note")
+            if isinstance(note, str) and note and frame.startswith('{"type":"complete"'):
+                # Tool coroutines the code never awaited: the result's message says so.
+                frame = frame[:-1] + ',"note":%s}' % encode(note[:4096])
+            return frame
         return self.error_frame(str(report.get("error_type") or "Error"),
                                 str(report.get("message") or ""), str(report.get("traceback") or ""))
+
+    def complete_frame(self, report, max_output):
+        """The complete frame (or a limit or error frame) for a "complete" report."""
+        if not report.get("output_present"):
+            return COMPLETE_NO_OUTPUT
+        if report.get("output_chunks"):
+            if self.output_size > 4 * max_output + 65536:
+                return limit_frame("the output's %d or more bytes of JSON exceed the limit of "
+                                   "%d bytes" % (self.output_size, max_output))
+            try:
+                output = decode("".join(self.output_parts))
+            except ValueError as e:
+                return self.error_frame("GuestError", "the guest's output is not JSON: %s"
+                                        % e, "")
+        else:
+            output = report.get("output")
+        try:
+            out = encode(output)
+        except (TypeError, ValueError):
+            out = encode(repr(output))
+        if len(out) > max_output:
+            return limit_frame("the output's %d bytes of JSON exceed the limit of %d bytes"
+                               % (len(out), max_output))
+        return complete_frame(out)
 
     def error_frame(self, error_type, message, traceback):
         quarter = max(self.max_frame // 4, 64)

@@ -140,6 +140,8 @@ class _State:
     imports_limited = False  # the guard's import check is on (once per process)
     session = False     # runner_session.py: a terminal frame ends the run, not the process
     session_module = None  # a session's __main__, kept from run to run
+    created = 0         # tool coroutines made by the run
+    unawaited = None    # token -> (tool name, line) of those not started yet
 
 
 class _RunEnded(BaseException):
@@ -149,6 +151,7 @@ class _RunEnded(BaseException):
 _state = _State()
 _state.buf = bytearray()
 _state.pending = {}
+_state.unawaited = {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,6 +217,8 @@ def _flush_std():
 
 def _finish(frame_text, exit_code):
     """Sends the terminal frame and ends the process (no atexit handlers, no finalizers)."""
+    if _state.unawaited and frame_text.startswith('{"type":"complete"'):
+        frame_text = _load_cold().with_unawaited_note(frame_text, _state.unawaited)
     _flush_std()
     _send_text(frame_text)
     if _state.session:
@@ -252,11 +257,28 @@ class ToolError(Exception):
         super().__init__("%s: %s" % (error_type, message) if message else str(error_type))
 
 
-async def call_tool(name, /, *args, **kwargs):
-    """Calls the host tool ``name`` with keyword arguments only; returns its JSON result or raises
-    ToolError."""
+def call_tool(name, /, *args, **kwargs):
+    """Calls the host tool ``name`` with keyword arguments only: ``await`` it for its JSON result
+    (or ToolError). A coroutine of it that is never awaited is reported in the result's
+    message."""
     if args:
         raise TypeError("call_tool takes keyword arguments only")
+    return _tool_call(name, kwargs, _note_created(name))
+
+
+def _note_created(name):
+    """Remembers a tool coroutine and the line of the user's code that made it, until it runs."""
+    st = _state
+    st.created += 1
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != _CODE_NAME:
+        frame = frame.f_back
+    st.unawaited[st.created] = (name, frame.f_lineno if frame is not None else 0)
+    return st.created
+
+
+async def _tool_call(name, kwargs, token):
+    _state.unawaited.pop(token, None)
     return await _load_cold().call_tool(name, kwargs)
 
 
@@ -273,7 +295,7 @@ _POSITIONAL = {
 def _make_tool_function(name):
     params = _POSITIONAL.get(name, ())
 
-    async def tool(*args, **kwargs):
+    def tool(*args, **kwargs):
         if args:
             if len(args) > len(params):
                 raise TypeError("%s() takes keyword arguments only" % name if not params else
@@ -283,7 +305,7 @@ def _make_tool_function(name):
                 if key in kwargs:
                     raise TypeError("%s() got multiple values for argument %r" % (name, key))
                 kwargs[key] = value
-        return await call_tool(name, **kwargs)
+        return _tool_call(name, kwargs, _note_created(name))
 
     tool.__name__ = tool.__qualname__ = name
     tool.__doc__ = "Calls the host tool %r: await %s(param=...)." % (name, name)

@@ -237,14 +237,33 @@ def _on_eof():
                 pass
 
 
+def with_unawaited_note(frame_text, unawaited):
+    """The complete frame with a "note" naming the tool coroutines that never ran (token ->
+    (tool name, line)): the result's message then says to add await."""
+    try:
+        seen = sorted(set(unawaited.values()), key=lambda item: (item[1], str(item[0])))
+        names = [(clean_str(str(n)), line) for n, line in seen[:8]]
+        where = ", ".join("%s on line %d" % (n, line) if line else n for n, line in names)
+        more = "" if len(seen) <= 8 else " and %d more" % (len(seen) - 8)
+        note = ("%d tool call(s) never ran because their coroutine was not awaited: %s%s; add "
+                "await" % (len(unawaited), where, more))
+        return frame_text[:-1] + ',"note":%s}' % encode(note)
+    except MemoryError:
+        return frame_text
+
+
 def _bad_kwargs_error(name, kwargs, err):
+    """ToolError "InvalidArguments" naming the argument that JSON cannot carry: the call never
+    left the sandbox, and the code catches it like any other failed call."""
+    hint = "; pass JSON values (str, int, float, bool, None, lists and dicts of them)"
     for key, value in kwargs.items():
         try:
             encode(value)
         except (TypeError, ValueError, RecursionError) as e:
-            return TypeError("argument %r of tool %r is not JSON-serialisable: %s"
-                             % (key, name, e))
-    return TypeError("arguments of tool %r are not JSON-serialisable: %s" % (name, err))
+            return ToolError("InvalidArguments", "argument %r of tool %r is not JSON-serialisable: "
+                             "%s%s" % (key, name, e, hint), name)
+    return ToolError("InvalidArguments", "arguments of tool %r are not JSON-serialisable: %s%s"
+                     % (name, err, hint), name)
 
 
 def _all_tasks(loop):

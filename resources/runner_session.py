@@ -30,6 +30,7 @@ def serve():
         req = runner._read_request([])  # the host closed the bridge: exit 0
         st.calls = 0
         st.pending.clear()
+        st.unawaited.clear()
         if not runner._reserve:  # spent on a MemoryError report
             try:
                 runner._reserve.append(bytes(4 << 20))

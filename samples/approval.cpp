@@ -28,7 +28,10 @@ int main() {
     ++*refunds_issued;
     return codeact::ToolResult::Success(R"({"refunded":true})");
   };
-  (*provider)->AddTool(std::move(refund));
+  if (codeact::Status added = (*provider)->AddTool(std::move(refund)); !added.ok()) {
+    std::cerr << added.message() << "\n";
+    return 1;
+  }
 
   const codeact::ExecuteCodeFunction execute_code(*provider);
   // The execute_code arguments exactly as a model sends them.

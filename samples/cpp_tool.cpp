@@ -40,7 +40,10 @@ int main() {
     return codeact::ToolResult::Success(
         json::serialize(json::object{{"sku", it->first}, {"eur", it->second}}));
   };
-  (*provider)->AddTool(std::move(tool));
+  if (codeact::Status added = (*provider)->AddTool(std::move(tool)); !added.ok()) {
+    std::cerr << added.message() << "\n";
+    return 1;
+  }
 
   // One model turn: three lookups in one block, and the unknown sku handled in Python.
   const std::string code = R"py(

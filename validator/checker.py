@@ -22,6 +22,7 @@ from . import classes
 from . import policy as P
 from . import report as R
 from . import scopes
+from .awaits import find_unawaited
 
 _Name = ast.Name
 _Attribute = ast.Attribute
@@ -1422,6 +1423,9 @@ def check_code(code, cp, started=None):
                  _syntax_hint())]
     deadline = started + cp.timeout_s if cp.timeout_s else None
     found = Checker(cp).check(tree, deadline)
+    unawaited = find_unawaited(tree, code, cp.policy.tool_names)
+    if unawaited:
+        found = found + unawaited
     if not code.isascii():
         found = found + _nonascii_findings(code, cp)
     return found

@@ -328,7 +328,8 @@ FORMAT_METHODS = frozenset({"format", "format_map"})
 POLICY_KEYS = (
     "allowed_imports", "blocked_builtins", "allowed_dunder_attributes",
     "extra_allowed_imports", "extra_blocked_imports", "allow_dynamic_format",
-    "max_code_bytes", "max_ast_depth", "validation_timeout_ms", "network_tools",
+    "max_code_bytes", "max_ast_depth", "validation_timeout_ms", "network_tools", "tool_names",
+    "blocked_imports", "allowed_builtins",
 )
 
 DEFAULT_MAX_CODE_BYTES = 64 * 1024
@@ -347,7 +348,8 @@ class Policy:
                  allowed_dunder_attributes=None, extra_allowed_imports=(),
                  extra_blocked_imports=(), allow_dynamic_format=False,
                  max_code_bytes=DEFAULT_MAX_CODE_BYTES, max_ast_depth=DEFAULT_MAX_AST_DEPTH,
-                 validation_timeout_ms=DEFAULT_VALIDATION_TIMEOUT_MS, network_tools=()):
+                 validation_timeout_ms=DEFAULT_VALIDATION_TIMEOUT_MS, network_tools=(),
+                 tool_names=(), blocked_imports=None, allowed_builtins=None):
         set_ = object.__setattr__
         set_(self, "allowed_imports", _names("allowed_imports", allowed_imports, True))
         set_(self, "blocked_builtins", _names("blocked_builtins", blocked_builtins, True))
@@ -366,6 +368,13 @@ class Policy:
              _positive("validation_timeout_ms", validation_timeout_ms, 0))
         # Set by the host from its backend when the run has network targets (policy.hpp).
         set_(self, "network_tools", _names("network_tools", network_tools, False))
+        # The host's tool names: a call of one must be awaited (rule tool-not-awaited).
+        set_(self, "tool_names", _names("tool_names", tool_names, False))
+        # Replaces DEFAULT_BLOCKED_MODULES as the list that beats parents and wildcards.
+        set_(self, "blocked_imports", _names("blocked_imports", blocked_imports, True))
+        # An allow-list of builtins: every other builtin is blocked too (the blocked list in
+        # force still wins over it).
+        set_(self, "allowed_builtins", _names("allowed_builtins", allowed_builtins, True))
 
     def __setattr__(self, name, value):
         raise AttributeError("Policy is immutable")
@@ -409,6 +418,8 @@ class Policy:
 
 _DEFAULT_LISTS = {
     "allowed_imports": DEFAULT_ALLOWED_IMPORTS,
+    "blocked_imports": DEFAULT_BLOCKED_MODULES,
+    "allowed_builtins": None,
     "blocked_builtins": DEFAULT_BLOCKED_BUILTINS,
     "allowed_dunder_attributes": DEFAULT_ALLOWED_DUNDER_ATTRIBUTES,
 }
@@ -462,25 +473,36 @@ class CompiledPolicy:
         self.allowed_exact = frozenset(a for a in allowed if not a.endswith(".*"))
         self.allowed_wildcards = frozenset(a[:-2] for a in allowed if a.endswith(".*"))
         self.blocked_user = frozenset(policy.extra_blocked_imports)
-        self.blocked_default = frozenset(DEFAULT_BLOCKED_MODULES)
+        blocked_modules = policy.blocked_imports
+        if blocked_modules is None:
+            blocked_modules = DEFAULT_BLOCKED_MODULES
+        self.blocked_default = frozenset(blocked_modules)
         builtins = policy.blocked_builtins
         if builtins is None:
             builtins = DEFAULT_BLOCKED_BUILTINS
-        self.blocked_builtins = frozenset(builtins)
+        builtins = frozenset(builtins)
+        if policy.allowed_builtins is not None:
+            import builtins as _builtins_module
+            every = frozenset(n for n in vars(_builtins_module) if not n.startswith("_"))
+            builtins |= every - frozenset(policy.allowed_builtins)
+        self.blocked_builtins = builtins
         self.flagged_names = self.blocked_builtins | ALWAYS_BLOCKED_NAMES
         dunders = policy.allowed_dunder_attributes
         if dunders is None:
             dunders = DEFAULT_ALLOWED_DUNDER_ATTRIBUTES
         self.safe_dunders = frozenset(dunders)
-        tops = frozenset(m.split(".")[0] for m in self.blocked_default | self.blocked_user)
+        # The default block list stays in what is recognised as a module and as a pivot: a
+        # replaced block list changes which imports are allowed, not what a module is.
+        known_blocked = self.blocked_default | frozenset(DEFAULT_BLOCKED_MODULES)
+        tops = frozenset(m.split(".")[0] for m in known_blocked | self.blocked_user)
         self.pivot_on_modules = (PIVOT_ATTRIBUTES_ON_MODULES | tops) - PIVOT_ATTRIBUTES_ANYWHERE
         self.known_modules = frozenset(
             m.split(".")[0] for m in self.allowed_exact | self.allowed_wildcards
-            | self.blocked_default | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
+            | known_blocked | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
         # Dotted names of modules below a top-level one: the lists' own entries and the
         # submodules found on disk (modules.py). `asyncio.base_events` is a module, so passing
         # it as a value is rejected like passing `asyncio`.
-        listed = (self.allowed_exact | self.allowed_wildcards | self.blocked_default
+        listed = (self.allowed_exact | self.allowed_wildcards | known_blocked
                   | self.blocked_user | frozenset(DEFAULT_ALLOWED_IMPORTS))
         self.module_dotted = frozenset(
             {m for m in listed if "." in m} | modules.discover(self.known_modules))

@@ -69,7 +69,13 @@ struct ProviderOptions {
   ApprovalMode approval_mode = ApprovalMode::kNeverRequire;
   bool validate = true;  // false only for trusted code (tests, --no-validate)
   SessionSettings sessions;
+  // A host directory as the code's working files (Microsoft Agent Framework's
+  // WorkingDirectory): a read-write mount at kWorkingDirectoryMount, captured and bounded like
+  // any read-write mount (FileMount's write_bytes_limit). Empty: none. Create fails when the
+  // directory is not a usable mount.
+  std::string working_directory;
 };
+inline constexpr const char* kWorkingDirectoryMount = "/work";
 
 namespace internal {
 class McpUpstream;
@@ -87,15 +93,26 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
       std::shared_ptr<Validator> validator = nullptr);
 
   // Registries: keyed by tool name, normalised mount path and host; Add replaces. Thread-safe.
-  void AddTool(HostTool tool);
+  // A tool whose name the code could not reach as a function (a keyword, a builtin such as
+  // `sum`, call_tool/ToolError, a dunder, or a module the policy allows) is refused with the
+  // reason (src/provider/tool_names.hpp); the batch forms change nothing unless every item is
+  // accepted. The List* getters return every entry, sorted by key.
+  Status AddTool(HostTool tool);
+  Status AddTools(std::vector<HostTool> tools);
   std::optional<HostTool> GetTool(const std::string& name) const;
+  std::vector<HostTool> ListTools() const;
   bool RemoveTool(const std::string& name);
+  std::size_t RemoveTools(const std::vector<std::string>& names);  // how many were there
   void ClearTools();
   Status AddMount(FileMount mount);  // validates and normalises
+  Status AddMounts(std::vector<FileMount> mounts);
   std::optional<FileMount> GetMount(const std::string& mount_path) const;
+  std::vector<FileMount> ListMounts() const;
   bool RemoveMount(const std::string& mount_path);
+  std::size_t RemoveMounts(const std::vector<std::string>& mount_paths);
   void ClearMounts();
   void AddNetworkTarget(const std::string& host);
+  std::vector<std::string> ListNetworkTargets() const;
   bool RemoveNetworkTarget(const std::string& host);
   void ClearNetworkTargets();
   // Starts an upstream MCP server and adds its tools as "NAME.tool" (codeact/mcp_upstream.hpp):
@@ -121,8 +138,10 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   ApprovalRequest ApprovalFor(const std::string& code, const RunSnapshot& snapshot) const;
   ApprovalMode approval_mode() const { return options_.approval_mode; }
 
-  // Text for the agent: how to use execute_code well.
-  std::string Instructions() const;
+  // Text for the agent: how to use execute_code well. `tools_visible_to_model`: the host tools
+  // are also given to the model as tools of their own (Microsoft Agent Framework's manual
+  // wiring), so the text does not say they are reachable only from inside the code.
+  std::string Instructions(bool tools_visible_to_model = false) const;
   // The execute_code description for this snapshot (ToolDescriptionParts): the policy, limits,
   // how to call tools, the result fields, the rule that state does not persist between calls,
   // then tools with call forms, mounts and network.
@@ -150,6 +169,7 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
 
  private:
   friend class internal::ProviderSession;
+  Status CheckToolName(const std::string& name) const;
   // Approval, the code's checks and validation, then `run` with the snapshot as approved (a gated
   // tool of an approved run unmarked): Execute's steps for any executor.
   ExecutionResult Vet(
@@ -189,15 +209,28 @@ enum class DefinitionFormat { kOpenAI, kOpenAIResponses, kAnthropic, kMcp };
 std::string_view DefinitionFormatName(DefinitionFormat format);
 std::optional<DefinitionFormat> ParseDefinitionFormat(std::string_view name);
 
-// The `execute_code` tool as the model sees it.
+// The `execute_code` tool as the model sees it, bound to one RunSnapshot: the one taken at
+// construction or by the last Refresh(). Definition() describes that snapshot and Invoke() runs
+// under it, so the code runs with exactly the tools, mounts, limits and policy the model was
+// shown; registry changes reach the model (and the runs) only through Refresh(). Thread-safe.
 class ExecuteCodeFunction {
  public:
-  explicit ExecuteCodeFunction(std::shared_ptr<CodeActProvider> provider)
-      : provider_(std::move(provider)) {}
+  explicit ExecuteCodeFunction(std::shared_ptr<CodeActProvider> provider);
+  // A copy is bound to the same snapshot, then refreshed on its own.
+  ExecuteCodeFunction(const ExecuteCodeFunction& other);
+  ExecuteCodeFunction& operator=(const ExecuteCodeFunction& other);
 
   static constexpr const char* kName = "execute_code";
 
-  // The definition in `format`'s shape (DefinitionFormat), described from a fresh snapshot.
+  // Takes a new snapshot of the provider's configuration. Returns whether it differs from the
+  // one it replaces (its fingerprint), i.e. whether the definition the model has is stale.
+  bool Refresh();
+  // Whether the provider's configuration differs from the bound snapshot now.
+  bool Stale() const;
+  // The bound snapshot.
+  std::shared_ptr<const RunSnapshot> snapshot() const;
+
+  // The definition in `format`'s shape (DefinitionFormat), described from the bound snapshot.
   std::string Definition(DefinitionFormat format) const;
 
   // `arguments_json` is {"code": "..."} from the model. Returns the result JSON (json.hpp);
@@ -208,6 +241,8 @@ class ExecuteCodeFunction {
 
  private:
   std::shared_ptr<CodeActProvider> provider_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const RunSnapshot> snapshot_;
 };
 
 }  // namespace codeact

@@ -65,8 +65,10 @@ struct HostTool {
 class ToolRegistry {
  public:
   void Add(HostTool tool);
+  void AddAll(std::vector<HostTool> tools);  // one version step for the batch
   std::optional<HostTool> Get(const std::string& name) const;
   bool Remove(const std::string& name);
+  std::size_t RemoveAll(const std::vector<std::string>& names);  // how many were there
   void Clear();
   // Removes every tool `remove` picks and adds `add`, in one step (one version bump): a snapshot
   // sees all of the old tools or all of the new ones.

@@ -86,6 +86,7 @@ ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitI
       r.exit_code = 0;
       r.output_present = ended.output_present;
       r.output_json = ended.output_json;
+      r.message = ended.message;  // the runner's note (tool coroutines never awaited), or ""
       break;
     case LoopEnd::kUserError:
       r.exit_code = 1;

@@ -54,6 +54,7 @@ struct ToolCallFrame {
 struct CompleteFrame {
   bool output_present = false;
   std::string output_json = "null";  // the output's JSON text when present
+  std::string note;                  // "" when absent (protocol.hpp, field::kNote)
 };
 struct ErrorFrame {
   std::string error_type;

@@ -450,7 +450,7 @@ void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
   } else if (auto* complete = std::get_if<protocol::CompleteFrame>(&frame)) {
     result_.output_present = complete->output_present;
     if (complete->output_present) result_.output_json = std::move(complete->output_json);
-    EndWithTerminal(LoopEnd::kComplete, "");
+    EndWithTerminal(LoopEnd::kComplete, std::move(complete->note));
   } else if (auto* error = std::get_if<protocol::ErrorFrame>(&frame)) {
     result_.error = {std::move(error->error_type), std::move(error->message),
                      std::move(error->traceback)};

@@ -42,7 +42,7 @@ struct LoopResult {
   bool output_present = false;
   std::string output_json = "null";
   UserError error;      // for kUserError
-  std::string message;  // for kOutputLimit / kProtocolError
+  std::string message;  // for kOutputLimit / kProtocolError; kComplete: the runner's note
   std::int64_t tool_calls = 0;
 };
 

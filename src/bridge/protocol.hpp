@@ -76,6 +76,9 @@ inline constexpr std::string_view kTraceback = "traceback";
 // complete, limit
 inline constexpr std::string_view kOutputPresent = "output_present";
 inline constexpr std::string_view kOutput = "output";
+// complete: what the runner noticed about a run that otherwise succeeded (tool coroutines that
+// were never awaited); becomes the result's message
+inline constexpr std::string_view kNote = "note";
 inline constexpr std::string_view kLimit = "limit";
 // ready, setup_error
 inline constexpr std::string_view kPython = "python";
@@ -143,7 +146,7 @@ inline constexpr std::string_view kSetupErrorOptional[] = {kStep, kErrno};
 inline constexpr std::string_view kToolCallRequired[] = {kId, kName};
 inline constexpr std::string_view kToolCallOptional[] = {kKwargs};
 inline constexpr std::string_view kCompleteRequired[] = {kOutputPresent};
-inline constexpr std::string_view kCompleteOptional[] = {kOutput};
+inline constexpr std::string_view kCompleteOptional[] = {kOutput, kNote};
 inline constexpr std::string_view kErrorRequired[] = {kErrorType, kMessage};
 inline constexpr std::string_view kErrorOptional[] = {kTraceback};
 inline constexpr std::string_view kLimitOptional[] = {kLimit};

@@ -85,6 +85,11 @@ constexpr const char* kOtherFlagsHelp =
   --policy FILE          validator policy as JSON lists (custom lists replace the defaults)
   --allow-import M       allow one more module (repeatable)
   --block-import M       block a module (repeatable)
+  --allowed-imports LIST the import allow-list, comma-separated, replacing the default
+  --blocked-imports LIST the default block list replaced (blocked under a parent or wildcard
+                         entry; an exact allow entry beats it)
+  --allowed-builtins LIST  only these builtins, comma-separated (the blocked ones stay blocked)
+  --workdir DIR          a host directory as the code's working files: read-write at /work
   --no-validate          skip the validator (trusted code only)
   --approve              approve runs that need approval
   --python PATH          child interpreter (default: the embedded validator's installation)
@@ -156,7 +161,11 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
                         "--sessions-memory-mb",
                         "--mcp-server",
                         "--mcp-server-approval",
-                        "--mcp-call-timeout"}) {
+                        "--mcp-call-timeout",
+                        "--workdir",
+                        "--allowed-builtins",
+                        "--allowed-imports",
+                        "--blocked-imports"}) {
     spec.with_value.insert(f);
   }
   spec.switches.insert("--no-validate");
@@ -251,6 +260,29 @@ Status CodeFlags(const Args& args, ProviderOptions& options) {
     if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
     options.policy = std::move(*policy);
   }
+  // The lists that replace a default: one flag, comma-separated ("" is the empty list).
+  auto list_flag = [&](const char* flag, std::optional<std::vector<std::string>>& out) -> Status {
+    auto text = args.Get(flag);
+    if (!text) return Status::Ok();
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (start <= text->size() && !text->empty()) {
+      const std::size_t comma = std::min(text->find(',', start), text->size());
+      std::string item = text->substr(start, comma - start);
+      if (item.empty()) {
+        return InvalidArgument(std::string(flag) + " needs NAME[,NAME...], got \"" + *text + "\"");
+      }
+      items.push_back(std::move(item));
+      start = comma + 1;
+    }
+    out = std::move(items);
+    return Status::Ok();
+  };
+  if (Status s = list_flag("--allowed-imports", options.policy.allowed_imports); !s.ok()) return s;
+  if (Status s = list_flag("--blocked-imports", options.policy.blocked_imports); !s.ok()) return s;
+  if (Status s = list_flag("--allowed-builtins", options.policy.allowed_builtins); !s.ok())
+    return s;
+  if (auto dir = args.Get("--workdir")) options.working_directory = *dir;
   for (const auto& m : args.GetAll("--allow-import"))
     options.policy.extra_allowed_imports.push_back(m);
   for (const auto& m : args.GetAll("--block-import"))
@@ -331,6 +363,9 @@ constexpr BackendFlag kBackendFlags[] = {
     {"--accept-weaker-limits", BackendKind::kLocal, ""},
     {"--run-as-uids", BackendKind::kLocal, ""},
     {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
+    {"--workdir", BackendKind::kLocal,
+     "; with --backend hyperlight use --input (read-only at /input) and files "
+     "written under /output"},
     {"--input", BackendKind::kHyperlight, ""},
     {"--input-dir", BackendKind::kHyperlight, ""},
     {"--output-wait-ms", BackendKind::kHyperlight, ""},
@@ -472,7 +507,11 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
   for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
-  for (auto& t : tools) (*provider)->AddTool(std::move(t));
+  // A tool the code could not reach by its name (`sum`, `print`, `json` ...) is refused here,
+  // before anything runs: exit 2 with the reason.
+  if (Status s = (*provider)->AddTools(std::move(tools)); !s.ok()) {
+    return InvalidArgument("tools file " + *args.Get("--tools") + ": " + s.message());
+  }
   for (auto& server : *servers) {
     const std::string name = server.name;
     if (Status s = (*provider)->AddMcpServer(std::move(server)); !s.ok())

@@ -312,10 +312,12 @@ StatusOr<ValidationPolicy> PolicyFromJson(std::string_view text) {
     };
     if (key == "allowed_imports" || key == "blocked_builtins" ||
         key == "allowed_dunder_attributes" || key == "extra_allowed_imports" ||
-        key == "extra_blocked_imports") {
+        key == "extra_blocked_imports" || key == "blocked_imports" || key == "allowed_builtins") {
       auto l = list(key);
       if (!l.ok()) return l.status();
       if (key == "allowed_imports") policy.allowed_imports = std::move(*l);
+      if (key == "blocked_imports") policy.blocked_imports = std::move(*l);
+      if (key == "allowed_builtins") policy.allowed_builtins = std::move(*l);
       if (key == "blocked_builtins") policy.blocked_builtins = std::move(*l);
       if (key == "allowed_dunder_attributes") policy.allowed_dunder_attributes = std::move(*l);
       if (key == "extra_allowed_imports") policy.extra_allowed_imports = std::move(*l);
@@ -343,6 +345,8 @@ std::string ToJson(const ValidationPolicy& p) {
   json::object o;
   if (p.allowed_imports) o["allowed_imports"] = Strings(*p.allowed_imports);
   if (p.blocked_builtins) o["blocked_builtins"] = Strings(*p.blocked_builtins);
+  if (p.blocked_imports) o["blocked_imports"] = Strings(*p.blocked_imports);
+  if (p.allowed_builtins) o["allowed_builtins"] = Strings(*p.allowed_builtins);
   if (p.allowed_dunder_attributes)
     o["allowed_dunder_attributes"] = Strings(*p.allowed_dunder_attributes);
   o["extra_allowed_imports"] = Strings(p.extra_allowed_imports);

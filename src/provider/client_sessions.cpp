@@ -29,9 +29,10 @@ ClientSessions::~ClientSessions() {
 }
 
 std::string ClientSessions::Definition(DefinitionFormat format) const {
+  function_.Refresh();
   return ExecuteCodeDefinitionJson(
       format,
-      provider_->ToolDescription(provider_->Snapshot()) +
+      provider_->ToolDescription(*function_.snapshot()) +
           "\nSessions: pass \"session\": \"<name>\" to run in a persistent interpreter; calls "
           "with the same name share variables, imports and files, and no other name or call "
           "sees them. The result's session_state says \"new\", \"kept\" or \"restarted\" (a run "
@@ -71,7 +72,7 @@ ExecutionResult ClientSessions::Invoke(const std::string& arguments_json,
   if (!name.ok()) {
     return SessionArgumentError(name.status().message(), *provider_, provider_->executor());
   }
-  if (!*name) return ExecuteCodeFunction(provider_).InvokeResult(arguments_json, options);
+  if (!*name) return function_.InvokeResult(arguments_json, options);
   auto code = ParseCodeArgument(arguments_json);
   if (!code.ok()) {
     ExecutionResult r =

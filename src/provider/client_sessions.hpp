@@ -18,12 +18,14 @@ namespace codeact::internal {
 class ClientSessions {
  public:
   explicit ClientSessions(std::shared_ptr<CodeActProvider> provider)
-      : provider_(std::move(provider)) {}
+      : provider_(provider), function_(std::move(provider)) {}
   ~ClientSessions();
   ClientSessions(const ClientSessions&) = delete;
   ClientSessions& operator=(const ClientSessions&) = delete;
 
-  // The execute_code definition with the "session" argument, described from a fresh snapshot.
+  // The execute_code definition with the "session" argument. Listing the tools is when the
+  // client learns the configuration: the stateless function is refreshed to the provider's
+  // current snapshot, and calls without a session run under the snapshot last listed.
   std::string Definition(DefinitionFormat format) const;
 
   // `arguments_json` is {"code": "...", "session": "name"?}. With a name the result carries
@@ -40,6 +42,7 @@ class ClientSessions {
   StatusOr<std::shared_ptr<Session>> Find(const std::string& name, std::string& note);
 
   const std::shared_ptr<CodeActProvider> provider_;
+  mutable ExecuteCodeFunction function_;  // thread-safe; Refresh() is its only mutation
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> by_name_;
 };

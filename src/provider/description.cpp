@@ -1,5 +1,6 @@
 // What the agent reads: the instructions and the per-run execute_code description; the backend's
 // part comes from its executor (BackendTraits).
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <string>
@@ -81,12 +82,23 @@ void DescribeUpstreamTool(std::ostringstream& out, const HostTool& tool) {
 
 }  // namespace
 
-std::string CodeActProvider::Instructions() const {
-  return "You can run Python code with the `execute_code` tool. Write one short program that does "
-         "the whole task: combine steps in one call instead of calling the tool many times. Host "
-         "tools are reachable only from inside the code with `await call_tool(\"name\", "
-         "arg=value)`; "
-         "check their results and catch `ToolError` where a call may fail. Print what you need to "
+std::string CodeActProvider::Instructions(bool tools_visible_to_model) const {
+  // When the host tools are also the model's own tools, "only from inside the code" would be
+  // false: the text then says the code may call them too.
+  const char* tools =
+      tools_visible_to_model
+          ? "The host tools listed in its description can also be called from inside the code "
+            "with `await call_tool(\"name\", arg=value)`, which is cheaper than one turn per "
+            "call; "
+          : "Host tools are reachable only from inside the code with `await "
+            "call_tool(\"name\", arg=value)`; ";
+  return std::string(
+             "You can run Python code with the `execute_code` tool. Write one short program "
+             "that does the whole task: combine steps in one call instead of calling the tool "
+             "many times. ") +
+         tools +
+         "always `await` a tool call, check its result and catch `ToolError` where a call may "
+         "fail. Print what you need to "
          "see — only stdout, stderr and the value of a final bare expression come back. Nothing "
          "persists between calls: pass values explicitly from one call to the next. If the result "
          "has violations, fix the code as the hints say and try again.";
@@ -132,7 +144,15 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
       core << "Imports: only what the validator's policy allows; a blocked one is a violation "
               "with a hint.\n";
     }
-    if (auto blocked = validator_->BlockedBuiltins(s.policy); blocked.ok() && !blocked->empty()) {
+    auto blocked = validator_->BlockedBuiltins(s.policy);
+    if (blocked.ok() && s.policy.allowed_builtins) {
+      // An allow-list: naming what is left is shorter than naming the ~150 blocked ones.
+      std::vector<std::string> usable;
+      for (const auto& b : *s.policy.allowed_builtins) {
+        if (std::find(blocked->begin(), blocked->end(), b) == blocked->end()) usable.push_back(b);
+      }
+      core << "Builtins: only " << (usable.empty() ? std::string("none") : Joined(usable)) << ".\n";
+    } else if (blocked.ok() && !blocked->empty()) {
       core << "Builtins: all except " << Joined(*blocked) << ".\n";
     }
     core << "Code: at most " << internal::BytesText(s.policy.max_code_bytes)

@@ -11,6 +11,7 @@
 #include "mcp/mcp_upstream.hpp"
 #include "provider/fingerprint.hpp"
 #include "provider/session_table.hpp"
+#include "provider/tool_names.hpp"
 #include "provider/tool_references.hpp"
 
 namespace codeact {
@@ -71,12 +72,75 @@ std::vector<std::string> CodeActProvider::McpServerNames() const {
   return names;
 }
 
-void CodeActProvider::AddTool(HostTool tool) { tools_.Add(std::move(tool)); }
+Status CodeActProvider::CheckToolName(const std::string& name) const {
+  // The modules the code may import under the policy in force: a tool named like one would be
+  // hidden by `import json`. Without the validator's answer only the fixed names are checked.
+  auto patterns = validator_->AllowedImports(options_.policy);
+  static const std::vector<std::string> kNone;
+  return internal::CheckToolName(name, patterns.ok() ? *patterns : kNone);
+}
+
+Status CodeActProvider::AddTool(HostTool tool) {
+  if (Status s = CheckToolName(tool.name); !s.ok()) return s;
+  tools_.Add(std::move(tool));
+  return Status::Ok();
+}
+
+Status CodeActProvider::AddTools(std::vector<HostTool> tools) {
+  for (const auto& t : tools) {
+    if (Status s = CheckToolName(t.name); !s.ok()) return s;
+  }
+  tools_.AddAll(std::move(tools));
+  return Status::Ok();
+}
+
 std::optional<HostTool> CodeActProvider::GetTool(const std::string& name) const {
   return tools_.Get(name);
 }
+std::vector<HostTool> CodeActProvider::ListTools() const { return tools_.Snapshot(); }
 bool CodeActProvider::RemoveTool(const std::string& name) { return tools_.Remove(name); }
+std::size_t CodeActProvider::RemoveTools(const std::vector<std::string>& names) {
+  return tools_.RemoveAll(names);
+}
 void CodeActProvider::ClearTools() { tools_.Clear(); }
+
+Status CodeActProvider::AddMounts(std::vector<FileMount> mounts) {
+  std::vector<FileMount> checked;
+  for (auto& m : mounts) {
+    auto one = ValidateMount(std::move(m));
+    if (!one.ok()) return one.status();
+    for (const auto& earlier : checked) {
+      if (earlier.mount_path == one->mount_path) {
+        return InvalidArgument("two mounts at " + one->mount_path);
+      }
+    }
+    checked.push_back(std::move(*one));
+  }
+  std::lock_guard lock(mu_);
+  for (auto& m : checked) {
+    std::string key = m.mount_path;
+    mounts_.insert_or_assign(std::move(key), std::move(m));
+  }
+  return Status::Ok();
+}
+
+std::vector<FileMount> CodeActProvider::ListMounts() const {
+  std::lock_guard lock(mu_);
+  std::vector<FileMount> out;
+  for (const auto& [path, mount] : mounts_) out.push_back(mount);
+  return out;
+}
+
+std::size_t CodeActProvider::RemoveMounts(const std::vector<std::string>& mount_paths) {
+  std::size_t removed = 0;
+  for (const auto& p : mount_paths) removed += RemoveMount(p) ? 1 : 0;
+  return removed;
+}
+
+std::vector<std::string> CodeActProvider::ListNetworkTargets() const {
+  std::lock_guard lock(mu_);
+  return network_targets_;
+}
 
 Status CodeActProvider::AddMount(FileMount mount) {
   auto checked = ValidateMount(std::move(mount));
@@ -166,6 +230,11 @@ RunSnapshot CodeActProvider::Snapshot() const {
     BackendTraits traits = executor_->Traits(s);
     if (traits.network_targets) s.policy.network_tools = std::move(traits.network_tools);
   }
+  // The validator refuses a call of one of these whose coroutine is not awaited: the host's
+  // tools and the backend's network tools.
+  s.policy.tool_names.clear();
+  for (const auto& t : s.tools) s.policy.tool_names.push_back(t.name);
+  for (const auto& t : s.policy.network_tools) s.policy.tool_names.push_back(t);
   s.fingerprint = internal::ComputeFingerprint(s, version, options_.executor);
   return s;
 }
@@ -308,8 +377,19 @@ StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(
   // The fingerprint names what really runs: kAuto resolved, and a given executor's own backend.
   options.executor.backend = executor->backend();
   options.executor.isolation = executor->isolation();
-  return std::shared_ptr<CodeActProvider>(
+  const std::string working_directory = options.working_directory;
+  auto provider = std::shared_ptr<CodeActProvider>(
       new CodeActProvider(std::move(options), std::move(validator), std::move(executor)));
+  if (!working_directory.empty()) {
+    FileMount work;
+    work.host_path = working_directory;
+    work.mount_path = kWorkingDirectoryMount;
+    work.mode = MountMode::kReadWrite;
+    if (Status s = provider->AddMount(std::move(work)); !s.ok()) {
+      return InvalidArgument("working directory: " + s.message());
+    }
+  }
+  return provider;
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> LocalCodeActProvider::Create(ProviderOptions options) {
@@ -319,9 +399,44 @@ StatusOr<std::shared_ptr<CodeActProvider>> LocalCodeActProvider::Create(Provider
   return CodeActProvider::Create(std::move(options));
 }
 
+ExecuteCodeFunction::ExecuteCodeFunction(std::shared_ptr<CodeActProvider> provider)
+    : provider_(std::move(provider)),
+      snapshot_(std::make_shared<const RunSnapshot>(provider_->Snapshot())) {}
+
+ExecuteCodeFunction::ExecuteCodeFunction(const ExecuteCodeFunction& other)
+    : provider_(other.provider_), snapshot_(other.snapshot()) {}
+
+ExecuteCodeFunction& ExecuteCodeFunction::operator=(const ExecuteCodeFunction& other) {
+  if (this == &other) return *this;
+  auto bound = other.snapshot();
+  std::lock_guard lock(mu_);
+  provider_ = other.provider_;
+  snapshot_ = std::move(bound);
+  return *this;
+}
+
+bool ExecuteCodeFunction::Refresh() {
+  auto fresh = std::make_shared<const RunSnapshot>(provider_->Snapshot());
+  std::lock_guard lock(mu_);
+  const bool changed = fresh->fingerprint != snapshot_->fingerprint;
+  snapshot_ = std::move(fresh);
+  return changed;
+}
+
+bool ExecuteCodeFunction::Stale() const {
+  const std::string now = provider_->Snapshot().fingerprint;
+  std::lock_guard lock(mu_);
+  return now != snapshot_->fingerprint;
+}
+
+std::shared_ptr<const RunSnapshot> ExecuteCodeFunction::snapshot() const {
+  std::lock_guard lock(mu_);
+  return snapshot_;
+}
+
 std::string ExecuteCodeFunction::Definition(DefinitionFormat format) const {
-  return internal::ExecuteCodeDefinitionJson(format,
-                                             provider_->ToolDescription(provider_->Snapshot()));
+  const auto bound = snapshot();
+  return internal::ExecuteCodeDefinitionJson(format, provider_->ToolDescription(*bound));
 }
 
 ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_json,
@@ -333,7 +448,8 @@ ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_j
     r.isolation = std::string(IsolationName(provider_->executor().isolation()));
     return r;
   }
-  return provider_->Execute(*code, options);
+  const auto bound = snapshot();
+  return provider_->Execute(*code, *bound, options);
 }
 
 std::string ExecuteCodeFunction::Invoke(const std::string& arguments_json,

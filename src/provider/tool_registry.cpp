@@ -9,6 +9,23 @@ void ToolRegistry::Add(HostTool tool) {
   ++version_;
 }
 
+void ToolRegistry::AddAll(std::vector<HostTool> tools) {
+  std::lock_guard lock(mu_);
+  for (auto& tool : tools) {
+    std::string name = tool.name;
+    tools_.insert_or_assign(std::move(name), std::move(tool));
+  }
+  if (!tools.empty()) ++version_;
+}
+
+std::size_t ToolRegistry::RemoveAll(const std::vector<std::string>& names) {
+  std::lock_guard lock(mu_);
+  std::size_t removed = 0;
+  for (const auto& name : names) removed += tools_.erase(name);
+  if (removed > 0) ++version_;
+  return removed;
+}
+
 std::optional<HostTool> ToolRegistry::Get(const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = tools_.find(name);

@@ -81,6 +81,16 @@ json::array McpResultContent(const ExecutionResult& result, const std::string& r
         file["resource"] = FileUri(std::string(path->as_string()));
     }
   }
+  // A run that succeeded and showed nothing reads to a model like a lost result; the text says
+  // so in words (Microsoft Agent Framework's wording). Only here: structuredContent and the
+  // result JSON elsewhere keep their fields as they are.
+  if (result.success() && result.stdout_text.empty() && result.stderr_text.empty() &&
+      !result.output_present && result.files.empty() && result.message.empty()) {
+    json::object with_summary;
+    with_summary["summary"] = kNoOutputSummary;
+    for (auto& [key, value] : text_result) with_summary[key] = std::move(value);
+    text_result = std::move(with_summary);
+  }
   std::string text = SerializeJson(text_result);
   if (text.size() > max_text_bytes) {
     std::string trimmed;

@@ -8,6 +8,7 @@
 //   and last parts around a marker saying how many bytes were left out, an output value whose
 //   JSON is long becomes the start of that JSON as a string, and a `summary` field says what was
 //   trimmed and that structuredContent holds the whole result.
+// - A successful run with nothing to show gets `summary` kNoOutputSummary in the text (only).
 // - Files: {"type":"resource","resource":{"uri":"file:///out/a.csv","mimeType":...,
 //   "text"|"blob"}}: `text` for a text/* or JSON file that is valid UTF-8, `blob` (base64) else.
 #pragma once
@@ -21,6 +22,8 @@
 namespace codeact::internal {
 
 inline constexpr std::size_t kDefaultMaxTextContentBytes = 16 * 1024;
+// The text's `summary` for a successful run with no stdout, stderr, output value or file.
+inline constexpr const char* kNoOutputSummary = "Code executed successfully without output.";
 
 // The `content` array for `result`, whose JSON (ToJson) is `result_json`.
 boost::json::array McpResultContent(const ExecutionResult& result, const std::string& result_json,

@@ -37,6 +37,8 @@ py::dict PolicyToDict(const ValidationPolicy& policy) {
   py::dict d;
   if (policy.allowed_imports) d["allowed_imports"] = *policy.allowed_imports;
   if (policy.blocked_builtins) d["blocked_builtins"] = *policy.blocked_builtins;
+  if (policy.blocked_imports) d["blocked_imports"] = *policy.blocked_imports;
+  if (policy.allowed_builtins) d["allowed_builtins"] = *policy.allowed_builtins;
   if (policy.allowed_dunder_attributes) {
     d["allowed_dunder_attributes"] = *policy.allowed_dunder_attributes;
   }
@@ -46,6 +48,7 @@ py::dict PolicyToDict(const ValidationPolicy& policy) {
   d["max_code_bytes"] = policy.max_code_bytes;
   d["max_ast_depth"] = policy.max_ast_depth;
   if (!policy.network_tools.empty()) d["network_tools"] = policy.network_tools;
+  d["tool_names"] = policy.tool_names;
   return d;
 }
 
@@ -112,7 +115,8 @@ std::string PolicyKey(const ValidationPolicy& p) {
     key += "]";
   };
   for (const auto* optional :
-       {&p.allowed_imports, &p.blocked_builtins, &p.allowed_dunder_attributes}) {
+       {&p.allowed_imports, &p.blocked_builtins, &p.allowed_dunder_attributes, &p.blocked_imports,
+        &p.allowed_builtins}) {
     if (*optional) {
       list(**optional);
     } else {

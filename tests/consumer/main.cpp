@@ -21,7 +21,10 @@ int main() {
     const long long x = std::stoll(kwargs_json.substr(kwargs_json.find(':') + 1));
     return codeact::ToolResult::Success(std::to_string(2 * x));
   };
-  (*provider)->AddTool(std::move(tool));
+  if (codeact::Status added = (*provider)->AddTool(std::move(tool)); !added.ok()) {
+    std::cerr << added.message() << "\n";
+    return 1;
+  }
 
   const codeact::ExecutionResult result = (*provider)->Execute("print(await double(x=21))\n");
   std::cout << codeact::ToJson(result) << "\n";

@@ -203,7 +203,7 @@ TEST(HyperlightContractTest, AToolArgumentOverTheGuestCapIsAToolError) {
     ProviderOptions o;
     o.limits.max_frame_bytes = frame;
     auto p = FakeProvider(o);
-    p->AddTool(EchoTool(""));
+    EXPECT_TRUE(p->AddTool(EchoTool("")).ok());
     const ExecutionResult r = p->Execute(
         "try:\n"
         "    await echo(data='x' * (2 << 20))\n"
@@ -239,11 +239,13 @@ TEST(HyperlightContractTest, AnOutputOverTheGuestCapComesBackWholeOrAsAnOutputLi
 
 // Integers beyond int64 in tool arguments or results: a ToolError on both backends.
 void ExpectBigIntegersRefused(CodeActProvider& p) {
-  p.AddTool(EchoTool(""));
-  p.AddTool({"huge", "A result beyond int64", R"({"type":"object","properties":{}})", false,
-             [](const std::string&) {
-               return ToolResult::Success(R"({"n":[1,18446744073709551616]})");
-             }});
+  EXPECT_TRUE(p.AddTool(EchoTool("")).ok());
+  EXPECT_TRUE(
+      p.AddTool({"huge", "A result beyond int64", R"({"type":"object","properties":{}})", false,
+                 [](const std::string&) {
+                   return ToolResult::Success(R"({"n":[1,18446744073709551616]})");
+                 }})
+          .ok());
   const ExecutionResult r = p.Execute(
       "for call in (lambda: echo(n=[1, 1 << 63]), lambda: call_tool('huge')):\n"
       "    try:\n"
@@ -364,7 +366,7 @@ TEST(HyperlightContractTest, AMinimalGuestStdlibStillRunsToolsAndReportsErrors) 
   ProviderOptions o;
   o.executor.hyperlight.inputs = {dir->path()};
   auto p = FakeProvider(o);
-  p->AddTool(EchoTool("42"));
+  EXPECT_TRUE(p->AddTool(EchoTool("42")).ok());
   const ExecutionResult r = p->Execute("x = await echo()\ny = await call_tool('echo')\nx + y");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.output_json, "84");

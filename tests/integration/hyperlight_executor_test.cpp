@@ -62,9 +62,11 @@ int CountWorkerDirs() {
 TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
   std::atomic<int> calls = 0;
   auto p = FakeProvider();
-  p->AddTool(AddTool(&calls));
-  p->AddTool({"fail", "Always fails", R"({"type":"object","properties":{}})", false,
-              [](const std::string&) { return ToolResult::Failure("Boom", "it broke"); }});
+  EXPECT_TRUE(p->AddTool(AddTool(&calls)).ok());
+  EXPECT_TRUE(
+      p->AddTool({"fail", "Always fails", R"({"type":"object","properties":{}})", false,
+                  [](const std::string&) { return ToolResult::Failure("Boom", "it broke"); }})
+          .ok());
   const ExecutionResult r = p->Execute(
       "r = await add(a=2, b=3)\n"
       "print('sum', r)\n"
@@ -89,7 +91,7 @@ TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
 
 TEST(HyperlightExecutorTest, TheCodeRunsAsOnTheLocalBackend) {
   auto p = FakeProvider();
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   // gather over tool calls, and the asyncio.run(main()) style without top-level await
   const ExecutionResult gathered = p->Execute(
       "import asyncio\nrs = await asyncio.gather(*(add(a=i, b=i) for i in range(4)))\nrs");
@@ -114,7 +116,7 @@ TEST(HyperlightExecutorTest, TheToolBudgetAppliesAsOnTheLocalBackend) {
   ProviderOptions o;
   o.limits.max_tool_calls = 2;
   auto p = FakeProvider(o);
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   const ExecutionResult r = p->Execute(
       "for i in range(3):\n"
       "    try:\n"
@@ -199,7 +201,7 @@ TEST(HyperlightExecutorTest, AFingerprintChangeBuildsANewSandbox) {
   const ExecutionResult b = p->Execute("fake_sandbox_id");
   ASSERT_EQ(a.outcome, Outcome::kOk) << a.message;
   EXPECT_EQ(a.output_json, b.output_json);
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   const ExecutionResult c = p->Execute("print(await add(a=1, b=1))\nfake_sandbox_id");
   ASSERT_EQ(c.outcome, Outcome::kOk) << c.message << c.stderr_text;
   EXPECT_EQ(c.stdout_text, "2\n") << "the new sandbox has the new tool";
@@ -278,7 +280,7 @@ TEST(HyperlightExecutorTest, ApprovalGatesTheWholeRun) {
   auto p = FakeProvider();
   HostTool tool = AddTool(&calls);
   tool.requires_approval = true;
-  p->AddTool(tool);
+  EXPECT_TRUE(p->AddTool(tool).ok());
   const ExecutionResult denied = p->Execute("await add(a=1, b=2)");
   EXPECT_EQ(denied.outcome, Outcome::kApprovalRequired);
   EXPECT_EQ(denied.backend, "hyperlight");
@@ -363,7 +365,7 @@ TEST(HyperlightExecutorTest, AGuestThatCannotStartIsUnavailableWithTheReason) {
 
 TEST(HyperlightExecutorTest, RunsProceedConcurrently) {
   auto p = FakeProvider();
-  p->AddTool(AddTool());
+  EXPECT_TRUE(p->AddTool(AddTool()).ok());
   std::vector<std::thread> threads;
   std::vector<ExecutionResult> results(4);
   for (int i = 0; i < 4; ++i) {
@@ -423,13 +425,29 @@ TEST(HyperlightRealTest, AGuestRunsCodeAndCallsAHostTool) {
   if (devices.empty()) GTEST_SKIP() << "neither /dev/kvm nor /dev/mshv can be opened";
   auto p = HyperlightCodeActProvider::Create();
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  (*p)->AddTool(AddTool());
+  EXPECT_TRUE((*p)->AddTool(AddTool()).ok());
   const ExecutionResult r = (*p)->Execute("r = await add(a=20, b=22)\nprint('guest says', r)\nr");
   // On nested virtualisation through PVM the guest does not start: that fails here, on purpose,
   // with the SDK's reason, since the device opened.
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "guest says 42\n");
   EXPECT_EQ(r.isolation, "microvm");
+}
+
+// As on the local backend: a tool coroutine the code never awaited (validation off, so the
+// validator's static check does not stop the run first) is reported in the result's message.
+TEST(HyperlightExecutorTest, AToolCoroutineNeverAwaitedIsReportedInTheMessage) {
+  auto p = FakeProvider(Unvalidated());
+  ASSERT_TRUE(p->AddTool(AddTool()).ok());
+  const ExecutionResult r = p->Execute("r = add(a=1, b=2)\nprint(type(r).__name__)");
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "coroutine\n");
+  EXPECT_EQ(r.tool_calls, 0);
+  EXPECT_EQ(r.message.rfind("1 tool call(s) never ran because their coroutine was not awaited: "
+                            "add on line 1; add await",
+                            0),
+            0u)
+      << r.message;
 }
 
 }  // namespace

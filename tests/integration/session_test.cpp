@@ -329,11 +329,13 @@ TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
   limits.max_tool_calls = 2;
   PROVIDER_OR_SKIP(provider, Options(limits));
   std::atomic<int> calls{0};
-  provider->AddTool(
-      {"ping", "ping", R"({"type":"object","properties":{}})", false, [&](const std::string&) {
-         ++calls;
-         return ToolResult::Success("1");
-       }});
+  EXPECT_TRUE(provider
+                  ->AddTool({"ping", "ping", R"({"type":"object","properties":{}})", false,
+                             [&](const std::string&) {
+                               ++calls;
+                               return ToolResult::Success("1");
+                             }})
+                  .ok());
   auto s = Open(*provider);
   const std::string two = "a = await ping()\nb = await ping()\na + b";
   ExecutionResult r1 = s->Execute(two);
@@ -355,9 +357,11 @@ TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
 // refused before it runs.
 TEST(SessionTest, AnApprovedRunMayCallAGatedTool) {
   PROVIDER_OR_SKIP(provider, Options());
-  provider->AddTool({"refund", "refund", R"({"type":"object","properties":{}})",
-                     /*requires_approval=*/true,
-                     [](const std::string&) { return ToolResult::Success("\"done\""); }});
+  EXPECT_TRUE(provider
+                  ->AddTool({"refund", "refund", R"({"type":"object","properties":{}})",
+                             /*requires_approval=*/true,
+                             [](const std::string&) { return ToolResult::Success("\"done\""); }})
+                  .ok());
   auto s = Open(*provider);
   InvokeOptions approved;
   approved.approved = true;
@@ -372,8 +376,10 @@ TEST(SessionTest, AChangedToolRegistryIsRefusedWithTheReason) {
   PROVIDER_OR_SKIP(provider, Options());
   auto s = Open(*provider);
   ASSERT_TRUE(s->Execute("z = 1").success());
-  provider->AddTool({"late", "late", R"({"type":"object","properties":{}})", false,
-                     [](const std::string&) { return ToolResult::Success("1"); }});
+  EXPECT_TRUE(provider
+                  ->AddTool({"late", "late", R"({"type":"object","properties":{}})", false,
+                             [](const std::string&) { return ToolResult::Success("1"); }})
+                  .ok());
   ExecutionResult r = s->Execute("z");
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_NE(r.message.find("tools changed after the session"), std::string::npos) << r.message;

@@ -127,6 +127,20 @@ class GuestPreludeTest(unittest.TestCase):
         self.assertEqual(report, {"kind": "complete", "output_present": True,
                                   "output_chunks": True, "output": [2, None]})
 
+    def test_unawaited_tool_coroutine_is_noted_in_the_report(self):
+        report, calls = self.run_guest(
+            "r = add(a=1, b=2)\nc = call_tool('add', a=5)\nok = await add(a=2, b=2)\nok",
+            tools=["add"])
+        self.assertEqual(report["output"], 4)
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(report["note"],
+                         "2 tool call(s) never ran because their coroutine was not awaited: "
+                         "add on line 1, add on line 2; add await")
+        report, _ = self.run_guest("import asyncio\n"
+                                   "await asyncio.gather(add(a=1), call_tool('add', b=2))",
+                                   tools=["add"])
+        self.assertNotIn("note", report)
+
     def test_output_is_converted_as_the_local_runner_converts_it(self):
         # One implementation for both backends (resources/codeact_convert.py): a set becomes a
         # sorted list, non-str keys their str, NaN null, ints beyond 64 bits their repr.

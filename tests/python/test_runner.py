@@ -612,16 +612,46 @@ class ToolCallTest(RunnerTestCase):
                 self.assertEqual((frame["error_type"], frame["message"]), ("TypeError", message))
                 self.assertEqual(calls, [])
 
-    def test_non_json_kwargs_are_a_type_error(self):
+    def test_non_json_kwargs_are_a_tool_error(self):
         for code, bad in (("await echo(ok=1, bad={1, 2})", "bad"),
                           ("await echo(f=float('nan'))", "f"),
                           ("x = []\nx.append(x)\nawait echo(x=x)", "x"),
                           ("await echo(o=object())", "o")):
             with self.subTest(code=code):
                 frame, calls, _, _, _ = self.run_code(code)
-                self.assertEqual(frame["error_type"], "TypeError")
-                self.assertIn("argument %r of tool 'echo'" % bad, frame["message"])
+                self.assertEqual(frame["error_type"], "ToolError")
+                self.assertIn("InvalidArguments: argument %r of tool 'echo' is not "
+                              "JSON-serialisable" % bad, frame["message"])
                 self.assertEqual(calls, [])
+        # Caught like any failed call, with its error_type.
+        present, out = self.output_of(
+            "try:\n    await echo(s={1})\n"
+            "except ToolError as e:\n    r = (e.error_type, e.tool)\nr")
+        self.assertEqual(out, ["InvalidArguments", "echo"])
+
+    def test_unawaited_tool_coroutine_is_reported_in_the_note(self):
+        frame, calls, rc, _, _ = self.run_code(
+            "r = add(a=1, b=2)\n"
+            "print(r)\n"
+            "c = call_tool('add', a=1, b=2)\n"
+            "ok = await add(a=2, b=2)\n"
+            "ok")
+        self.assertComplete(frame, rc)
+        self.assertEqual(frame["output"], 4)
+        self.assertEqual([c["id"] for c in calls], [1])
+        self.assertEqual(frame["note"],
+                         "2 tool call(s) never ran because their coroutine was not awaited: "
+                         "add on line 1, add on line 3; add await")
+
+    def test_awaited_and_gathered_calls_leave_no_note(self):
+        frame, calls, rc, _, _ = self.run_code(
+            "import asyncio\n"
+            "coros = [add(a=i, b=1) for i in range(3)]\n"
+            "t = asyncio.create_task(call_tool('add', a=5, b=5))\n"
+            "[await asyncio.gather(*coros), await t]")
+        self.assertComplete(frame, rc)
+        self.assertEqual(frame["output"], [[1, 2, 3], 10])
+        self.assertNotIn("note", frame)
 
     def test_oversized_argument_frame(self):
         frame, calls, _, _, _ = self.run_code(

@@ -43,6 +43,28 @@ TEST(McpResultTest, TheTextIsTheResultJsonWithFilesAsResources) {
   EXPECT_FALSE(content[2].at("resource").as_object().contains("text"));
 }
 
+TEST(McpResultTest, AnEmptySuccessfulRunSaysSoInTheTextOnly) {
+  ExecutionResult r;
+  r.outcome = Outcome::kOk;
+  r.exit_code = 0;
+  const std::string result_json = ToJson(r);
+  const json::array content = McpResultContent(r, result_json, kDefaultMaxTextContentBytes);
+  ASSERT_EQ(content.size(), 1u);
+  const json::value text = json::parse(content[0].at("text").as_string());
+  EXPECT_EQ(text.at("summary"), "Code executed successfully without output.");
+  EXPECT_EQ(result_json.find("summary"), std::string::npos);  // the result JSON is unchanged
+  // Anything to show, or a failure, and there is no such summary.
+  ExecutionResult printed = r;
+  printed.stdout_text = "x\n";
+  ExecutionResult failed = r;
+  failed.outcome = Outcome::kError;
+  failed.exit_code = 1;
+  for (const ExecutionResult& other : {printed, failed}) {
+    const json::array c = McpResultContent(other, ToJson(other), kDefaultMaxTextContentBytes);
+    EXPECT_FALSE(json::parse(c[0].at("text").as_string()).as_object().contains("summary"));
+  }
+}
+
 TEST(McpResultTest, ALargeResultIsTrimmedWithASummary) {
   ExecutionResult r;
   r.outcome = Outcome::kOk;

@@ -76,17 +76,17 @@ std::string TempDirPath(const std::string& name) {
 
 TEST(ProviderTest, ToolRegistryAddReplacesRemoveAndClear) {
   auto p = TestProvider::Make();
-  p->AddTool(Tool("search"));
+  EXPECT_TRUE(p->AddTool(Tool("search")).ok());
   HostTool replacement = Tool("search");
   replacement.description = "replaced";
-  p->AddTool(replacement);
+  EXPECT_TRUE(p->AddTool(replacement).ok());
   ASSERT_TRUE(p->GetTool("search").has_value());
   EXPECT_EQ(p->GetTool("search")->description, "replaced");
   EXPECT_EQ(p->Snapshot().tools.size(), 1u);
   EXPECT_TRUE(p->RemoveTool("search"));
   EXPECT_FALSE(p->RemoveTool("search"));
-  p->AddTool(Tool("a"));
-  p->AddTool(Tool("b"));
+  EXPECT_TRUE(p->AddTool(Tool("a")).ok());
+  EXPECT_TRUE(p->AddTool(Tool("b")).ok());
   p->ClearTools();
   EXPECT_TRUE(p->Snapshot().tools.empty());
 }
@@ -108,9 +108,9 @@ TEST(ProviderTest, MountRegistryNormalisesAndReplaces) {
 
 TEST(ProviderTest, SnapshotIsUnaffectedByLaterChanges) {
   auto p = TestProvider::Make();
-  p->AddTool(Tool("a"));
+  EXPECT_TRUE(p->AddTool(Tool("a")).ok());
   const RunSnapshot before = p->Snapshot();
-  p->AddTool(Tool("b"));
+  EXPECT_TRUE(p->AddTool(Tool("b")).ok());
   p->RemoveTool("a");
   ASSERT_EQ(before.tools.size(), 1u);
   EXPECT_EQ(before.tools[0].name, "a");
@@ -120,15 +120,15 @@ TEST(ProviderTest, SnapshotIsUnaffectedByLaterChanges) {
 TEST(ProviderTest, FingerprintFollowsConfigNotToolOrder) {
   auto p1 = TestProvider::Make();
   auto p2 = TestProvider::Make();
-  p1->AddTool(Tool("a"));
-  p1->AddTool(Tool("b"));
-  p2->AddTool(Tool("b"));
-  p2->AddTool(Tool("a"));
+  EXPECT_TRUE(p1->AddTool(Tool("a")).ok());
+  EXPECT_TRUE(p1->AddTool(Tool("b")).ok());
+  EXPECT_TRUE(p2->AddTool(Tool("b")).ok());
+  EXPECT_TRUE(p2->AddTool(Tool("a")).ok());
   EXPECT_EQ(p1->Snapshot().fingerprint, p2->Snapshot().fingerprint);
   EXPECT_EQ(p1->Snapshot().fingerprint, p1->Snapshot().fingerprint);
 
   const std::string base = p1->Snapshot().fingerprint;
-  p1->AddTool(Tool("c"));
+  EXPECT_TRUE(p1->AddTool(Tool("c")).ok());
   const std::string with_tool = p1->Snapshot().fingerprint;
   EXPECT_NE(with_tool, base);
 
@@ -151,7 +151,7 @@ TEST(ProviderTest, FingerprintFollowsConfigNotToolOrder) {
 TEST(ProviderTest, NoApprovalNeededByDefault) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
-  p->AddTool(Tool("read"));
+  EXPECT_TRUE(p->AddTool(Tool("read")).ok());
   const ExecutionResult r = p->Execute("print(1)\n");
   EXPECT_EQ(r.outcome, Outcome::kOk);
   EXPECT_EQ(fake->runs, 1);
@@ -160,8 +160,8 @@ TEST(ProviderTest, NoApprovalNeededByDefault) {
 TEST(ProviderTest, OnlyRunsThatReferenceAGatedToolNeedApproval) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
-  p->AddTool(Tool("read"));
-  p->AddTool(Tool("delete_all", /*approval=*/true));
+  EXPECT_TRUE(p->AddTool(Tool("read")).ok());
+  EXPECT_TRUE(p->AddTool(Tool("delete_all", /*approval=*/true)).ok());
   // No gated tool named: runs without asking, and the gated tool stays gated in its snapshot
   // (the bridge refuses its calls: tool_bridge_test).
   ExecutionResult r = p->Execute("print(1)\nawait read(q='x')\n");
@@ -248,7 +248,7 @@ TEST(ProviderTest, ExecuteCodeFunctionArgumentErrorsAreResults) {
 
 TEST(ProviderTest, DefinitionsInBothFormats) {
   auto p = TestProvider::Make();
-  p->AddTool(Tool("search"));
+  EXPECT_TRUE(p->AddTool(Tool("search")).ok());
   const ExecuteCodeFunction f(p);
   const bj::value openai = bj::parse(f.Definition(DefinitionFormat::kOpenAI));
   EXPECT_EQ(openai.at("type").as_string(), "function");
@@ -263,7 +263,7 @@ TEST(ProviderTest, DefinitionsInBothFormats) {
 
 TEST(ProviderTest, DescriptionListsToolsMountsAndLimits) {
   auto p = TestProvider::Make();
-  p->AddTool(Tool("search"));
+  EXPECT_TRUE(p->AddTool(Tool("search")).ok());
   const std::string dir = TempDirPath("desc");
   ASSERT_TRUE(p->AddMount({dir, "/out"}).ok());
   ExecutionLimits limits;
@@ -285,7 +285,7 @@ TEST(ProviderTest, DescriptionListsToolsMountsAndLimits) {
 // budget; what grows with the configuration comes after it.
 TEST(ProviderTest, TheDescriptionsCoreStatesThePolicyWithinItsBudget) {
   auto p = TestProvider::Make();
-  for (int i = 0; i < 5; ++i) p->AddTool(Tool("tool_" + std::to_string(i)));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(p->AddTool(Tool("tool_" + std::to_string(i))).ok());
   const RunSnapshot snapshot = p->Snapshot();
   const ToolDescriptionParts parts = p->DescribeRun(snapshot);
   EXPECT_LE(parts.core.size(), kDescriptionCoreBudget) << parts.core;
@@ -397,7 +397,7 @@ TEST(ProviderTest, ManyInvokesAtOnce) {
     threads.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
         if (bj::parse(f.Invoke(R"j({"code":"print(1)"})j")).at("success").as_bool()) ++ok;
-        p->AddTool(Tool("t" + std::to_string(i)));
+        EXPECT_TRUE(p->AddTool(Tool("t" + std::to_string(i))).ok());
       }
     });
   }

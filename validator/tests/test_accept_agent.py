@@ -23,6 +23,60 @@ def program(name):
 
 # --- async tool fan-out ----------------------------------------------------------------------
 
+program("fanout_coroutines_in_list_later_gathered")("""
+    import asyncio
+
+    coros = [call_tool("lookup", key=k) for k in ("a", "b", "c")]
+    values = await asyncio.gather(*coros)
+    print(values)
+""")
+
+program("fanout_create_task_then_await")("""
+    import asyncio
+
+    tasks = {name: asyncio.create_task(call_tool("stat", name=name)) for name in ("x", "y")}
+    for name, task in tasks.items():
+        print(name, await task)
+""")
+
+program("fanout_appended_then_awaited_in_loop")("""
+    pending = []
+    for page in range(3):
+        pending.append(call_tool("fetch_page", page=page))
+    for coro in pending:
+        print(await coro)
+""")
+
+program("fanout_wait_and_as_completed")("""
+    import asyncio
+
+    jobs = [asyncio.create_task(call_tool("job", n=n)) for n in range(3)]
+    done, _ = await asyncio.wait(jobs, timeout=30)
+    for next_done in asyncio.as_completed([call_tool("job", n=9)]):
+        print(await next_done)
+    print(len(done))
+""")
+
+program("fanout_task_group")("""
+    import asyncio
+
+    async with asyncio.TaskGroup() as group:
+        first = group.create_task(call_tool("left"))
+        second = group.create_task(call_tool("right"))
+    print(first.result(), second.result())
+""")
+
+program("call_tool_returned_by_helper")("""
+    import asyncio
+
+
+    def fetch(path):
+        return call_tool("read", path=path)
+
+    text = await fetch("a.txt")
+    print(await asyncio.wait_for(fetch("b.txt"), timeout=5) if text else None)
+""")
+
 program("gather_call_tool_fanout")("""
     import asyncio
 

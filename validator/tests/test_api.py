@@ -34,7 +34,8 @@ class ApiTest(unittest.TestCase):
             "module-attribute-blocked", "match-dunder", "format-attribute", "format-dynamic",
             "name-nonascii-blocked", "attribute-network", "module-value",
             "module-attribute-write", "decorator-only", "class-hook", "class-metaclass",
-            "class-base", "class-dynamic", "annotation-dynamic", "match-positional"))
+            "class-base", "class-dynamic", "annotation-dynamic", "match-positional",
+            "tool-not-awaited"))
 
     def test_report_objects(self):
         report = validate_report("x = eval")

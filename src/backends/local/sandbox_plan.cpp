@@ -108,6 +108,9 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
 
 Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
   for (const auto& m : mounts) {
+    // A read-write mount at the working directory (ProviderOptions::working_directory) is bound
+    // over its private tmpfs: the run starts in the host directory instead.
+    if (m.mount_path == kSandboxWorkDir && m.mode == MountMode::kReadWrite) continue;
     if (std::string why = ReservedSandboxPath(m.mount_path); !why.empty()) {
       return InvalidArgument("mount path " + m.mount_path +
                              " cannot be used at the namespaces level: " + why);

@@ -43,6 +43,7 @@ What the fake models, for tests to observe through extra builtins in the "guest"
   fake_cache_file       the module file Sandbox() wrote in the cache
   fake_write_later(name, text, delay_s)  writes /output/NAME from the host's side after the run
                         has ended, as a file the SDK's filesystem flushes late would appear
+  fake_input_dir        the host directory Sandbox() was given as input_dir
 Markers in input_dir (the tests' stand-ins for hosts that differ):
   fake-guest-start-fails     the VM does not start; the first run() raises the file's text
   fake-guest-minimal-stdlib  the guest's standard library lacks asyncio and traceback
@@ -423,7 +424,8 @@ class Sandbox:
         guest.update(open=self._open, fake_guest_memory=self._memory, fake_sandbox_id=self._id,
                      fake_allowed_domains=[[t, m] for _, m, t in self._permissions],
                      fake_sizes={"heap_size": self._heap, "stack_size": self._stack},
-                     fake_cache_file=self._module_file, fake_write_later=self._write_later)
+                     fake_cache_file=self._module_file, fake_write_later=self._write_later,
+                     fake_input_dir=self._input_dir)
         marker = self._marker("fake-guest-minimal-stdlib")
         if marker and os.path.exists(marker):
             real_import = _builtins.__import__

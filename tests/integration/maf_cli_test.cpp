@@ -1,0 +1,141 @@
+// Issue 21's two checks through the codeact binary, with a real child: a tools file with a tool
+// named `sum` is refused up front (exit 2), and `r = add(a=1, b=2)` then `print(r)` fails with a
+// message that says to await, never printing a coroutine. Also the run-time report of a tool
+// coroutine never awaited (validation off) and the --workdir, --allowed-builtins flags.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_support.hpp"
+
+namespace codeact {
+namespace {
+
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+
+using Cli = testing::ProgramRun;
+using testing::RunCli;
+using testing::SourcePath;
+
+class MafCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("codeact-maf-cli-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A tools file with one command tool called `name` (samples/tools/add.py).
+  std::string ToolsFile(const std::string& name) {
+    const fs::path file = dir_ / (name + ".json");
+    std::ofstream(file) << R"({"tools":[{"name":")" << name
+                        << R"(","description":"Add two numbers","parameters":{"type":"object",)"
+                        << R"("properties":{"a":{"type":"number"},"b":{"type":"number"}}},)"
+                        << R"("command":["python3",")" << SourcePath("samples/tools/add.py")
+                        << R"("]}]})";
+    return file.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(MafCliTest, AToolNamedLikeABuiltinIsRefusedWithExit2) {
+  const std::string tools = ToolsFile("sum");
+  for (const char* command : {"run", "describe"}) {
+    std::vector<std::string> args = {command, "--tools", tools};
+    if (std::string(command) == "run") args.push_back("-");
+    const Cli c = RunCli(args, "print(await sum(a=1, b=2))\n");
+    EXPECT_EQ(c.exit_code, 2) << command << c.out << c.err;
+    EXPECT_EQ(c.out, "") << command;
+    EXPECT_NE(c.err.find("tools file " + tools +
+                         ": tool name \"sum\" shadows the Python "
+                         "builtin sum()"),
+              std::string::npos)
+        << c.err;
+  }
+}
+
+TEST_F(MafCliTest, AnUnawaitedToolCallFailsValidationSayingToAwait) {
+  const Cli c = RunCli({"run", "--tools", ToolsFile("add"), "-"}, "r = add(a=1, b=2)\nprint(r)\n");
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("outcome").as_string(), "validation_failed");
+  EXPECT_EQ(v.at("stdout").as_string(), "");
+  const auto& violation = v.at("violations").at(0);
+  EXPECT_EQ(violation.at("rule").as_string(), "tool-not-awaited");
+  EXPECT_EQ(violation.at("line").as_int64(), 1);
+  const std::string message(violation.at("message").as_string());
+  EXPECT_NE(message.find("add(...) on line 1 is not awaited"), std::string::npos) << message;
+  EXPECT_NE(message.find("add await"), std::string::npos) << message;
+  EXPECT_EQ(c.out.find("coroutine object"), std::string::npos);
+}
+
+TEST_F(MafCliTest, TheAwaitedCallPrintsItsResult) {
+  const Cli c =
+      RunCli({"run", "--tools", ToolsFile("add"), "-"}, "r = await add(a=1, b=2)\nprint(r)\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("stdout").as_string(), "3\n");
+  // The message may carry the host's own notes (no cgroup for a non-root user), never this one.
+  EXPECT_EQ(std::string(v.at("message").as_string()).find("never ran"), std::string::npos)
+      << v.at("message");
+}
+
+// With the validator off (trusted code), the runner still reports the call that never ran.
+TEST_F(MafCliTest, ACoroutineNeverAwaitedIsReportedInTheMessage) {
+  const Cli c = RunCli({"run", "--no-validate", "--tools", ToolsFile("add"), "-"},
+                       "r = add(a=1, b=2)\nprint(type(r).__name__)\n");
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("stdout").as_string(), "coroutine\n");
+  EXPECT_EQ(v.at("tool_calls").as_int64(), 0);
+  // First in the message; a non-root host's notes (no cgroup) may follow.
+  EXPECT_EQ(
+      std::string(v.at("message").as_string())
+          .rfind("1 tool call(s) never ran because their coroutine was not awaited: add on line 1; "
+                 "add await",
+                 0),
+      0u)
+      << v.at("message");
+}
+
+TEST_F(MafCliTest, AllowedBuiltinsFlagReplacesTheBuiltins) {
+  const Cli c = RunCli({"run", "--allowed-builtins", "print,len", "-"}, "print(sum([1, 2]))\n");
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  EXPECT_EQ(v.at("violations").at(0).at("rule").as_string(), "builtin-blocked");
+  const Cli bad = RunCli({"run", "--allowed-builtins", "print,,len", "-"}, "print(1)\n");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--allowed-builtins needs NAME[,NAME...]"), std::string::npos) << bad.err;
+}
+
+TEST_F(MafCliTest, WorkdirIsCapturedLikeAReadWriteMount) {
+  const fs::path work = dir_ / "work";
+  fs::create_directories(work);
+  std::ofstream(work / "in.txt") << "hello";
+  // /work at the namespaces level, the host path at the process level: the code asks os.environ
+  // for neither, so it tries both.
+  const std::string code =
+      "from pathlib import Path\n"
+      "base = Path('/work') if Path('/work/in.txt').exists() else Path('" +
+      work.string() +
+      "')\n"
+      "(base / 'out.txt').write_text((base / 'in.txt').read_text().upper())\n";
+  const Cli c = RunCli({"run", "--workdir", work.string(), "-"}, code);
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const bj::value v = bj::parse(c.out);
+  bool found = false;
+  for (const auto& f : v.at("files").as_array()) {
+    if (f.at("path").as_string() == "/work/out.txt") found = true;
+  }
+  EXPECT_TRUE(found) << c.out;
+  const Cli missing = RunCli({"run", "--workdir", (dir_ / "none").string(), "-"}, "print(1)\n");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("working directory"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace codeact
