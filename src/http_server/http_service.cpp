@@ -47,6 +47,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
 constexpr const char* kJson = "application/json";
+// MCP sessions held at once (each a JSON-RPC server and its named execute_code sessions).
+constexpr std::size_t kMaxMcpSessions = 1024;
 
 // ---- Replies ---------------------------------------------------------------------------------
 
@@ -116,17 +118,20 @@ std::string HostPart(std::string_view value) {
 
 // ---- The worker pool -------------------------------------------------------------------------
 
-// `workers` threads and a queue of at most `capacity` tasks; TrySubmit refuses past that.
+// `workers` threads and at most `capacity` tasks waiting for one; TrySubmit refuses past that.
 class WorkPool {
  public:
-  WorkPool(int workers, std::size_t capacity) : capacity_(capacity) {
+  WorkPool(int workers, std::size_t capacity)
+      : workers_(static_cast<std::size_t>(workers)), capacity_(capacity) {
     for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Loop(); });
   }
   ~WorkPool() { Stop(); }
 
   bool TrySubmit(std::function<void()> task) {
     std::lock_guard lock(mu_);
-    if (stopping_ || queue_.size() >= capacity_) return false;
+    // Idle workers take tasks at once; `capacity` more may wait.
+    const std::size_t busy = queue_.size() + static_cast<std::size_t>(running_.load());
+    if (stopping_ || busy >= workers_ + capacity_) return false;
     queue_.push_back(std::move(task));
     cv_.notify_one();
     return true;
@@ -164,6 +169,7 @@ class WorkPool {
     }
   }
 
+  const std::size_t workers_;
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -337,6 +343,24 @@ std::optional<std::string> SecurityDenial(const ExecutionResult& r) {
 
 // ---- The service -----------------------------------------------------------------------------
 
+// The route template of a path, for logs ("/v1/sessions/{id}/execute"); "-" for no route.
+std::string RouteLabel(const std::string& path) {
+  for (const char* fixed :
+       {"/healthz", "/v1/execute", "/run", "/v1/tools", "/metrics", "/v1/sessions", "/mcp"}) {
+    if (path == fixed) return path;
+  }
+  constexpr std::string_view kSessions = "/v1/sessions/";
+  if (path.rfind(kSessions, 0) == 0) {
+    const std::size_t slash = path.find('/', kSessions.size());
+    if (slash == std::string::npos) return "/v1/sessions/{id}";
+    const std::string action = path.substr(slash + 1);
+    if (action == "execute" || action == "pause" || action == "resume") {
+      return "/v1/sessions/{id}/" + action;
+    }
+  }
+  return "-";
+}
+
 // What the router decided: a reply now, or work for the pool (with the caller's run slot).
 struct Routed {
   Routed() = default;
@@ -445,6 +469,7 @@ class Service {
     const std::string path = target.substr(0, q);
     const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
 
+    info.route = RouteLabel(path);
     if (auto refused = CheckHostAndOrigin(req)) return Refuse(std::move(*refused));
     if (path == "/healthz") {
       info.route = "/healthz";
@@ -982,9 +1007,21 @@ class Service {
         method != nullptr && method->is_string() && method->as_string() == "initialize";
     std::shared_ptr<McpServer> server;
     std::string new_id;
+    McpHttpSession fresh;
     if (is_initialize) {
+      {
+        std::lock_guard lock(mcp_mu_);
+        if (mcp_sessions_.size() >= kMaxMcpSessions) {
+          Reply r = ErrorReply(http::status::too_many_requests, "mcp_sessions_full",
+                               "the server holds " + std::to_string(kMaxMcpSessions) +
+                                   " MCP sessions; end one (DELETE /mcp) first");
+          r.headers.emplace_back("Retry-After", "5");
+          return Refuse(std::move(r));
+        }
+      }
       new_id = "mcp_" + RandomHex(16);
-      server = NewMcpServer(caller, new_id);
+      fresh = NewMcpSession(caller);
+      server = fresh.server;
     } else {
       if (session_id.empty()) {
         return BadRequest("an MCP request other than initialize needs the Mcp-Session-Id header");
@@ -1000,7 +1037,7 @@ class Service {
     const std::string accept = Lower(std::string(req[http::field::accept]));
     const bool sse = accept.find("text/event-stream") != std::string::npos &&
                      accept.find("application/json") == std::string::npos;
-    auto answer = [this, server, new_id, sse, caller,
+    auto answer = [this, server, new_id, fresh, sse,
                    body = req.body()](const CancellationToken& cancel) {
       std::string outcome;
       current_outcome = &outcome;
@@ -1012,11 +1049,8 @@ class Service {
         // The session exists once initialize succeeded: a failed one leaves nothing behind.
         if (response && response->find("\"error\"") == std::string::npos) {
           std::lock_guard lock(mcp_mu_);
-          mcp_sessions_[new_id].server = server;
+          mcp_sessions_[new_id] = fresh;
           r.headers.emplace_back("Mcp-Session-Id", new_id);
-        } else {
-          std::lock_guard lock(mcp_mu_);
-          mcp_sessions_.erase(new_id);
         }
       }
       if (!response) {
@@ -1038,7 +1072,8 @@ class Service {
     return routed;
   }
 
-  std::shared_ptr<McpServer> NewMcpServer(const CallerIdentity& caller, const std::string& id) {
+  // An MCP session's server and named sessions; registered once its initialize succeeded.
+  McpHttpSession NewMcpSession(const CallerIdentity& caller) {
     auto sessions = std::make_shared<ClientSessions>(provider_);
     McpServerOptions o;
     o.server_name = "codeact";
@@ -1053,13 +1088,11 @@ class Service {
       call.cancel = cancel;
       return Record(sessions->Invoke(arguments_json, call), caller);
     };
-    auto server = std::make_shared<McpServer>(std::move(o));
-    std::lock_guard lock(mcp_mu_);
-    McpHttpSession& s = mcp_sessions_[id];
+    McpHttpSession s;
     s.owner = caller.owner;
     s.sessions = sessions;
-    s.server = server;
-    return server;
+    s.server = std::make_shared<McpServer>(std::move(o));
+    return s;
   }
 
   const std::shared_ptr<CodeActProvider> provider_;
