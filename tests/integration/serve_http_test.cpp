@@ -522,6 +522,27 @@ TEST_F(ServeOwnServerTest, PerTokenConcurrencyAndRate) {
   EXPECT_FALSE(limited.Header("retry-after").empty());
 }
 
+TEST_F(ServeOwnServerTest, ARunAGuardDenialEndedWritesASecurityLine) {
+  ServeProcess server(Args({}), (dir_ / "tmp").string());
+  ASSERT_NE(server.port(), 0) << server.Stderr();
+  const HttpResponse r = HttpCall(server.port(), "POST", "/v1/execute",
+                                  Execute("import os\nos.fork()"), Bearer(kToken2));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json().at("outcome"), "error");
+  EXPECT_TRUE(testing::Eventually([&] {
+    const std::string err = server.Stderr();
+    return err.find(
+               "{\"type\":\"security\",\"token_id\":\"line:2\",\"outcome\":\"error\","
+               "\"denial\":\"runtime guard: codeact guard: process creation: os.fork") !=
+           std::string::npos;
+  })) << server.Stderr();
+  const HttpResponse plain = HttpCall(server.port(), "POST", "/v1/execute",
+                                      Execute("raise ValueError('x')"), Bearer(kToken2));
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_EQ(server.Stderr().find("ValueError"), std::string::npos)
+      << "an ordinary error is no security event: " << server.Stderr();
+}
+
 // ---- JWT -------------------------------------------------------------------------------------
 
 const std::string kSecret = "jwt-secret-for-the-serve-tests";
