@@ -16,6 +16,7 @@ int CmdRun(const std::vector<std::string>& args);
 int CmdDescribe(const std::vector<std::string>& args);
 int CmdBench(const std::vector<std::string>& args);
 int CmdMcp(const std::vector<std::string>& args);
+int CmdServe(const std::vector<std::string>& args);
 int CmdRepl(const std::vector<std::string>& args);
 int CmdSelftest(const std::vector<std::string>& args);
 int CmdSetupCgroups(const std::vector<std::string>& args);

@@ -24,6 +24,7 @@ commands:
   bench             measure the performance figures (latency percentiles, rates) and print a table
   validate FILE|-   check code against the validator policy; prints the report as JSON
   mcp               serve execute_code over MCP (JSON-RPC on stdio)
+  serve             serve execute_code over HTTP (REST, MCP Streamable HTTP, metrics)
   repl              an interactive loop on one session: variables are kept between inputs
   selftest          try the threat model's attacks and print what the isolation level contained
   setup-cgroups     (as root, once) give a user the cgroup subtree its runs go under
@@ -118,6 +119,7 @@ int main(int argc, char** argv) {
   }
   if (command == "run") return CmdRun(rest);
   if (command == "mcp") return CmdMcp(rest);
+  if (command == "serve") return CmdServe(rest);
   if (command == "repl") return CmdRepl(rest);
   if (command == "describe") return CmdDescribe(rest);
   if (command == "bench") return CmdBench(rest);

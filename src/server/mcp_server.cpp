@@ -826,6 +826,11 @@ McpServer::McpServer(McpServerOptions options)
 McpServer::~McpServer() = default;
 
 std::optional<std::string> McpServer::HandleLine(std::string_view line) {
+  return HandleMessage(line, CancellationToken());
+}
+
+std::optional<std::string> McpServer::HandleMessage(std::string_view line,
+                                                    const CancellationToken& cancel) {
   try {
     Impl::Parsed parsed = impl_->ParseLine(line);
     if (parsed.response) return std::move(parsed.response);
@@ -833,7 +838,7 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
     std::optional<std::string> single;
     for (auto& d : parsed.items) {
       std::optional<std::string> response = std::move(d.response);
-      if (d.is_call) response = impl_->RunCall(d.id, d.arguments_json, CancellationToken());
+      if (d.is_call) response = impl_->RunCall(d.id, d.arguments_json, cancel);
       if (!response) continue;
       if (!parsed.batch) return response;
       batch += batch.empty() ? "[" : ",";

@@ -95,6 +95,12 @@ class McpServer {
   // Never throws.
   std::optional<std::string> HandleLine(std::string_view line);
 
+  // The same for a transport other than stdio (the HTTP server's /mcp): one message or batch
+  // whose tools/call runs end as `cancelled` once `cancel` is (the client went away, the server
+  // is shutting down). Thread-safe: messages of one server may be handled concurrently.
+  std::optional<std::string> HandleMessage(std::string_view message,
+                                           const CancellationToken& cancel);
+
   // Reads messages from `in` until end of input; answers through `write` (called from several
   // threads, one call per whole line, serialised by the server). Returns once every call in
   // flight has been answered. Lines over max_line_bytes are discarded while being read.

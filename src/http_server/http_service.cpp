@@ -1,0 +1,1452 @@
+#include "http_server/http_service.hpp"
+
+#include <openssl/rand.h>
+#include <poll.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <boost/json.hpp>
+#include <cmath>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <variant>
+
+#include "codeact/json.hpp"
+#include "common/sha256.hpp"
+#include "http_server/serve_metrics.hpp"
+#include "json/serialize.hpp"
+#include "limits/limit_table.hpp"
+#include "provider/client_sessions.hpp"
+#include "server/log_setup.hpp"
+#include "server/mcp_server.hpp"
+
+namespace codeact::internal {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
+constexpr const char* kJson = "application/json";
+// MCP sessions held at once (each a JSON-RPC server and its named execute_code sessions).
+constexpr std::size_t kMaxMcpSessions = 1024;
+
+// ---- Replies ---------------------------------------------------------------------------------
+
+struct Reply {
+  http::status status = http::status::ok;
+  std::string body;
+  std::string content_type = kJson;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string outcome;  // for the access log: a run's outcome, or why it was refused
+};
+
+Reply JsonReply(http::status status, const json::object& body, std::string outcome = "") {
+  Reply r;
+  r.status = status;
+  r.body = SerializeJson(body);
+  r.outcome = std::move(outcome);
+  return r;
+}
+
+// {"error": message, "code": short reason}; `reason` is also the metrics label and log outcome.
+Reply ErrorReply(http::status status, std::string_view reason, const std::string& message) {
+  Reply r = JsonReply(status, json::object{{"error", message}, {"code", reason}}, "");
+  r.outcome = std::string(reason);
+  return r;
+}
+
+std::string RandomHex(std::size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
+    // libcrypto's generator failing is a broken host; never hand out a predictable id.
+    std::fprintf(stderr, "codeact serve: RAND_bytes failed\n");
+    std::abort();
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The media type of a Content-Type value, lower-cased, parameters dropped.
+std::string MediaType(std::string_view value) {
+  const std::size_t semi = value.find(';');
+  std::string_view type = value.substr(0, semi);
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
+  return Lower(type);
+}
+
+// The host part of a Host header value ("[::1]:8080" -> "[::1]", "a:1" -> "a").
+std::string HostPart(std::string_view value) {
+  if (!value.empty() && value.front() == '[') {
+    const std::size_t close = value.find(']');
+    return Lower(value.substr(0, close == std::string_view::npos ? value.size() : close + 1));
+  }
+  return Lower(value.substr(0, value.find(':')));
+}
+
+// ---- The worker pool -------------------------------------------------------------------------
+
+// `workers` threads and at most `capacity` tasks waiting for one; TrySubmit refuses past that.
+class WorkPool {
+ public:
+  WorkPool(int workers, std::size_t capacity)
+      : workers_(static_cast<std::size_t>(workers)), capacity_(capacity) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~WorkPool() { Stop(); }
+
+  bool TrySubmit(std::function<void()> task) {
+    std::lock_guard lock(mu_);
+    // Idle workers take tasks at once; `capacity` more may wait.
+    const std::size_t busy = queue_.size() + static_cast<std::size_t>(running_.load());
+    if (stopping_ || busy >= workers_ + capacity_) return false;
+    queue_.push_back(std::move(task));
+    cv_.notify_one();
+    return true;
+  }
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ && threads_.empty()) return;
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+  std::int64_t queued() const {
+    std::lock_guard lock(mu_);
+    return static_cast<std::int64_t>(queue_.size());
+  }
+  std::int64_t running() const { return running_.load(); }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and everything queued has run
+        task = std::move(queue_.front());
+        queue_.pop_front();
+        ++running_;
+      }
+      task();
+      --running_;
+    }
+  }
+
+  const std::size_t workers_;
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::atomic<std::int64_t> running_{0};
+  std::vector<std::thread> threads_;
+};
+
+// ---- Per-caller quotas -----------------------------------------------------------------------
+
+class CallerQuotas {
+ public:
+  CallerQuotas(int max_concurrent, double rate, double burst)
+      : max_concurrent_(max_concurrent),
+        rate_(rate),
+        burst_(burst > 0 ? burst : std::max(1.0, rate)) {}
+
+  // Takes one request from the caller's bucket; the seconds to wait when it is empty.
+  std::optional<int> TakeRequest(const std::string& owner) {
+    if (rate_ <= 0) return std::nullopt;
+    std::lock_guard lock(mu_);
+    Bucket& b = buckets_.try_emplace(owner, Bucket{burst_, Clock::now()}).first->second;
+    const auto now = Clock::now();
+    b.tokens =
+        std::min(burst_, b.tokens + rate_ * std::chrono::duration<double>(now - b.at).count());
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return std::nullopt;
+    }
+    return std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate_)));
+  }
+
+  // A run slot of the caller, released when the returned guard goes; nothing when all are taken.
+  std::optional<std::shared_ptr<void>> TakeRun(const std::string& owner) {
+    if (max_concurrent_ <= 0) return std::shared_ptr<void>();
+    std::lock_guard lock(mu_);
+    int& n = running_[owner];
+    if (n >= max_concurrent_) return std::nullopt;
+    ++n;
+    return std::shared_ptr<void>(nullptr, [this, owner](void*) {
+      std::lock_guard l(mu_);
+      if (--running_[owner] == 0) running_.erase(owner);
+    });
+  }
+
+ private:
+  struct Bucket {
+    double tokens;
+    Clock::time_point at;
+  };
+  const int max_concurrent_;
+  const double rate_;
+  const double burst_;
+  std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+  std::map<std::string, int> running_;
+};
+
+// ---- Sessions over REST ----------------------------------------------------------------------
+
+struct RestSession {
+  std::string id;
+  std::string owner;
+  std::shared_ptr<Session> session;
+};
+
+// REST sessions by their random id; each belongs to the caller (owner) that created it.
+class RestSessions {
+ public:
+  void Add(RestSession s) {
+    std::lock_guard lock(mu_);
+    by_id_[s.id] = std::move(s);
+  }
+  // The caller's open session `id`; nothing for another caller's, a closed or an expired one
+  // (those are forgotten here).
+  std::shared_ptr<Session> Find(const std::string& id, const std::string& owner) {
+    std::lock_guard lock(mu_);
+    auto it = by_id_.find(id);
+    if (it == by_id_.end() || it->second.owner != owner) return nullptr;
+    if (it->second.session->closed()) {
+      by_id_.erase(it);
+      return nullptr;
+    }
+    return it->second.session;
+  }
+  std::shared_ptr<Session> Remove(const std::string& id, const std::string& owner) {
+    std::lock_guard lock(mu_);
+    auto it = by_id_.find(id);
+    if (it == by_id_.end() || it->second.owner != owner) return nullptr;
+    auto session = it->second.session;
+    by_id_.erase(it);
+    return session;
+  }
+  std::vector<RestSession> List(const std::string& owner) {
+    std::lock_guard lock(mu_);
+    std::vector<RestSession> out;
+    for (auto it = by_id_.begin(); it != by_id_.end();) {
+      if (it->second.session->closed()) {
+        it = by_id_.erase(it);
+        continue;
+      }
+      if (it->second.owner == owner) out.push_back(it->second);
+      ++it;
+    }
+    return out;
+  }
+  void CloseAll() {
+    std::map<std::string, RestSession> all;
+    {
+      std::lock_guard lock(mu_);
+      all.swap(by_id_);
+    }
+    for (auto& [id, s] : all) s.session->Close();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, RestSession> by_id_;
+};
+
+// ---- MCP sessions (Streamable HTTP) ----------------------------------------------------------
+
+struct McpHttpSession {
+  std::string owner;
+  std::shared_ptr<ClientSessions> sessions;  // execute_code's named sessions of this client
+  std::shared_ptr<McpServer> server;
+};
+
+// The outcome of the run a worker thread is handling, for its access line (an MCP tools/call
+// reports it through the execute callback, which runs inline on that thread).
+thread_local std::string* current_outcome = nullptr;
+
+std::int64_t NowUnix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string IsoTime() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[96];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return text;
+}
+
+// A run guard, seccomp or Landlock ended: the guard's PermissionError says "codeact guard:",
+// a seccomp kill is SIGSYS, and a refusal Landlock or seccomp made fail with EPERM/EACCES that the
+// code did not catch names the rule in its message.
+std::optional<std::string> SecurityDenial(const ExecutionResult& r) {
+  if (r.error && r.error->message.find("codeact guard:") != std::string::npos) {
+    return "runtime guard: " + r.error->message.substr(0, 300);
+  }
+  if (r.exit_code == 128 + SIGSYS || r.message.find("SIGSYS") != std::string::npos ||
+      r.message.find("seccomp") != std::string::npos) {
+    return "seccomp: " + r.message.substr(0, 300);
+  }
+  if (r.message.find("Landlock") != std::string::npos ||
+      r.message.find("landlock") != std::string::npos) {
+    return "landlock: " + r.message.substr(0, 300);
+  }
+  return std::nullopt;
+}
+
+// ---- The service -----------------------------------------------------------------------------
+
+// The route template of a path, for logs ("/v1/sessions/{id}/execute"); "-" for no route.
+std::string RouteLabel(const std::string& path) {
+  for (const char* fixed :
+       {"/healthz", "/v1/execute", "/run", "/v1/tools", "/metrics", "/v1/sessions", "/mcp"}) {
+    if (path == fixed) return path;
+  }
+  constexpr std::string_view kSessions = "/v1/sessions/";
+  if (path.rfind(kSessions, 0) == 0) {
+    const std::size_t slash = path.find('/', kSessions.size());
+    if (slash == std::string::npos) return "/v1/sessions/{id}";
+    const std::string action = path.substr(slash + 1);
+    if (action == "execute" || action == "pause" || action == "resume") {
+      return "/v1/sessions/{id}/" + action;
+    }
+  }
+  return "-";
+}
+
+// What the router decided: a reply now, or work for the pool (with the caller's run slot).
+struct Routed {
+  Routed() = default;
+  Routed(Reply reply) : now(std::move(reply)) {}  // NOLINT: implicit by design
+  std::optional<Reply> now;
+  std::function<Reply(const CancellationToken&)> work;
+  std::shared_ptr<void> slot;
+};
+
+struct RequestInfo {
+  std::string request_id;
+  std::string token_id = "-";
+  std::string route = "-";
+};
+
+class Service {
+ public:
+  Service(std::shared_ptr<CodeActProvider> provider, Authenticator auth, HttpServiceOptions options)
+      : provider_(std::move(provider)),
+        auth_(std::move(auth)),
+        options_(std::move(options)),
+        pool_(options_.max_concurrent, options_.max_queued),
+        quotas_(options_.token_max_concurrent, options_.token_rate_per_s, options_.token_burst),
+        ceilings_(provider_->Snapshot().limits),
+        access_(MakeAccessLogger(options_.access_log)),
+        log_(MakeStderrLogger("codeact serve", true)) {}
+
+  ~Service() { Shutdown(); }
+
+  const HttpServiceOptions& options() const { return options_; }
+  ServeMetrics& metrics() { return metrics_; }
+  std::atomic<int>& connections() { return connections_; }
+  std::atomic<bool>& draining() { return draining_; }
+  spdlog::logger& log() { return *log_; }
+
+  // Requests between their read and the end of their reply's write (drained at shutdown).
+  void BeginRequest() {
+    std::lock_guard lock(active_mu_);
+    ++active_requests_;
+  }
+  void EndRequest() {
+    std::lock_guard lock(active_mu_);
+    --active_requests_;
+    active_cv_.notify_all();
+  }
+  // Waits until no request is in flight or `deadline`; true when none is.
+  bool WaitIdle(Clock::time_point deadline) {
+    std::unique_lock lock(active_mu_);
+    return active_cv_.wait_until(lock, deadline, [&] { return active_requests_ == 0; });
+  }
+
+  // The cancellation source of each run in flight, cancelled together at the end of the grace.
+  std::shared_ptr<CancellationSource> TrackRun() {
+    auto source = std::make_shared<CancellationSource>();
+    std::lock_guard lock(runs_mu_);
+    if (cancel_all_) source->Cancel("the server is shutting down");
+    runs_.insert(source);
+    return source;
+  }
+  void UntrackRun(const std::shared_ptr<CancellationSource>& source) {
+    std::lock_guard lock(runs_mu_);
+    runs_.erase(source);
+  }
+  void CancelAllRuns() {
+    std::set<std::shared_ptr<CancellationSource>> runs;
+    {
+      std::lock_guard lock(runs_mu_);
+      cancel_all_ = true;
+      runs = runs_;
+    }
+    for (auto& s : runs) s->Cancel("the server is shutting down");
+  }
+
+  bool Submit(std::function<void()> task) { return pool_.TrySubmit(std::move(task)); }
+
+  void Shutdown() {
+    pool_.Stop();
+    rest_sessions_.CloseAll();
+    std::lock_guard lock(mcp_mu_);
+    mcp_sessions_.clear();
+  }
+
+  void Access(const RequestInfo& info, std::string_view method, int status,
+              std::string_view outcome, Clock::duration took, std::size_t bytes_in,
+              std::size_t bytes_out) {
+    metrics_.CountResponse(status);
+    if (!access_) return;
+    json::object line{{"time", IsoTime()},
+                      {"type", "access"},
+                      {"request_id", info.request_id},
+                      {"token_id", info.token_id},
+                      {"method", method},
+                      {"route", info.route},
+                      {"status", status},
+                      {"outcome", outcome.empty() ? json::value(nullptr) : json::value(outcome)},
+                      {"duration_ms", std::chrono::duration<double, std::milli>(took).count()},
+                      {"bytes_in", bytes_in},
+                      {"bytes_out", bytes_out}};
+    access_->info(SerializeJson(line));
+  }
+
+  // Everything after the connection read a whole request.
+  Routed Route(const http::request<http::string_body>& req, RequestInfo& info) {
+    const std::string target(req.target());
+    const std::size_t q = target.find('?');
+    const std::string path = target.substr(0, q);
+    const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
+
+    info.route = RouteLabel(path);
+    if (auto refused = CheckHostAndOrigin(req)) return Refuse(std::move(*refused));
+    if (path == "/healthz") {
+      info.route = "/healthz";
+      if (req.method() != http::verb::get && req.method() != http::verb::head) {
+        return {MethodNotAllowed("GET")};
+      }
+      if (draining_) {
+        return {JsonReply(http::status::service_unavailable, json::object{{"status", "draining"}})};
+      }
+      return {JsonReply(http::status::ok, json::object{{"status", "ok"}})};
+    }
+
+    const auto authorization = req[http::field::authorization];
+    auto caller =
+        auth_.Authenticate(std::string_view(authorization.data(), authorization.size()), NowUnix());
+    if (!caller.ok()) {
+      metrics_.CountRejected("unauthorized");
+      Reply r = ErrorReply(http::status::unauthorized, "unauthorized", caller.status().message());
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return {std::move(r)};
+    }
+    info.token_id = caller->token_id.substr(0, 128);
+    if (draining_) {
+      return Refuse(ErrorReply(http::status::service_unavailable, "shutting_down",
+                               "the server is shutting down"));
+    }
+    if (auto wait = quotas_.TakeRequest(caller->owner)) {
+      Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
+                           "this caller's request rate is over the server's limit of " +
+                               std::to_string(options_.token_rate_per_s) + " per second");
+      r.headers.emplace_back("Retry-After", std::to_string(*wait));
+      return Refuse(std::move(r));
+    }
+    if (req.method() == http::verb::post) {
+      const std::string type = MediaType(req[http::field::content_type]);
+      if (type != kJson) {
+        return Refuse(ErrorReply(http::status::unsupported_media_type, "unsupported_media_type",
+                                 "a POST needs Content-Type: application/json"));
+      }
+    }
+    return Dispatch(req, path, query, *caller, info);
+  }
+
+  std::int64_t OpenConnections() const { return connections_.load(); }
+
+ private:
+  static std::shared_ptr<spdlog::logger> MakeAccessLogger(bool enabled) {
+    // The access line is its own JSON object, one per line, whatever --log-format says.
+    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    auto logger = std::make_shared<spdlog::logger>("codeact serve access", sink);
+    logger->set_pattern("%v");
+    logger->set_level(enabled ? spdlog::level::info : spdlog::level::off);
+    logger->flush_on(spdlog::level::info);
+    return logger;
+  }
+
+  Routed Refuse(Reply r) {
+    metrics_.CountRejected(r.outcome);
+    return {std::move(r)};
+  }
+
+  static Reply MethodNotAllowed(const std::string& allow) {
+    Reply r = ErrorReply(http::status::method_not_allowed, "method_not_allowed",
+                         "method not allowed; this route takes " + allow);
+    r.headers.emplace_back("Allow", allow);
+    return r;
+  }
+
+  // DNS rebinding and cross-site requests (MCP "Security Warning"): a foreign Origin or, on a
+  // loopback listener, a non-loopback Host name is refused before anything else.
+  std::optional<Reply> CheckHostAndOrigin(const http::request<http::string_body>& req) const {
+    const std::string host_value(req[http::field::host]);
+    if (host_value.empty()) {
+      return ErrorReply(http::status::bad_request, "bad_host", "a request needs a Host header");
+    }
+    bool host_ok = false;
+    if (!options_.allowed_hosts.empty()) {
+      for (const auto& h : options_.allowed_hosts) {
+        host_ok = host_ok || Lower(h) == Lower(host_value) || Lower(h) == HostPart(host_value);
+      }
+    } else if (IsLoopbackHost(options_.host)) {
+      const std::string name = HostPart(host_value);
+      host_ok = name == "localhost" || name == "[::1]" || name.rfind("127.", 0) == 0;
+    } else {
+      host_ok = true;
+    }
+    if (!host_ok) {
+      return ErrorReply(http::status::forbidden, "forbidden_host",
+                        "Host \"" + host_value.substr(0, 200) +
+                            "\" is not one this server answers to (--allow-host)");
+    }
+    const auto origin_field = req.find(http::field::origin);
+    if (origin_field != req.end()) {
+      const std::string origin(origin_field->value());
+      const bool allowed =
+          std::find(options_.allowed_origins.begin(), options_.allowed_origins.end(), origin) !=
+          options_.allowed_origins.end();
+      if (!allowed) {
+        return ErrorReply(
+            http::status::forbidden, "forbidden_origin",
+            "Origin \"" + origin.substr(0, 200) + "\" is not allowed (--allow-origin)");
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The request's JSON object body, or a 400 reply.
+  std::variant<json::object, Reply> BodyObject(const http::request<http::string_body>& req,
+                                               bool empty_ok) {
+    if (req.body().empty() && empty_ok) return json::object{};
+    json::error_code ec;
+    json::value v = ParseJson(req.body(), ec);
+    if (ec) {
+      metrics_.CountRejected("bad_json");
+      return ErrorReply(http::status::bad_request, "bad_json",
+                        "the body is not valid JSON: " + JsonErrorText(ec));
+    }
+    if (!v.is_object()) {
+      metrics_.CountRejected("bad_json");
+      return ErrorReply(http::status::bad_request, "bad_json", "the body must be a JSON object");
+    }
+    return std::move(v.as_object());
+  }
+
+  Routed BadRequest(const std::string& message) {
+    return Refuse(ErrorReply(http::status::bad_request, "bad_request", message));
+  }
+
+  Routed Dispatch(const http::request<http::string_body>& req, const std::string& path,
+                  const std::string& query, const CallerIdentity& caller, RequestInfo& info) {
+    const http::verb method = req.method();
+    if (path == "/v1/execute" || path == "/run") {
+      info.route = path;
+      if (method != http::verb::post) return {MethodNotAllowed("POST")};
+      auto body = BodyObject(req, false);
+      if (auto* r = std::get_if<Reply>(&body)) return {std::move(*r)};
+      return path == "/run" ? SeedRun(std::get<json::object>(body), caller)
+                            : Execute(std::get<json::object>(body), caller);
+    }
+    if (path == "/v1/tools") {
+      info.route = path;
+      if (method != http::verb::get) return {MethodNotAllowed("GET")};
+      return Tools(query);
+    }
+    if (path == "/metrics") {
+      info.route = path;
+      if (method != http::verb::get) return {MethodNotAllowed("GET")};
+      ServeGauges g;
+      g.sessions_open = provider_->OpenSessionCount();
+      g.runs_in_flight = pool_.running();
+      g.runs_queued = pool_.queued();
+      g.worker_pool_size = options_.max_concurrent;
+      g.queue_capacity = static_cast<std::int64_t>(options_.max_queued);
+      g.connections_open = connections_.load();
+      Reply r;
+      r.body = metrics_.Render(g);
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      return {std::move(r)};
+    }
+    if (path == "/v1/sessions") {
+      info.route = path;
+      if (method == http::verb::get) return ListSessions(caller);
+      if (method != http::verb::post) return {MethodNotAllowed("GET, POST")};
+      auto body = BodyObject(req, true);
+      if (auto* r = std::get_if<Reply>(&body)) return {std::move(*r)};
+      if (!std::get<json::object>(body).empty()) {
+        return BadRequest("POST /v1/sessions takes an empty object");
+      }
+      return OpenSession(caller);
+    }
+    constexpr std::string_view kSessions = "/v1/sessions/";
+    if (path.rfind(kSessions, 0) == 0) {
+      const std::string rest = path.substr(kSessions.size());
+      const std::size_t slash = rest.find('/');
+      const std::string id = rest.substr(0, slash);
+      const std::string action = slash == std::string::npos ? "" : rest.substr(slash + 1);
+      if (action.empty()) {
+        info.route = "/v1/sessions/{id}";
+        if (method != http::verb::delete_) return {MethodNotAllowed("DELETE")};
+        return CloseSession(id, caller);
+      }
+      if (action != "execute" && action != "pause" && action != "resume") {
+        return Refuse(ErrorReply(http::status::not_found, "not_found", "no such route"));
+      }
+      info.route = "/v1/sessions/{id}/" + action;
+      if (method != http::verb::post) return {MethodNotAllowed("POST")};
+      auto body = BodyObject(req, action != "execute");
+      if (auto* r = std::get_if<Reply>(&body)) return {std::move(*r)};
+      if (action == "execute") {
+        json::object& o = std::get<json::object>(body);
+        if (o.contains("session")) return BadRequest("the session is named by the path");
+        o["session"] = id;
+        return Execute(o, caller);
+      }
+      return PauseResume(id, action == "pause", caller);
+    }
+    if (path == "/mcp") {
+      info.route = "/mcp";
+      return Mcp(req, caller);
+    }
+    return Refuse(
+        ErrorReply(http::status::not_found, "not_found", "no such route: " + path.substr(0, 200)));
+  }
+
+  Routed Tools(const std::string& query) {
+    std::string format_name = "openai";
+    std::size_t start = 0;
+    while (start <= query.size() && !query.empty()) {
+      const std::size_t amp = query.find('&', start);
+      const std::string pair = query.substr(start, amp == std::string::npos ? amp : amp - start);
+      if (pair.rfind("format=", 0) == 0) format_name = pair.substr(7);
+      if (amp == std::string::npos) break;
+      start = amp + 1;
+    }
+    const auto format = ParseDefinitionFormat(format_name);
+    if (!format) {
+      return BadRequest("format is openai, openai-responses, anthropic or mcp, got \"" +
+                        format_name.substr(0, 100) + "\"");
+    }
+    ClientSessions describer(provider_);  // its definition includes the "session" argument
+    json::error_code ec;
+    json::value definition = ParseJson(describer.Definition(*format), ec);
+    if (ec) return {ErrorReply(http::status::internal_server_error, "internal", "bad definition")};
+    return {JsonReply(http::status::ok, json::object{{"tools", json::array{std::move(definition)}},
+                                                     {"instructions", provider_->Instructions()}})};
+  }
+
+  // The limits of one run: the server's, with what the body asks for (never above a ceiling).
+  std::variant<ExecutionLimits, std::string> RequestLimits(const json::object& body,
+                                                           bool* any) const {
+    ExecutionLimits limits = ceilings_;
+    *any = false;
+    if (const json::value* t = body.if_contains("timeout_s")) {
+      if (!t->is_number()) return std::string("timeout_s must be a number of seconds");
+      const double seconds = t->to_number<double>();
+      if (!std::isfinite(seconds) || seconds <= 0) return std::string("timeout_s must be positive");
+      const double ms = seconds * 1000;
+      if (ms > static_cast<double>(ceilings_.wall_timeout_ms)) {
+        return "timeout_s " + SerializeJson(*t) +
+               " is over the server's ceiling wall_timeout_ms = " +
+               std::to_string(ceilings_.wall_timeout_ms) + " ms";
+      }
+      limits.wall_timeout_ms = std::max<std::int64_t>(1, std::llround(ms));
+      *any = true;
+    }
+    if (const json::value* l = body.if_contains("limits")) {
+      if (!l->is_object()) return std::string("limits must be an object");
+      for (const auto& [key, value] : l->as_object()) {
+        const LimitSpec* spec = nullptr;
+        for (const LimitSpec& s : LimitTable()) {
+          if (s.name == key) spec = &s;
+        }
+        if (spec == nullptr) return "limits." + std::string(key) + " is not a limit";
+        if (!value.is_int64() && !value.is_uint64()) {
+          return "limits." + std::string(key) + " must be an integer (" + std::string(spec->unit) +
+                 ")";
+        }
+        const bool big =
+            value.is_uint64() && value.as_uint64() > static_cast<std::uint64_t>(INT64_MAX);
+        const std::int64_t v = big ? INT64_MAX : value.to_number<std::int64_t>();
+        const std::int64_t ceiling = ceilings_.*(spec->member);
+        if (big || v > ceiling) {
+          return "limits." + std::string(key) + " = " + SerializeJson(value) +
+                 " is over the server's ceiling " + std::string(key) + " = " +
+                 std::to_string(ceiling) + " " + std::string(spec->unit);
+        }
+        limits.*(spec->member) = v;
+        *any = true;
+      }
+    }
+    if (*any) {
+      if (Status s = CheckLimits(limits); !s.ok()) return s.message();
+    }
+    return limits;
+  }
+
+  // One run through the pool, with its metrics and its security line.
+  ExecutionResult Record(ExecutionResult result, const CallerIdentity& caller) {
+    metrics_.CountExecution(OutcomeName(result.outcome),
+                            static_cast<double>(result.duration_ms) / 1000.0, result.tool_calls);
+    if (auto denial = SecurityDenial(result)) {
+      log_->warn("{}", SerializeJson(json::object{{"type", "security"},
+                                                  {"token_id", caller.token_id},
+                                                  {"outcome", OutcomeName(result.outcome)},
+                                                  {"denial", *denial}}));
+    }
+    if (current_outcome != nullptr) *current_outcome = std::string(OutcomeName(result.outcome));
+    return result;
+  }
+
+  // Reserves the caller's run slot, or the 429 that says it is taken.
+  std::variant<std::shared_ptr<void>, Reply> RunSlot(const CallerIdentity& caller) {
+    auto slot = quotas_.TakeRun(caller.owner);
+    if (!slot) {
+      metrics_.CountRejected("token_concurrency");
+      Reply r =
+          ErrorReply(http::status::too_many_requests, "token_concurrency",
+                     "this caller already has " + std::to_string(options_.token_max_concurrent) +
+                         " runs in flight (the server's per-caller limit)");
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
+    return *slot;
+  }
+
+  Routed Execute(const json::object& body, const CallerIdentity& caller) {
+    for (const auto& [key, value] : body) {
+      if (key != "code" && key != "session" && key != "timeout_s" && key != "limits") {
+        return BadRequest("unknown field \"" + std::string(key).substr(0, 100) +
+                          "\" (fields: code, session, timeout_s, limits)");
+      }
+    }
+    const json::value* code = body.if_contains("code");
+    if (code == nullptr || !code->is_string()) return BadRequest("\"code\" (a string) is required");
+    std::shared_ptr<Session> session;
+    if (const json::value* s = body.if_contains("session")) {
+      if (!s->is_string()) return BadRequest("\"session\" must be a session id (a string)");
+      session = rest_sessions_.Find(std::string(s->as_string()), caller.owner);
+      if (!session) {
+        return Refuse(ErrorReply(
+            http::status::not_found, "session_not_found",
+            "no session \"" + std::string(s->as_string()).substr(0, 100) + "\" of this caller"));
+      }
+    }
+    bool any = false;
+    auto limits = RequestLimits(body, &any);
+    if (auto* message = std::get_if<std::string>(&limits)) return BadRequest(*message);
+    if (session && any) {
+      return BadRequest(
+          "a session's runs take the session's limits: timeout_s and limits are refused with "
+          "session");
+    }
+    auto slot = RunSlot(caller);
+    if (auto* r = std::get_if<Reply>(&slot)) return Refuse(std::move(*r));
+    Routed routed;
+    routed.slot = std::get<std::shared_ptr<void>>(slot);
+    const ExecutionLimits run_limits = std::get<ExecutionLimits>(limits);
+    routed.work = [this, caller, session, any, run_limits,
+                   code_text = std::string(code->as_string())](const CancellationToken& cancel) {
+      InvokeOptions invoke = options_.invoke;
+      invoke.cancel = cancel;
+      ExecutionResult result;
+      if (session) {
+        result = session->Execute(code_text, invoke);
+      } else if (any) {
+        RunSnapshot snapshot = provider_->Snapshot();
+        snapshot.limits = run_limits;
+        // Equal fingerprints may share warm state (provider.hpp): the request's limits are part
+        // of this run's.
+        snapshot.fingerprint =
+            Sha256Hex(snapshot.fingerprint + "|request-limits|" + LimitKey(run_limits, false));
+        result = provider_->Execute(code_text, snapshot, invoke);
+      } else {
+        result = provider_->Execute(code_text, invoke);
+      }
+      result = Record(std::move(result), caller);
+      Reply r;
+      r.body = ToJson(result);
+      r.outcome = std::string(OutcomeName(result.outcome));
+      return r;
+    };
+    return routed;
+  }
+
+  // The seeds' shape: {lang: "python", code, timeout (seconds)} -> {ok, returncode, stdout,
+  // stderr, error}.
+  Routed SeedRun(const json::object& body, const CallerIdentity& caller) {
+    for (const auto& [key, value] : body) {
+      if (key != "lang" && key != "code" && key != "timeout") {
+        return BadRequest("unknown field \"" + std::string(key).substr(0, 100) +
+                          "\" (fields: lang, code, timeout)");
+      }
+    }
+    const json::value* lang = body.if_contains("lang");
+    if (lang == nullptr || !lang->is_string() || lang->as_string() != "python") {
+      return BadRequest("\"lang\" must be \"python\": this server runs python only");
+    }
+    const json::value* code = body.if_contains("code");
+    if (code == nullptr || !code->is_string()) return BadRequest("\"code\" (a string) is required");
+    json::object execute{{"code", *code}};
+    if (const json::value* t = body.if_contains("timeout")) {
+      if (!t->is_number()) return BadRequest("\"timeout\" must be a number of seconds");
+      const double seconds = t->to_number<double>();
+      if (!std::isfinite(seconds) || seconds <= 0) {
+        return BadRequest("\"timeout\" must be a positive number of seconds");
+      }
+      if (seconds * 1000 > static_cast<double>(ceilings_.wall_timeout_ms)) {
+        return BadRequest("timeout " + SerializeJson(*t) +
+                          " is over the server's ceiling wall_timeout_ms = " +
+                          std::to_string(ceilings_.wall_timeout_ms) + " ms");
+      }
+      execute["timeout_s"] = *t;
+    }
+    Routed routed = Execute(execute, caller);
+    if (!routed.work) return routed;
+    auto run = std::move(routed.work);
+    routed.work = [run](const CancellationToken& cancel) {
+      Reply r = run(cancel);
+      auto parsed = ExecutionResultFromJson(r.body);
+      if (!parsed.ok()) return r;
+      const ExecutionResult& result = *parsed;
+      json::value error = nullptr;
+      if (!result.success()) {
+        if (result.error) {
+          error = result.error->type + ": " + result.error->message;
+        } else {
+          error = std::string(OutcomeName(result.outcome)) +
+                  (result.message.empty() ? "" : ": " + result.message);
+        }
+      }
+      r.body = SerializeJson(json::object{{"ok", result.success()},
+                                          {"returncode", result.exit_code},
+                                          {"stdout", result.stdout_text},
+                                          {"stderr", result.stderr_text},
+                                          {"error", error}});
+      return r;
+    };
+    return routed;
+  }
+
+  static http::status StatusFor(const Status& s) {
+    switch (s.code()) {
+      case StatusCode::kNotFound:
+        return http::status::not_found;
+      case StatusCode::kResourceExhausted:
+        return http::status::too_many_requests;
+      case StatusCode::kInvalidArgument:
+        return http::status::bad_request;
+      case StatusCode::kFailedPrecondition:
+        return http::status::conflict;
+      default:
+        return http::status::service_unavailable;
+    }
+  }
+
+  Routed OpenSession(const CallerIdentity& caller) {
+    Routed routed;
+    routed.work = [this, caller](const CancellationToken&) {
+      const std::string id = "ses_" + RandomHex(16);
+      auto session = provider_->OpenSession(SessionOptions{id});
+      if (!session.ok()) {
+        Reply r =
+            ErrorReply(StatusFor(session.status()), "session_refused", session.status().message());
+        if (r.status == http::status::too_many_requests) r.headers.emplace_back("Retry-After", "5");
+        return r;
+      }
+      rest_sessions_.Add(RestSession{id, caller.owner, *session});
+      Reply r = JsonReply(http::status::created, json::object{{"session", id}}, "created");
+      r.headers.emplace_back("Location", "/v1/sessions/" + id);
+      return r;
+    };
+    return routed;
+  }
+
+  Routed ListSessions(const CallerIdentity& caller) {
+    json::array list;
+    auto seconds = [](std::chrono::system_clock::time_point t) {
+      return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+    };
+    for (const RestSession& s : rest_sessions_.List(caller.owner)) {
+      list.push_back(json::object{{"session", s.id},
+                                  {"paused", s.session->paused()},
+                                  {"created_unix_s", seconds(s.session->created())},
+                                  {"last_used_unix_s", seconds(s.session->last_used())}});
+    }
+    return {JsonReply(http::status::ok, json::object{{"sessions", std::move(list)}})};
+  }
+
+  Reply SessionNotFound(const std::string& id) {
+    metrics_.CountRejected("session_not_found");
+    return ErrorReply(http::status::not_found, "session_not_found",
+                      "no session \"" + id.substr(0, 100) + "\" of this caller");
+  }
+
+  Routed CloseSession(const std::string& id, const CallerIdentity& caller) {
+    auto session = rest_sessions_.Remove(id, caller.owner);
+    if (!session) return {SessionNotFound(id)};
+    Routed routed;
+    routed.work = [session, id](const CancellationToken&) {
+      session->Close();
+      return JsonReply(http::status::ok, json::object{{"session", id}, {"closed", true}}, "closed");
+    };
+    return routed;
+  }
+
+  Routed PauseResume(const std::string& id, bool pause, const CallerIdentity& caller) {
+    auto session = rest_sessions_.Find(id, caller.owner);
+    if (!session) return {SessionNotFound(id)};
+    Routed routed;
+    routed.work = [session, id, pause](const CancellationToken&) {
+      Status s = pause ? session->Pause() : session->Resume();
+      if (!s.ok())
+        return ErrorReply(StatusFor(s), pause ? "pause_failed" : "resume_failed", s.message());
+      return JsonReply(http::status::ok,
+                       json::object{{"session", id}, {"paused", session->paused()}},
+                       pause ? "paused" : "resumed");
+    };
+    return routed;
+  }
+
+  // MCP Streamable HTTP: POST one JSON-RPC message (or a batch); the reply is JSON, or one SSE
+  // event when the client accepts only text/event-stream. `initialize` opens an MCP session
+  // (Mcp-Session-Id); every later request must carry it (missing: 400, unknown: 404). DELETE
+  // ends it; GET (a server-initiated stream) is not offered: 405.
+  Routed Mcp(const http::request<http::string_body>& req, const CallerIdentity& caller) {
+    const std::string session_id(req["Mcp-Session-Id"]);
+    if (req.method() == http::verb::delete_) {
+      std::lock_guard lock(mcp_mu_);
+      auto it = mcp_sessions_.find(session_id);
+      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+        return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
+                                 "no MCP session with this Mcp-Session-Id"));
+      }
+      mcp_sessions_.erase(it);
+      return {JsonReply(http::status::ok, json::object{{"closed", true}}, "closed")};
+    }
+    if (req.method() != http::verb::post) return {MethodNotAllowed("POST, DELETE")};
+    json::error_code ec;
+    const json::value message = ParseJson(req.body(), ec);
+    if (ec) {
+      // JSON-RPC's own parse error, as the stdio server answers it.
+      metrics_.CountRejected("bad_json");
+      Reply r = JsonReply(
+          http::status::bad_request,
+          json::object{{"jsonrpc", "2.0"},
+                       {"id", nullptr},
+                       {"error", json::object{{"code", -32700},
+                                              {"message", "Parse error: " + JsonErrorText(ec)}}}},
+          "bad_json");
+      return {std::move(r)};
+    }
+    const json::value* method =
+        message.is_object() ? message.as_object().if_contains("method") : nullptr;
+    const bool is_initialize =
+        method != nullptr && method->is_string() && method->as_string() == "initialize";
+    std::shared_ptr<McpServer> server;
+    std::string new_id;
+    McpHttpSession fresh;
+    if (is_initialize) {
+      {
+        std::lock_guard lock(mcp_mu_);
+        if (mcp_sessions_.size() >= kMaxMcpSessions) {
+          Reply r = ErrorReply(http::status::too_many_requests, "mcp_sessions_full",
+                               "the server holds " + std::to_string(kMaxMcpSessions) +
+                                   " MCP sessions; end one (DELETE /mcp) first");
+          r.headers.emplace_back("Retry-After", "5");
+          return Refuse(std::move(r));
+        }
+      }
+      new_id = "mcp_" + RandomHex(16);
+      fresh = NewMcpSession(caller);
+      server = fresh.server;
+    } else {
+      if (session_id.empty()) {
+        return BadRequest("an MCP request other than initialize needs the Mcp-Session-Id header");
+      }
+      std::lock_guard lock(mcp_mu_);
+      auto it = mcp_sessions_.find(session_id);
+      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+        return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
+                                 "no MCP session with this Mcp-Session-Id; initialize again"));
+      }
+      server = it->second.server;
+    }
+    const std::string accept = Lower(std::string(req[http::field::accept]));
+    const bool sse = accept.find("text/event-stream") != std::string::npos &&
+                     accept.find("application/json") == std::string::npos;
+    auto answer = [this, server, new_id, fresh, sse,
+                   body = req.body()](const CancellationToken& cancel) {
+      std::string outcome;
+      current_outcome = &outcome;
+      std::optional<std::string> response = server->HandleMessage(body, cancel);
+      current_outcome = nullptr;
+      Reply r;
+      r.outcome = outcome;
+      if (!new_id.empty()) {
+        // The session exists once initialize succeeded: a failed one leaves nothing behind.
+        if (response && response->find("\"error\"") == std::string::npos) {
+          std::lock_guard lock(mcp_mu_);
+          mcp_sessions_[new_id] = fresh;
+          r.headers.emplace_back("Mcp-Session-Id", new_id);
+        }
+      }
+      if (!response) {
+        r.status = http::status::accepted;  // notifications and responses only
+        r.body.clear();
+        return r;
+      }
+      if (sse) {
+        r.content_type = "text/event-stream";
+        r.headers.emplace_back("Cache-Control", "no-cache");
+        r.body = "event: message\ndata: " + *response + "\n\n";
+      } else {
+        r.body = std::move(*response);
+      }
+      return r;
+    };
+    Routed routed;
+    routed.work = std::move(answer);
+    return routed;
+  }
+
+  // An MCP session's server and named sessions; registered once its initialize succeeded.
+  McpHttpSession NewMcpSession(const CallerIdentity& caller) {
+    auto sessions = std::make_shared<ClientSessions>(provider_);
+    McpServerOptions o;
+    o.server_name = "codeact";
+    o.instructions = provider_->Instructions();
+    o.log_to_stderr = false;  // the access line says what happened
+    o.max_line_bytes = options_.max_body_bytes;
+    o.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
+    InvokeOptions invoke = options_.invoke;
+    o.execute = [this, sessions, invoke, caller](const std::string& arguments_json,
+                                                 const CancellationToken& cancel) {
+      InvokeOptions call = invoke;
+      call.cancel = cancel;
+      return Record(sessions->Invoke(arguments_json, call), caller);
+    };
+    McpHttpSession s;
+    s.owner = caller.owner;
+    s.sessions = sessions;
+    s.server = std::make_shared<McpServer>(std::move(o));
+    return s;
+  }
+
+  const std::shared_ptr<CodeActProvider> provider_;
+  const Authenticator auth_;
+  const HttpServiceOptions options_;
+  ServeMetrics metrics_;
+  WorkPool pool_;
+  CallerQuotas quotas_;
+  const ExecutionLimits ceilings_;
+  RestSessions rest_sessions_;
+  std::mutex mcp_mu_;
+  std::map<std::string, McpHttpSession> mcp_sessions_;
+  std::shared_ptr<spdlog::logger> access_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::atomic<int> connections_{0};
+  std::atomic<bool> draining_{false};
+  std::mutex active_mu_;
+  std::condition_variable active_cv_;
+  int active_requests_ = 0;
+  std::mutex runs_mu_;
+  bool cancel_all_ = false;
+  std::set<std::shared_ptr<CancellationSource>> runs_;
+};
+
+// ---- One connection --------------------------------------------------------------------------
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, Service& service) : stream_(std::move(socket)), service_(service) {
+    ++service_.connections();
+  }
+  ~Connection() { --service_.connections(); }
+
+  void Start() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Connection::Read, shared_from_this()));
+  }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(service_.options().max_body_bytes);
+    parser_->header_limit(kMaxHeaderBytes);
+    stream_.expires_after(service_.options().request_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, std::size_t bytes) {
+    started_ = Clock::now();
+    info_ = RequestInfo{};
+    info_.request_id = "req_" + RandomHex(8);
+    bytes_in_ = bytes;
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted) {
+      return Close();
+    }
+    if (ec == http::error::body_limit) {
+      service_.metrics().CountRejected("body_too_large");
+      keep_alive_ = false;
+      service_.BeginRequest();
+      return Send(ErrorReply(http::status::payload_too_large, "body_too_large",
+                             "the body is over the server's limit of " +
+                                 std::to_string(service_.options().max_body_bytes) + " bytes"));
+    }
+    if (ec == http::error::header_limit) {
+      service_.metrics().CountRejected("header_too_large");
+      keep_alive_ = false;
+      service_.BeginRequest();
+      return Send(ErrorReply(http::status::request_header_fields_too_large, "header_too_large",
+                             "the header is over " + std::to_string(kMaxHeaderBytes) + " bytes"));
+    }
+    if (ec) {
+      if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+        service_.metrics().CountRejected("bad_http");
+        keep_alive_ = false;
+        service_.BeginRequest();
+        return Send(ErrorReply(http::status::bad_request, "bad_http",
+                               "malformed HTTP request: " + ec.message()));
+      }
+      return Close();
+    }
+    service_.BeginRequest();
+    const auto& req = parser_->get();
+    method_ = std::string(req.method_string());
+    keep_alive_ = req.keep_alive() && !service_.draining();
+    const auto id = req["X-Request-Id"];
+    if (!id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        })) {
+      info_.request_id = std::string(id);
+    }
+    Routed routed;
+    try {
+      routed = service_.Route(req, info_);
+    } catch (const std::exception& e) {
+      routed.now = ErrorReply(http::status::internal_server_error, "internal", e.what());
+    }
+    if (routed.now) return Send(std::move(*routed.now));
+
+    // Work for the pool: a cancellation source of its own, and the socket watched meanwhile.
+    source_ = service_.TrackRun();
+    auto self = shared_from_this();
+    auto work = std::move(routed.work);
+    auto slot = std::move(routed.slot);
+    const CancellationToken token = source_->token();
+    const bool queued = service_.Submit([self, work, slot, token]() mutable {
+      Reply reply;
+      try {
+        reply = work(token);
+      } catch (const std::exception& e) {
+        reply = ErrorReply(http::status::internal_server_error, "internal", e.what());
+      }
+      slot.reset();
+      net::post(self->stream_.get_executor(),
+                [self, reply = std::move(reply)]() mutable { self->OnWorkDone(std::move(reply)); });
+    });
+    if (!queued) {
+      service_.UntrackRun(source_);
+      source_.reset();
+      service_.metrics().CountRejected("queue_full");
+      Reply r = ErrorReply(http::status::too_many_requests, "queue_full",
+                           "every worker is busy and the queue is full; retry later");
+      r.headers.emplace_back("Retry-After", "1");
+      return Send(std::move(r));
+    }
+    working_ = true;
+    stream_.expires_never();
+    WatchForHangUp();
+  }
+
+  // A client that closes its connection while its run works cancels the run. Data it sends
+  // meanwhile (a pipelined request) is left for the next read.
+  void WatchForHangUp() {
+    beast::get_lowest_layer(stream_).socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          if (ec || !self->working_) return;
+          char c;
+          const int fd = beast::get_lowest_layer(self->stream_).socket().native_handle();
+          const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            self->client_gone_ = true;
+            if (self->source_) self->source_->Cancel("the client disconnected");
+          } else if (n < 0) {
+            self->WatchForHangUp();
+          }
+        });
+  }
+
+  void OnWorkDone(Reply reply) {
+    working_ = false;
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().cancel(ignored);
+    service_.UntrackRun(source_);
+    source_.reset();
+    if (client_gone_) {
+      // Nobody to answer: the access line says so (499, as the reverse proxies log it).
+      service_.Access(info_, method_, 499, reply.outcome, Clock::now() - started_, bytes_in_, 0);
+      service_.EndRequest();
+      return Close();
+    }
+    if (service_.draining()) keep_alive_ = false;
+    Send(std::move(reply));
+  }
+
+  void Send(Reply reply) {
+    auto res = std::make_shared<http::response<http::string_body>>(reply.status, 11);
+    res->set(http::field::server, "codeact");
+    res->set(http::field::content_type, reply.content_type);
+    res->set("X-Request-Id", info_.request_id);
+    for (const auto& [name, value] : reply.headers) res->set(name, value);
+    res->body() = std::move(reply.body);
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    response_ = res;
+    outcome_ = std::move(reply.outcome);
+    stream_.expires_after(service_.options().request_timeout);
+    http::async_write(stream_, *res,
+                      beast::bind_front_handler(&Connection::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, std::size_t bytes) {
+    service_.Access(info_, method_, static_cast<int>(response_->result_int()), outcome_,
+                    Clock::now() - started_, bytes_in_, bytes);
+    service_.EndRequest();
+    response_.reset();
+    if (ec || !keep_alive_) return Linger();
+    Read();
+  }
+
+  // Closing with unread bytes would reset the connection and could destroy the reply (a 413
+  // before the client sent its whole body): send FIN, then read and discard for a moment.
+  void Linger() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    discard_ = std::make_shared<std::array<char, 8192>>();
+    DiscardMore();
+  }
+  void DiscardMore() {
+    stream_.async_read_some(net::buffer(*discard_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->discarded_ += n;
+                              if (ec || self->discarded_ > (8u << 20)) return self->Close();
+                              self->DiscardMore();
+                            });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(stream_).socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  Service& service_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<http::response<http::string_body>> response_;
+  std::shared_ptr<CancellationSource> source_;
+  std::shared_ptr<std::array<char, 8192>> discard_;
+  std::size_t discarded_ = 0;
+  RequestInfo info_;
+  std::string method_;
+  std::string outcome_;
+  Clock::time_point started_;
+  std::size_t bytes_in_ = 0;
+  bool keep_alive_ = true;
+  bool working_ = false;
+  bool client_gone_ = false;
+};
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  Listener(net::io_context& ioc, tcp::acceptor acceptor, Service& service)
+      : ioc_(ioc), acceptor_(std::move(acceptor)), service_(service) {}
+
+  void Accept() {
+    acceptor_.async_accept(net::make_strand(ioc_),
+                           beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
+  }
+  void Stop() {
+    net::post(acceptor_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ignored;
+      self->acceptor_.close(ignored);
+    });
+  }
+
+ private:
+  void OnAccept(beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+    if (!ec) {
+      if (service_.connections().load() >= service_.options().max_connections) {
+        service_.metrics().CountRejected("too_many_connections");
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        std::make_shared<Connection>(std::move(socket), service_)->Start();
+      }
+    }
+    Accept();
+  }
+
+  net::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  Service& service_;
+};
+
+}  // namespace
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost") return true;
+  beast::error_code ec;
+  const auto address = net::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+int RunHttpService(std::shared_ptr<CodeActProvider> provider, Authenticator auth,
+                   HttpServiceOptions options, int stop_fd) {
+  if (!auth.enabled() && !IsLoopbackHost(options.host)) {
+    std::cerr << "codeact serve: refusing to listen on " << options.host
+              << " without credentials: give --token-file or --jwt-secret-file, or listen on "
+                 "a loopback address\n";
+    return 1;
+  }
+  beast::error_code ec;
+  const std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
+  const auto address = net::ip::make_address(host, ec);
+  if (ec) {
+    std::cerr << "codeact serve: --listen needs an IP address or localhost, got \"" << options.host
+              << "\"\n";
+    return 1;
+  }
+  auto ioc = std::make_unique<net::io_context>(std::max(1, options.io_threads));
+  tcp::acceptor acceptor(net::make_strand(*ioc));
+  const tcp::endpoint endpoint(address, options.port);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    std::cerr << "codeact serve: cannot listen on " << options.host << ":" << options.port << ": "
+              << ec.message() << "\n";
+    return 1;
+  }
+  const auto bound = acceptor.local_endpoint();
+  const int io_threads = std::max(1, options.io_threads);
+  const auto grace = options.shutdown_grace;
+
+  auto service =
+      std::make_unique<Service>(std::move(provider), std::move(auth), std::move(options));
+  auto listener = std::make_shared<Listener>(*ioc, std::move(acceptor), *service);
+  listener->Accept();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < io_threads; ++i) threads.emplace_back([&ioc] { ioc->run(); });
+  const std::string shown = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                                    : bound.address().to_string();
+  std::cout << "codeact serve: listening on http://" << shown << ":" << bound.port() << std::endl;
+  service->log().info("listening on {}:{}", shown, bound.port());
+
+  // Until a stop request. Without a stop pipe (no signal handling) it serves until killed.
+  for (;;) {
+    if (stop_fd < 0) {
+      ::pause();
+      continue;
+    }
+    pollfd p{stop_fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, -1);
+    if (n > 0) break;
+    if (n < 0 && errno != EINTR) break;
+  }
+  char drain[64];
+  while (::read(stop_fd, drain, sizeof drain) > 0) {
+  }
+  service->log().info("stopping: no new connections; {} ms for the requests in flight",
+                      grace.count());
+  service->draining() = true;
+  listener->Stop();
+  if (!service->WaitIdle(Clock::now() + grace)) {
+    service->log().warn("grace period over: cancelling the runs in flight");
+    service->CancelAllRuns();
+    // A cancelled run ends within its kill and drain (a fraction of a second); answering it
+    // is bounded by the write timeout.
+    (void)service->WaitIdle(Clock::now() + std::chrono::seconds(30));
+  }
+  ioc->stop();
+  for (auto& t : threads) t.join();
+  // The connections' handlers go with the io_context, before the service they point to.
+  listener.reset();
+  ioc.reset();
+  service->Shutdown();
+  service.reset();
+  std::cout << std::flush;
+  return 0;
+}
+
+}  // namespace codeact::internal
