@@ -282,29 +282,10 @@ async def _tool_call(name, kwargs, token):
     return await _load_cold().call_tool(name, kwargs)
 
 
-# The egress tools' parameters, in the order the code may also pass them positionally
-# (`await http_get(url)`), as the hyperlight guest's http_get/http_post take them. The host
-# serves these names only in runs with network targets, and refuses host tools named so there.
-_POSITIONAL = {
-    "http_get": ("url", "headers"),
-    "http_post": ("url", "body", "headers"),
-    "http_request": ("method", "url", "headers", "body"),
-}
-
-
 def _make_tool_function(name):
-    params = _POSITIONAL.get(name, ())
-
     def tool(*args, **kwargs):
-        if args:
-            if len(args) > len(params):
-                raise TypeError("%s() takes keyword arguments only" % name if not params else
-                                "%s() takes at most %d positional arguments (%s)"
-                                % (name, len(params), ", ".join(params)))
-            for key, value in zip(params, args):
-                if key in kwargs:
-                    raise TypeError("%s() got multiple values for argument %r" % (name, key))
-                kwargs[key] = value
+        if args:  # only the egress tools take any (runner_cold.positional_kwargs)
+            kwargs = _load_cold().positional_kwargs(name, args, kwargs)
         return _tool_call(name, kwargs, _note_created(name))
 
     tool.__name__ = tool.__qualname__ = name
@@ -312,14 +293,10 @@ def _make_tool_function(name):
     return tool
 
 
-class _ToolNamespace:
-    """An upstream MCP server's tools: ``await server.tool(...)`` calls host tool "server.tool"."""
-
-
 def _add_tool(g, name):
     """Binds host tool ``name`` in ``g``: an identifier as a function, "server.tool" as an
-    attribute of namespace ``server``; what would shadow a keyword, a builtin or a bound name is
-    left to ``call_tool``."""
+    attribute of namespace ``server`` (an upstream MCP server's, runner_cold.add_to_namespace);
+    what would shadow a keyword, a builtin or a bound name is left to ``call_tool``."""
     if type(name) is not str:
         return
     server, dot, tool = name.partition(".")
@@ -328,9 +305,7 @@ def _add_tool(g, name):
         if ok(name) and name not in g:
             g[name] = _make_tool_function(name)
     elif ok(server) and tool.isidentifier() and tool not in _KEYWORDS:
-        namespace = g.setdefault(server, _ToolNamespace())
-        if type(namespace) is _ToolNamespace:
-            setattr(namespace, tool, _make_tool_function(name))
+        _load_cold().add_to_namespace(g, server, tool, _make_tool_function(name))
 
 
 def _user_globals(tool_names):
@@ -621,7 +596,7 @@ def _run(req):
                 loop.run_until_complete(eval(code_obj, g))
             finally:
                 if st.session:  # its selector's fds would pile up run after run
-                    _close_loop(loop)
+                    sys.modules["runner_session"].close_loop(loop)
         else:
             eval(code_obj, g)
     except SystemExit as e:
@@ -632,18 +607,6 @@ def _run(req):
         _fail(e, g)
     sys.setrecursionlimit(max(st.recursion_limit, sys.getrecursionlimit()))
     _complete(g.pop(_HIDDEN_OUTPUT, None) if has_output else None)
-
-
-def _close_loop(loop):
-    st = _state
-    try:
-        if st.loop is loop:
-            if not st.eof:
-                loop.remove_reader(st.rfd)
-            st.loop = None
-        loop.close()
-    except BaseException:
-        pass
 
 
 def _main():

@@ -252,6 +252,42 @@ def with_unawaited_note(frame_text, unawaited):
         return frame_text
 
 
+# The egress tools' parameters, in the order the code may also pass them positionally
+# (`await http_get(url)`), as the hyperlight guest's http_get/http_post take them. The host
+# serves these names only in runs with network targets, and refuses host tools named so there.
+_POSITIONAL = {
+    "http_get": ("url", "headers"),
+    "http_post": ("url", "body", "headers"),
+    "http_request": ("method", "url", "headers", "body"),
+}
+
+
+def positional_kwargs(name, args, kwargs):
+    """A tool call's keyword arguments with its positional ones bound by name (runner.py's tool
+    functions: every other tool takes keyword arguments only)."""
+    params = _POSITIONAL.get(name, ())
+    if len(args) > len(params):
+        raise TypeError("%s() takes keyword arguments only" % name if not params else
+                        "%s() takes at most %d positional arguments (%s)"
+                        % (name, len(params), ", ".join(params)))
+    for key, value in zip(params, args):
+        if key in kwargs:
+            raise TypeError("%s() got multiple values for argument %r" % (name, key))
+        kwargs[key] = value
+    return kwargs
+
+
+class ToolNamespace:
+    """An upstream MCP server's tools: ``await server.tool(...)`` calls host tool "server.tool"."""
+
+
+def add_to_namespace(g, server, tool, function):
+    """Binds ``function`` as ``server.tool`` in ``g``, unless ``server`` names something else."""
+    namespace = g.setdefault(server, ToolNamespace())
+    if type(namespace) is ToolNamespace:
+        setattr(namespace, tool, function)
+
+
 def _bad_kwargs_error(name, kwargs, err):
     """ToolError "InvalidArguments" naming the argument that JSON cannot carry: the call never
     left the sandbox, and the code catches it like any other failed call."""

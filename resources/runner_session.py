@@ -20,6 +20,19 @@ import runner
 from codeact_protocol import session_ready_frame
 
 
+def close_loop(loop):
+    """Closes the asyncio loop a run made, and the runner's reader on it."""
+    st = runner._state
+    try:
+        if st.loop is loop:
+            if not st.eof:
+                loop.remove_reader(st.rfd)
+            st.loop = None
+        loop.close()
+    except BaseException:
+        pass
+
+
 def serve():
     st = runner._state
     st.session = True

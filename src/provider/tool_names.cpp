@@ -163,8 +163,9 @@ constexpr std::string_view kBuiltins[] = {"ArithmeticError",
                                           "zip"};
 
 // What the runner and the hyperlight guest put beside the tools (resources/runner.py,
-// resources/hyperlight_guest.py).
-constexpr std::string_view kRunnerNames[] = {"call_tool", "ToolError", "http_get", "http_post"};
+// resources/hyperlight_guest.py), and the local backend's egress tools (src/egress).
+constexpr std::string_view kRunnerNames[] = {"call_tool", "ToolError", "http_get", "http_post",
+                                             "http_request"};
 
 bool IsIdentifier(std::string_view name) {
   if (name.empty()) return false;

@@ -114,6 +114,7 @@ TEST(MafPortTest, ToolNamesThatShadowAreRefusedAtRegistration) {
       {"class", "is a Python keyword"},
       {"call_tool", "is a name the sandbox defines itself"},
       {"ToolError", "is a name the sandbox defines itself"},
+      {"http_request", "is a name the sandbox defines itself"},
       {"__init__", "is a dunder name"},
       {"json", "is the name of the module json, which the code may import"},
       {"asyncio", "is the name of the module asyncio"},
