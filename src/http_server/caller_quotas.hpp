@@ -1,0 +1,68 @@
+// CallerQuotas: the HTTP service's limits per caller (a token's line, a JWT's subject): runs in
+// flight at once, and a token bucket of requests per second. Either refusal becomes a 429 with
+// Retry-After.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace codeact::internal {
+
+class CallerQuotas {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  CallerQuotas(int max_concurrent, double rate, double burst)
+      : max_concurrent_(max_concurrent),
+        rate_(rate),
+        burst_(burst > 0 ? burst : std::max(1.0, rate)) {}
+
+  // Takes one request from the caller's bucket; the seconds to wait when it is empty.
+  std::optional<int> TakeRequest(const std::string& owner) {
+    if (rate_ <= 0) return std::nullopt;
+    std::lock_guard lock(mu_);
+    Bucket& b = buckets_.try_emplace(owner, Bucket{burst_, Clock::now()}).first->second;
+    const auto now = Clock::now();
+    b.tokens =
+        std::min(burst_, b.tokens + rate_ * std::chrono::duration<double>(now - b.at).count());
+    b.at = now;
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return std::nullopt;
+    }
+    return std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate_)));
+  }
+
+  // A run slot of the caller, released when the returned guard goes; nothing when all are taken.
+  std::optional<std::shared_ptr<void>> TakeRun(const std::string& owner) {
+    if (max_concurrent_ <= 0) return std::shared_ptr<void>();
+    std::lock_guard lock(mu_);
+    int& n = running_[owner];
+    if (n >= max_concurrent_) return std::nullopt;
+    ++n;
+    return std::shared_ptr<void>(nullptr, [this, owner](void*) {
+      std::lock_guard l(mu_);
+      if (--running_[owner] == 0) running_.erase(owner);
+    });
+  }
+
+ private:
+  struct Bucket {
+    double tokens;
+    Clock::time_point at;
+  };
+  const int max_concurrent_;
+  const double rate_;
+  const double burst_;
+  std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+  std::map<std::string, int> running_;
+};
+
+}  // namespace codeact::internal
