@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "common/ascii.hpp"
+
 namespace codeact::internal {
 namespace {
 
@@ -23,12 +25,6 @@ Status Bad(std::string_view text, const std::string& why) {
 std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -147,7 +143,7 @@ StatusOr<EgressTarget> ParseEgressTarget(std::string_view text) {
   if (bare) {
     t.scheme = "https";
   } else {
-    t.scheme = Lower(rest.substr(0, scheme_end));
+    t.scheme = AsciiLower(rest.substr(0, scheme_end));
     if (t.scheme != "https" && t.scheme != "http")
       return Bad(text, "the scheme must be https or http");
     rest = rest.substr(scheme_end + 3);
@@ -168,7 +164,7 @@ StatusOr<EgressTarget> ParseEgressTarget(std::string_view text) {
     port = rest.substr(colon + 1);
   }
   if (Status s = CheckHost(text, host); !s.ok()) return s;
-  t.host = Lower(host);
+  t.host = AsciiLower(host);
   if (host.size() != rest.size()) {  // a ":PORT" followed the host
     if (bare) {
       return Bad(text, "a bare HOST means https on port 443; for another port write https://" +

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "egress/address_policy.hpp"
 
 namespace codeact::internal {
@@ -37,14 +38,8 @@ constexpr std::size_t kMaxRequestHeaders = 100;
 constexpr std::size_t kMaxRequestHeaderBytes = 64 * 1024;
 constexpr std::size_t kMaxUrlBytes = 8 * 1024;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && Lower(s.substr(0, prefix.size())) == prefix;
+  return s.size() >= prefix.size() && AsciiLower(s.substr(0, prefix.size())) == prefix;
 }
 
 // Headers the client owns: the code may not set them, as they would change what the request
@@ -85,7 +80,7 @@ Status CheckHeaders(const std::vector<std::pair<std::string, std::string>>& head
                                "\" contains a line break or a NUL byte");
       }
     }
-    if (ReservedHeader(Lower(name))) {
+    if (ReservedHeader(AsciiLower(name))) {
       return InvalidArgument("the header \"" + name +
                              "\" is set by the client itself and cannot be given");
     }
@@ -237,7 +232,7 @@ asio::awaitable<void> Exchange(Stream& stream, const HopRequest& in, HopResponse
   auto& res = parser.get();
   out.code = static_cast<int>(res.result_int());
   for (const auto& field : res) {
-    std::string name = Lower(field.name_string());
+    std::string name = AsciiLower(field.name_string());
     std::string value(field.value());
     auto [it, inserted] = out.headers.emplace(name, value);
     if (!inserted) it->second += ", " + value;
@@ -329,7 +324,7 @@ StatusOr<EgressUrl> ParseEgressUrl(std::string_view url) {
   }
   const std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return bad("no scheme");
-  const std::string scheme = Lower(url.substr(0, scheme_end));
+  const std::string scheme = AsciiLower(url.substr(0, scheme_end));
   if (scheme != "http" && scheme != "https") return bad("the scheme must be http or https");
   std::string_view rest = url.substr(scheme_end + 3);
   if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
@@ -507,14 +502,14 @@ StatusOr<EgressResponse> EgressClient::Fetch(const EgressRequest& request,
       body.clear();
       has_body = false;
       std::erase_if(headers, [](const auto& h) {
-        const std::string n = Lower(h.first);
+        const std::string n = AsciiLower(h.first);
         return n == "content-type";
       });
     }
     // Credentials stay with the origin they were meant for.
     if (next->Origin() != url.Origin()) {
       std::erase_if(headers, [](const auto& h) {
-        const std::string n = Lower(h.first);
+        const std::string n = AsciiLower(h.first);
         return n == "authorization" || n == "cookie";
       });
     }

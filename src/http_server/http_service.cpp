@@ -27,6 +27,7 @@
 #include <variant>
 
 #include "codeact/json.hpp"
+#include "common/ascii.hpp"
 #include "common/sha256.hpp"
 #include "http_server/caller_quotas.hpp"
 #include "http_server/rest_sessions.hpp"
@@ -94,29 +95,22 @@ std::string RandomHex(std::size_t bytes) {
   return out;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // The media type of a Content-Type value, lower-cased, parameters dropped.
 std::string MediaType(std::string_view value) {
   const std::size_t semi = value.find(';');
   std::string_view type = value.substr(0, semi);
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
   while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
-  return Lower(type);
+  return AsciiLower(type);
 }
 
 // The host part of a Host header value ("[::1]:8080" -> "[::1]", "a:1" -> "a").
 std::string HostPart(std::string_view value) {
   if (!value.empty() && value.front() == '[') {
     const std::size_t close = value.find(']');
-    return Lower(value.substr(0, close == std::string_view::npos ? value.size() : close + 1));
+    return AsciiLower(value.substr(0, close == std::string_view::npos ? value.size() : close + 1));
   }
-  return Lower(value.substr(0, value.find(':')));
+  return AsciiLower(value.substr(0, value.find(':')));
 }
 
 // ---- MCP sessions (Streamable HTTP) ----------------------------------------------------------
@@ -375,7 +369,8 @@ class Service {
     bool host_ok = false;
     if (!options_.allowed_hosts.empty()) {
       for (const auto& h : options_.allowed_hosts) {
-        host_ok = host_ok || Lower(h) == Lower(host_value) || Lower(h) == HostPart(host_value);
+        host_ok = host_ok || AsciiLower(h) == AsciiLower(host_value) ||
+                  AsciiLower(h) == HostPart(host_value);
       }
     } else if (IsLoopbackHost(options_.host)) {
       const std::string name = HostPart(host_value);
@@ -861,7 +856,7 @@ class Service {
       }
       server = it->second.server;
     }
-    const std::string accept = Lower(std::string(req[http::field::accept]));
+    const std::string accept = AsciiLower(std::string(req[http::field::accept]));
     const bool sse = accept.find("text/event-stream") != std::string::npos &&
                      accept.find("application/json") == std::string::npos;
     auto answer = [this, server, new_id, fresh, sse,

@@ -20,14 +20,9 @@ namespace fs = std::filesystem;
 using Cli = testing::ProgramRun;
 using testing::RunCli;
 
-class CliInputTest : public ::testing::Test {
+class CliInputTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("codeact-cli-input-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  CliInputTest() : ScratchDirTest("codeact-cli-input-") {}
 };
 
 // Each refused at once with exit 2 and a message naming the input; none is read (a FIFO without

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -35,5 +37,22 @@ inline ProgramRun RunCli(std::vector<std::string> args, const std::string& stdin
   args.insert(args.begin(), CODEACT_BINARY);
   return RunProgram(args, stdin_data);
 }
+
+// A test with a scratch directory of its own under the temp dir (`prefix` and this process's pid),
+// made before each test and removed after it.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  explicit ScratchDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / (prefix_ + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
 
 }  // namespace codeact::testing

@@ -21,13 +21,9 @@ using Cli = testing::ProgramRun;
 using testing::RunCli;
 using testing::SourcePath;
 
-class MafCliTest : public ::testing::Test {
+class MafCliTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("codeact-maf-cli-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  MafCliTest() : ScratchDirTest("codeact-maf-cli-") {}
 
   // A tools file with one command tool called `name` (samples/tools/add.py).
   std::string ToolsFile(const std::string& name) {
@@ -39,7 +35,6 @@ class MafCliTest : public ::testing::Test {
                         << R"("]}]})";
     return file.string();
   }
-  fs::path dir_;
 };
 
 TEST_F(MafCliTest, AToolNamedLikeABuiltinIsRefusedWithExit2) {
