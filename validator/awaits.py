@@ -20,7 +20,7 @@ refused. Names the code binds itself (`def add(...)`, `add = ...`, a parameter) 
 Static and by name: a coroutine moved through other objects is left to the run-time report.
 """
 
-import ast
+from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
 import keyword
 
 from . import report as R

@@ -13,7 +13,7 @@ tracks), "call" (`x = f(...)`, the Call kept for the namedtuple rule), "class", 
 ... as, match captures). A name with no binding is a builtin or a global the runner provides.
 """
 
-import ast
+from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
 
 _Store = ast.Store
 

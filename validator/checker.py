@@ -13,7 +13,7 @@ only to string literals? does this `input` name a local parameter? see scopes.py
 during the walk and resolved afterwards; the extra walks run only when such a record exists.
 """
 
-import ast
+from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
 import operator
 import time
 

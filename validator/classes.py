@@ -22,7 +22,7 @@ a builtin, a literal namedtuple), and @dataclass may only decorate class stateme
 rule decorator-only).
 """
 
-import ast
+from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
 
 from . import policy as P
 from . import report as R

@@ -11,7 +11,7 @@ constant_strings: `TEMPLATE = "Hello {name}"` ... `TEMPLATE.format(...)` is a li
 when every binding of the name in the program is a string literal.
 """
 
-import ast
+from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
 
 _Name = ast.Name
 _Load = ast.Load
