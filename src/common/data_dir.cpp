@@ -110,6 +110,11 @@ std::string GuardModulePath() {
                        /*build_tree_last=*/true);
 }
 
+std::string EmbeddedPythonModulePath() {
+  return FindBuiltFile("CODEACT_PYTHON_MODULE", "codeact_python.so", false,
+                       /*build_tree_last=*/true);
+}
+
 std::string EmbeddedInstallationInterpreter() {
   const std::string path = std::string(kEmbeddedPythonPrefix) + "/bin/python" +
                            std::to_string(kEmbeddedPythonMajor) + "." +

@@ -26,6 +26,10 @@ std::string SandboxLauncherPath();
 // configured install prefix; this build's own. Empty when none exists.
 std::string GuardModulePath();
 
+// The embedded interpreter's module (codeact_python.so: validation/embedded_python_api.hpp),
+// found like the guard's module; $CODEACT_PYTHON_MODULE when set (and then only that).
+std::string EmbeddedPythonModulePath();
+
 // The default child interpreter: <prefix>/bin/pythonX.Y of the installation the embedded
 // libpython comes from (its prefix and version as this build found them, e.g.
 // /usr/bin/python3.11), not whatever python3 is first on PATH. Empty when that file is not an

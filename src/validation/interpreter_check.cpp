@@ -109,18 +109,3 @@ Status CheckInterpreterMatches(Validator& validator, const std::string& python_p
 }
 
 }  // namespace codeact
-
-namespace codeact {
-
-StatusOr<std::vector<std::string>> Validator::BlockedBuiltins(const ValidationPolicy& policy) {
-  if (!policy.blocked_builtins) {
-    return FailedPrecondition(
-        "this validator does not say which builtins its default policy blocks");
-  }
-  std::vector<std::string> names = *policy.blocked_builtins;
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
-}
-
-}  // namespace codeact

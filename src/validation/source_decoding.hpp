@@ -30,7 +30,7 @@ struct DecodedSource {
 // than UTF-8.
 DecodedSource DecodeSourceFile(std::string_view bytes);
 
-// The codec step, done by the embedded interpreter (embedded_validator.cpp): the text, or why
+// The codec step, done by the embedded interpreter (embedded_python.cpp): the text, or why
 // not — an unknown codec, or the offset of the first byte the codec refused.
 struct CodecFailure {
   bool unknown_codec = false;

@@ -1,4 +1,6 @@
-// The embedded validator: the only translation unit that includes pybind11.
+// The embedded interpreter's side of the seam in validation/embedded_python_api.hpp: the only
+// translation unit that includes pybind11, built into the codeact_python module, which alone links
+// libpython (the runtime loads it on first need).
 //
 // The interpreter starts once per process without installing signal handlers, then releases
 // the GIL; each Validate call takes the GIL only while the Python package runs. A watchdog
@@ -14,9 +16,8 @@
 #include <thread>
 
 #include "codeact/validator.hpp"
-#include "common/data_dir.hpp"
 #include "common/utf8.hpp"
-#include "validation/bytecode.hpp"
+#include "validation/embedded_python_api.hpp"
 #include "validation/source_decoding.hpp"
 
 namespace py = pybind11;
@@ -369,10 +370,6 @@ StatusOr<std::shared_ptr<Validator>> StartEmbedded(const std::string& data_dir) 
   }
 }
 
-}  // namespace
-
-namespace internal {
-
 StatusOr<std::string> CompileToPyc(const std::string& source_path) {
   if (!Py_IsInitialized()) return FailedPrecondition("the embedded interpreter is not started");
   try {
@@ -399,10 +396,10 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
   }
 }
 
-std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view bytes,
-                                                              const std::string& codec) {
-  auto validator = Validator::Embedded();  // starts the interpreter when nothing has yet
-  if (!validator.ok() || !Py_IsInitialized()) {
+std::variant<std::string, internal::CodecFailure> DecodeWithPythonCodec(
+    std::string_view bytes, const std::string& codec) {
+  using internal::CodecFailure;
+  if (!Py_IsInitialized()) {
     return CodecFailure{true, 0, "the embedded interpreter is not available"};
   }
   try {
@@ -426,19 +423,13 @@ std::variant<std::string, CodecFailure> DecodeWithPythonCodec(std::string_view b
   }
 }
 
-}  // namespace internal
-
-StatusOr<std::shared_ptr<Validator>> Validator::Embedded(const std::string& data_dir) {
-  static std::mutex mu;
-  // Deliberately leaked: Python objects must not be released during static destruction.
-  static auto* instance = new StatusOr<std::shared_ptr<Validator>>(Unavailable("not started"));
-  static bool started = false;
-  std::lock_guard lock(mu);
-  if (!started) {
-    started = true;
-    *instance = StartEmbedded(data_dir.empty() ? internal::DefaultDataDir() : data_dir);
-  }
-  return *instance;
-}
-
+}  // namespace
 }  // namespace codeact
+
+extern "C" __attribute__((visibility("default"))) const codeact::internal::EmbeddedPythonApi*
+codeact_embedded_python_api() {
+  static const codeact::internal::EmbeddedPythonApi api{
+      codeact::internal::kEmbeddedPythonAbi, &codeact::StartEmbedded, &codeact::CompileToPyc,
+      &codeact::DecodeWithPythonCodec};
+  return &api;
+}
