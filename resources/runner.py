@@ -634,10 +634,10 @@ def _main():
         except BaseException:
             pass
 
-    # A pooled child (CODEACT_WARM=1) loads everything before it says ready: the host hands it
-    # out only then, so no run waits for an import. A child started for a waiting run loads
-    # lazily instead, and only while the request has not arrived. A fork server
-    # (CODEACT_ZYGOTE=1) loads everything and forks children, each of which goes on from here.
+    # A pooled child (CODEACT_WARM=1) loads everything before it says ready, so no run waits for
+    # an import; a child started for a waiting run loads lazily while no request has come; one
+    # started ahead of a run still being validated (CODEACT_WARM=arm) arms its guard, loads
+    # nothing (the validation needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads everything.
     todo = list(_PRELOAD)
     ahead = False
     zygote = os.environ.pop("CODEACT_ZYGOTE", "")
@@ -652,10 +652,12 @@ def _main():
     elif os.environ.pop("CODEACT_SESSION", "") == "1":
         import runner_session
         runner_session.serve()  # never returns
-    elif os.environ.pop("CODEACT_WARM", "") == "1":
-        while todo:
+    else:
+        warm = os.environ.pop("CODEACT_WARM", "")
+        while warm == "1" and todo:
             _preload(todo.pop(0))
-        ahead = True
+        todo = [] if warm == "arm" else todo
+        ahead = warm in ("1", "arm")
     if ahead and _state.guard_path:
         _arm_ahead()
     _send_text(ready_frame(sys.version_info, os.getpid()))

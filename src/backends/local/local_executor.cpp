@@ -216,7 +216,7 @@ class LocalExecutor final : public Executor {
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
-          [this](const RunSnapshot& s) { return Start(s, /*warm=*/true); },
+          [this](const RunSnapshot& s) { return Start(s, StartMode::kWarm); },
           [this](const std::string& key) { DropZygote(key); });
     }
   }
@@ -557,7 +557,7 @@ class LocalExecutor final : public Executor {
     if (prestarted_) return;  // one at a time; nothing refills it
     if (!prestart_thread_) prestart_thread_ = std::make_unique<TaskThread>(1, 1);
     auto task = std::make_shared<std::packaged_task<StatusOr<ReadyChild>()>>(
-        [this, snapshot] { return Start(snapshot); });
+        [this, snapshot] { return Start(snapshot, StartMode::kPrestart); });
     prestarted_.emplace(Prestarted{Key(snapshot), task->get_future()});
     prestart_thread_->Post([task] { (*task)(); });
   }
@@ -573,10 +573,17 @@ class LocalExecutor final : public Executor {
     return child.get();
   }
 
-  // `warm`: a pooled child loads everything before it reports ready, and is handed out only then.
+  // How a child is started: for the run waiting for it; ahead of a run that is about to come
+  // (Warm without a pool: a one-shot run starts its child while it validates); or for the pool.
+  enum class StartMode { kForRun, kPrestart, kWarm };
+
+  // kWarm: a pooled child loads everything before it reports ready, and is handed out only then.
   // With a fork server for the key, the child is forked from it instead (already loaded); the
-  // pool's thread (`warm`) starts fork servers, a run's thread only uses one that is there.
-  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, bool warm = false) {
+  // pool's thread (kWarm) starts fork servers, a run's thread only uses one that is there.
+  // kPrestart: the child arms its guard while the host validates (the run's request then finds
+  // it armed) and loads nothing ahead: on 2 cores its imports slowed the validation it waited for.
+  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, StartMode mode = StartMode::kForRun) {
+    const bool warm = mode == StartMode::kWarm;
     std::optional<UidLease> uid;
     if (own_uids_) {
       auto lease = UidLease::Acquire({options_.run_uids.first, options_.run_uids.count});
@@ -595,7 +602,7 @@ class LocalExecutor final : public Executor {
     }
     LaunchSpec spec =
         ChildSpec(snapshot, sandbox_ ? workdir->path() : ProcessWorkDir(workdir->path()));
-    if (warm) spec.environment["CODEACT_WARM"] = "1";
+    if (mode != StartMode::kForRun) spec.environment["CODEACT_WARM"] = warm ? "1" : "arm";
     std::vector<UniqueFd> trees;  // open until the child has started
     if (uid && !sandbox_) {
       if (Status s = RunAsOwnUid(snapshot, uid->uid(), workdir->path(), spec, trees); !s.ok())
@@ -616,13 +623,13 @@ class LocalExecutor final : public Executor {
     if (!child.ok()) return child.status();
     ReadyChild ready(std::move(uid), std::move(*group), std::move(*workdir), std::move(*child),
                      warm);
+    if (mode != StartMode::kForRun && guard_) {
+      // The child arms the OS layers of its guard before it reports ready (runner.py).
+      const RuntimeGuardSpec armed =
+          GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), sandbox_.has_value());
+      if (Status s = SendGuardFrame(ready.child->bridge_to_child_fd(), armed); !s.ok()) return s;
+    }
     if (warm) {
-      // A pooled child arms the OS layers of its guard before it reports ready (runner.py).
-      if (guard_) {
-        const RuntimeGuardSpec armed =
-            GuardSpecForRun(*guard_, snapshot, ready.workdir.path(), sandbox_.has_value());
-        if (Status s = SendGuardFrame(ready.child->bridge_to_child_fd(), armed); !s.ok()) return s;
-      }
       if (Status s = WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout);
           !s.ok())
         return s;
