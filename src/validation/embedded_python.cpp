@@ -396,8 +396,8 @@ StatusOr<std::string> CompileToPyc(const std::string& source_path) {
   }
 }
 
-std::variant<std::string, internal::CodecFailure> DecodeWithPythonCodec(
-    std::string_view bytes, const std::string& codec) {
+std::variant<std::string, internal::CodecFailure> DecodeWithPythonCodec(std::string_view bytes,
+                                                                        const std::string& codec) {
   using internal::CodecFailure;
   if (!Py_IsInitialized()) {
     return CodecFailure{true, 0, "the embedded interpreter is not available"};
