@@ -115,6 +115,11 @@ std::string EmbeddedPythonModulePath() {
                        /*build_tree_last=*/true);
 }
 
+std::string EgressModulePath() {
+  return FindBuiltFile("CODEACT_EGRESS_MODULE", "codeact_egress.so", false,
+                       /*build_tree_last=*/true);
+}
+
 std::string EmbeddedInstallationInterpreter() {
   const std::string path = std::string(kEmbeddedPythonPrefix) + "/bin/python" +
                            std::to_string(kEmbeddedPythonMajor) + "." +

@@ -30,6 +30,10 @@ std::string GuardModulePath();
 // found like the guard's module; $CODEACT_PYTHON_MODULE when set (and then only that).
 std::string EmbeddedPythonModulePath();
 
+// The egress module (codeact_egress.so: egress/egress_module_api.hpp), found likewise;
+// $CODEACT_EGRESS_MODULE when set (and then only that).
+std::string EgressModulePath();
+
 // The default child interpreter: <prefix>/bin/pythonX.Y of the installation the embedded
 // libpython comes from (its prefix and version as this build found them, e.g.
 // /usr/bin/python3.11), not whatever python3 is first on PATH. Empty when that file is not an

@@ -55,9 +55,7 @@ void Compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
   h[7] += k;
 }
 
-}  // namespace
-
-std::string Sha256Hex(std::string_view data) {
+std::array<std::uint32_t, 8> Digest(std::string_view data) {
   std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
@@ -72,6 +70,22 @@ std::string Sha256Hex(std::string_view data) {
   const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   for (std::size_t i = 0; i < tail_len; i += 64) Compress(h, tail + i);
+  return h;
+}
+
+}  // namespace
+
+std::string Sha256(std::string_view data) {
+  std::string out;
+  out.reserve(32);
+  for (std::uint32_t word : Digest(data)) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(word >> shift));
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  const std::array<std::uint32_t, 8> h = Digest(data);
   std::string hex;
   hex.reserve(64);
   char buf[9];
@@ -80,6 +94,18 @@ std::string Sha256Hex(std::string_view data) {
     hex += buf;
   }
   return hex;
+}
+
+// RFC 2104 with a 64-byte block: a longer key is hashed first, a shorter one padded with zeros.
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  std::string block = key.size() > 64 ? Sha256(key) : std::string(key);
+  block.resize(64, '\0');
+  std::string inner(64, '\0'), outer(64, '\0');
+  for (std::size_t i = 0; i < 64; ++i) {
+    inner[i] = static_cast<char>(block[i] ^ 0x36);
+    outer[i] = static_cast<char>(block[i] ^ 0x5c);
+  }
+  return Sha256(outer + Sha256(inner.append(data)));
 }
 
 }  // namespace codeact::internal

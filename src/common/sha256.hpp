@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4): the digest that keys and verifies the per-user cache (user_cache.hpp).
+// SHA-256 (FIPS 180-4): the digest that keys and verifies the per-user cache (user_cache.hpp),
+// and its HMAC (RFC 2104), which signs and checks the HTTP service's JWTs (http_server/jwt.hpp).
 #pragma once
 
 #include <string>
@@ -6,7 +7,11 @@
 
 namespace codeact::internal {
 
-// The digest of `data` as 64 lowercase hex digits.
+// The digest of `data`: 32 bytes, or as 64 lowercase hex digits.
+std::string Sha256(std::string_view data);
 std::string Sha256Hex(std::string_view data);
+
+// HMAC-SHA256 of `data` under `key`: 32 bytes.
+std::string HmacSha256(std::string_view key, std::string_view data);
 
 }  // namespace codeact::internal

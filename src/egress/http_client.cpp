@@ -1,3 +1,5 @@
+// The egress module (codeact_egress.so): the TLS client behind EgressClient, the one user of
+// OpenSSL and of Boost.Beast on the client side (egress/egress_module_api.hpp says why a module).
 #include "egress/http_client.hpp"
 
 #include <netdb.h>
@@ -22,6 +24,7 @@
 
 #include "common/ascii.hpp"
 #include "egress/address_policy.hpp"
+#include "egress/egress_module_api.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -36,7 +39,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxResponseHeaderBytes = 64 * 1024;
 constexpr std::size_t kMaxRequestHeaders = 100;
 constexpr std::size_t kMaxRequestHeaderBytes = 64 * 1024;
-constexpr std::size_t kMaxUrlBytes = 8 * 1024;
 
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && AsciiLower(s.substr(0, prefix.size())) == prefix;
@@ -306,67 +308,25 @@ std::string ResolveLocation(const EgressUrl& base, const std::string& location) 
 
 }  // namespace
 
-std::string EgressUrl::Origin() const {
-  return scheme + "://" + host + (port == 0 ? "" : ":" + std::to_string(port));
-}
+// The client itself, behind the module's table (egress/egress_module_api.hpp).
+class TlsEgressClient {
+ public:
+  explicit TlsEgressClient(EgressClientOptions options);
+  StatusOr<EgressResponse> Fetch(const EgressRequest& request,
+                                 const CancellationToken& cancel) const;
 
-StatusOr<EgressUrl> ParseEgressUrl(std::string_view url) {
-  auto bad = [&](const std::string& why) {
-    return InvalidArgument("\"" + std::string(url.substr(0, 200)) + "\" is not a valid URL: " +
-                           why + " (an absolute http:// or https:// URL is needed)");
-  };
-  if (url.size() > kMaxUrlBytes)
-    return bad("longer than " + std::to_string(kMaxUrlBytes) + " bytes");
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-      return bad("white space, a control character or a non-ASCII byte (percent-encode it)");
-    }
-  }
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return bad("no scheme");
-  const std::string scheme = AsciiLower(url.substr(0, scheme_end));
-  if (scheme != "http" && scheme != "https") return bad("the scheme must be http or https");
-  std::string_view rest = url.substr(scheme_end + 3);
-  if (const std::size_t hash = rest.find('#'); hash != std::string_view::npos) {
-    rest = rest.substr(0, hash);
-  }
-  const std::size_t path_start = rest.find_first_of("/?");
-  const std::string_view authority = rest.substr(0, path_start);
-  std::string target =
-      path_start == std::string_view::npos ? "/" : std::string(rest.substr(path_start));
-  if (target[0] == '?') target = "/" + target;
-  if (authority.find('@') != std::string_view::npos) return bad("user information is not allowed");
-  if (authority.empty()) return bad("no host");
-  // The authority follows the target grammar's TARGET form, where a trailing ":WORD" would
-  // read as a method list: what follows the host must be nothing or ":DIGITS".
-  const std::size_t host_end = authority.front() == '[' ? authority.find(']') : authority.find(':');
-  if (host_end == std::string_view::npos && authority.front() == '[') {
-    return bad("a malformed IPv6 address");
-  }
-  if (host_end != std::string_view::npos) {
-    const std::string_view tail = authority.substr(host_end + (authority.front() == '[' ? 1 : 0));
-    if (!tail.empty() && (tail.size() < 2 || tail[0] != ':' ||
-                          tail.find_first_not_of("0123456789", 1) != std::string_view::npos)) {
-      return bad("a malformed port");
-    }
-  }
-  StatusOr<EgressTarget> parsed = ParseEgressTarget(scheme + "://" + std::string(authority));
-  if (!parsed.ok()) return bad(parsed.status().message());
-  if (!parsed->methods.empty()) return bad("a malformed port");
-  EgressUrl out;
-  out.scheme = parsed->scheme;
-  out.host = parsed->host;
-  out.port = parsed->port;
-  out.target = std::move(target);
-  return out;
-}
+ private:
+  struct Tls;  // the TLS client context (system store, the test CA), built once
+  EgressClientOptions options_;
+  std::unique_ptr<Tls> tls_;
+};
 
-struct EgressClient::Tls {
+struct TlsEgressClient::Tls {
   ssl::context context{ssl::context::tls_client};
   Status status;  // not OK: https requests fail with it
 };
 
-EgressClient::EgressClient(EgressClientOptions options)
+TlsEgressClient::TlsEgressClient(EgressClientOptions options)
     : options_(std::move(options)), tls_(std::make_unique<Tls>()) {
   beast::error_code ec;
   tls_->context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -380,10 +340,8 @@ EgressClient::EgressClient(EgressClientOptions options)
   }
 }
 
-EgressClient::~EgressClient() = default;
-
-StatusOr<EgressResponse> EgressClient::Fetch(const EgressRequest& request,
-                                             const CancellationToken& cancel) const {
+StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
+                                                const CancellationToken& cancel) const {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
   std::string method = request.method;
   for (char& c : method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -518,3 +476,19 @@ StatusOr<EgressResponse> EgressClient::Fetch(const EgressRequest& request,
 }
 
 }  // namespace codeact::internal
+
+extern "C" __attribute__((visibility("default"))) const codeact::internal::EgressModuleApi*
+codeact_egress_module_api() {
+  using codeact::internal::TlsEgressClient;
+  static const codeact::internal::EgressModuleApi api{
+      codeact::internal::kEgressModuleAbi,
+      [](const codeact::internal::EgressClientOptions& options) -> void* {
+        return new TlsEgressClient(options);
+      },
+      [](void* client) { delete static_cast<TlsEgressClient*>(client); },
+      [](const void* client, const codeact::internal::EgressRequest& request,
+         const codeact::CancellationToken& cancel) {
+        return static_cast<const TlsEgressClient*>(client)->Fetch(request, cancel);
+      }};
+  return &api;
+}

@@ -59,6 +59,8 @@ struct EgressResponse {
   std::map<std::string, std::string> headers;  // lower-case names; repeated ones joined by ", "
 };
 
+struct EgressModuleApi;
+
 class EgressClient {
  public:
   explicit EgressClient(EgressClientOptions options);
@@ -76,9 +78,12 @@ class EgressClient {
   const EgressClientOptions& options() const { return options_; }
 
  private:
-  struct Tls;  // the TLS client context (system store, the test CA), built once
+  // The egress module's client (egress/egress_module_api.hpp); null when the module could not be
+  // loaded, and then every Fetch fails with `unavailable_`.
   EgressClientOptions options_;
-  std::unique_ptr<Tls> tls_;
+  const EgressModuleApi* api_ = nullptr;
+  void* client_ = nullptr;
+  Status unavailable_;
 };
 
 // A request URL split into a target's parts and the path with its query ("/" when absent); the

@@ -1,9 +1,9 @@
 #include "http_server/http_service.hpp"
 
-#include <openssl/rand.h>
 #include <poll.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -81,10 +81,16 @@ Reply ErrorReply(http::status status, std::string_view reason, const std::string
 
 std::string RandomHex(std::size_t bytes) {
   std::vector<unsigned char> raw(bytes);
-  if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
-    // libcrypto's generator failing is a broken host; never hand out a predictable id.
-    std::fprintf(stderr, "codeact serve: RAND_bytes failed\n");
-    std::abort();
+  std::size_t got = 0;
+  while (got < raw.size()) {
+    const ssize_t n = ::getrandom(raw.data() + got, raw.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // The kernel's generator failing is a broken host; never hand out a predictable id.
+      std::fprintf(stderr, "codeact serve: getrandom failed\n");
+      std::abort();
+    }
+    got += static_cast<std::size_t>(n);
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -1,9 +1,5 @@
 #include "http_server/jwt.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <array>
 #include <boost/json.hpp>
 #include <cmath>
@@ -82,19 +78,15 @@ std::string Base64UrlEncode(std::string_view bytes) {
   return out;
 }
 
-std::string HmacSha256(std::string_view key, std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  const unsigned char* ok = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-                                 reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-                                 digest.data(), &length);
-  if (ok == nullptr) return std::string();
-  return std::string(reinterpret_cast<const char*>(digest.data()), length);
-}
-
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+  // Every byte is compared whatever differs first; volatile keeps the compiler from stopping at
+  // the first difference.
+  volatile unsigned char differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    differ = differ | static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return differ == 0;
 }
 
 StatusOr<JwtIdentity> VerifyJwt(std::string_view token, const JwtSettings& settings,

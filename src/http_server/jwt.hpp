@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "codeact/status.hpp"
+#include "common/sha256.hpp"  // HmacSha256, which signs and checks the tokens
 
 namespace codeact::internal {
 
@@ -36,9 +37,6 @@ StatusOr<JwtIdentity> VerifyJwt(std::string_view token, const JwtSettings& setti
 // Base64url (RFC 4648 section 5) without padding, as JWS uses it; nothing on a bad character.
 std::optional<std::string> Base64UrlDecode(std::string_view text);
 std::string Base64UrlEncode(std::string_view bytes);
-
-// HMAC-SHA256 of `data` under `key` (OpenSSL's libcrypto), 32 raw bytes.
-std::string HmacSha256(std::string_view key, std::string_view data);
 
 // Whether `a` and `b` are equal, in time that depends on their lengths only.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);

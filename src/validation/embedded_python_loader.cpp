@@ -1,11 +1,10 @@
 // The runtime's side of the seam in validation/embedded_python_api.hpp: the codeact_python module
 // is loaded on first need, once per process, and never unloaded (an interpreter cannot be).
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
+#include "common/loadable_module.hpp"
 #include "validation/bytecode.hpp"
 #include "validation/embedded_python_api.hpp"
 
@@ -14,25 +13,15 @@ namespace internal {
 namespace {
 
 StatusOr<const EmbeddedPythonApi*> Load() {
-  const std::string path = EmbeddedPythonModulePath();
-  if (path.empty()) {
-    return Unavailable(
-        "the embedded interpreter's module codeact_python.so is not installed (looked in this "
-        "build, <prefix>/libexec/codeact and $CODEACT_PYTHON_MODULE)");
-  }
-  // RTLD_GLOBAL: CPython's extension modules are not linked against libpython; they find its
-  // symbols in the global scope, as in a program that links it.
-  void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (module == nullptr) {
-    const char* why = ::dlerror();
-    return Unavailable("cannot load the embedded interpreter's module " + path + ": " +
-                       (why != nullptr ? why : "unknown error"));
-  }
-  using Entry = const EmbeddedPythonApi* (*)();
-  auto entry = reinterpret_cast<Entry>(::dlsym(module, CODEACT_EMBEDDED_PYTHON_ENTRY));
-  const EmbeddedPythonApi* api = entry != nullptr ? entry() : nullptr;
-  if (api == nullptr || api->abi != kEmbeddedPythonAbi) {
-    return Unavailable("the embedded interpreter's module " + path +
+  // Global: CPython's extension modules are not linked against libpython; they find its symbols
+  // in the global scope, as in a program that links it.
+  auto table = LoadModuleTable(EmbeddedPythonModulePath(), CODEACT_EMBEDDED_PYTHON_ENTRY,
+                               "the embedded interpreter's module codeact_python.so",
+                               "CODEACT_PYTHON_MODULE", /*global=*/true);
+  if (!table.ok()) return table.status();
+  const auto* api = static_cast<const EmbeddedPythonApi*>(*table);
+  if (api->abi != kEmbeddedPythonAbi) {
+    return Unavailable("the embedded interpreter's module " + EmbeddedPythonModulePath() +
                        " is not this build's (another version of codeact?)");
   }
   return api;

@@ -57,6 +57,7 @@ for f in "$libdir/libcodeact.a" "$includedir/codeact/provider.hpp" \
          "$libdir/cmake/codeact/codeactConfigVersion.cmake" \
          "$libdir/cmake/codeact/codeactTargets.cmake" \
          "$libexecdir/codeact/_codeact_guard.so" "$libexecdir/codeact/codeact_python.so" \
+         "$libexecdir/codeact/codeact_egress.so" \
          "$datadir/codeact/validator/__init__.py" "$datadir/codeact/validator/README.md" \
          "$datadir/codeact/resources/runner.py"; do
   test -f "$prefix/$f" || fail "not installed: $f"
@@ -67,7 +68,7 @@ expected=$(printf '%s\n' "$bindir/codeact" "$libdir/libcodeact.a" \
   "$libdir/cmake/codeact/codeactConfig.cmake" "$libdir/cmake/codeact/codeactConfigVersion.cmake" \
   "$libdir/cmake/codeact/codeactTargets.cmake" "$libdir/cmake/codeact/codeactTargets-*.cmake" \
   "$libexecdir/codeact/_codeact_guard.so" "$libexecdir/codeact/codeact_python.so" \
-  "$libexecdir/codeact/codeact-sandbox" | sort)
+  "$libexecdir/codeact/codeact_egress.so" "$libexecdir/codeact/codeact-sandbox" | sort)
 installed=$(cd "$prefix" && find . \( -path "./$includedir/codeact" -o -path "./$datadir/codeact" \) -prune \
   -o ! -type d -print | sed 's|^\./||; s|codeactTargets-[a-z]*\.cmake$|codeactTargets-*.cmake|' | sort)
 test "$installed" = "$expected" ||
@@ -83,7 +84,7 @@ targets=$prefix/$libdir/cmake/codeact/codeactTargets.cmake
 interface=$(sed -n '/^set_target_properties(codeact::core PROPERTIES/,/^)/s/^ *INTERFACE_LINK_LIBRARIES //p' "$targets")
 echo "codeact::core INTERFACE_LINK_LIBRARIES $interface"
 test -n "$interface" || fail "no INTERFACE_LINK_LIBRARIES for codeact::core in $targets"
-for dep in seccomp spdlog pybind11 python; do
+for dep in seccomp spdlog pybind11 python openssl; do
   if printf '%s\n' "$interface" | grep -qi "$dep"; then fail "codeact::core's link interface names $dep"; fi
   if grep -qi "$dep" "$prefix/$libdir/cmake/codeact/codeactConfig.cmake"; then
     fail "codeactConfig.cmake names $dep"
@@ -111,9 +112,9 @@ test -n "$consumer" || fail "consumer binary not found"
 step "consumer's shared libraries"
 if command -v readelf >/dev/null 2>&1; then
   needed=$(readelf -d "$consumer" | grep NEEDED || true)
-  if printf '%s\n' "$needed" | grep -qiE 'seccomp|spdlog|libfmt|libpython'; then
+  if printf '%s\n' "$needed" | grep -qiE 'seccomp|spdlog|libfmt|libpython|libssl|libcrypto'; then
     printf '%s\n' "$needed"
-    fail "the consumer links libseccomp, spdlog, fmt or libpython (a module loads it at run time)"
+    fail "the consumer links libseccomp, spdlog, fmt, libpython or OpenSSL (modules load those two at run time)"
   fi
 else
   echo "readelf not found: not checked"

@@ -120,6 +120,30 @@ TEST_F(EgressCliTest, DescriptionListsTheTargetsAndTheTools) {
   EXPECT_EQ(none.find("http_get"), std::string::npos) << none;
 }
 
+// The client is a module loaded on first need (src/egress/egress_module_api.hpp): without it a
+// run with targets still runs, and each call fails as a ToolError that names the module.
+TEST_F(EgressCliTest, WithoutTheEgressModuleEachCallFailsClearly) {
+  const std::string code =
+      "try:\n"
+      "    await http_get('" +
+      Origin() +
+      "/hello')\n"
+      "except ToolError as e:\n"
+      "    print(e)\n";
+  const testing::ProgramRun c =
+      testing::RunProgram({"/usr/bin/env", "CODEACT_EGRESS_MODULE=/nonexistent/codeact_egress.so",
+                           CODEACT_BINARY, "run", "--allow-domain", Origin(), "-"},
+                          code);
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  bj::error_code ec;
+  const bj::value v = bj::parse(c.out, ec);
+  ASSERT_FALSE(ec) << c.out;
+  const std::string out(v.at("stdout").as_string());
+  EXPECT_NE(out.find("the egress module codeact_egress.so was not found"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("CODEACT_EGRESS_MODULE"), std::string::npos) << out;
+}
+
 TEST_F(EgressCliTest, MalformedTargetIsExitTwo) {
   const testing::ProgramRun c =
       RunCli({"run", "--allow-domain", "api.example.org:FETCH", "-"}, "print(1)\n");
