@@ -291,6 +291,61 @@ TEST_P(SingleFileMountTest, AFileThatBecameADirectoryIsASetupError) {
       << r.message;
 }
 
+// A read-write file inside a read-only directory mount's host tree: writable at its own mount
+// path (at the process level its tree is attached over the directory's and Landlock grants it),
+// while the directory stays read-only; the file comes back under the file mount's path.
+TEST_P(SingleFileMountTest, AReadWriteFileInsideAReadOnlyDirectoryMountIsWritable) {
+  const FileMount file = Mount(MountMode::kReadWrite);
+  auto dir = ValidateMount({dir_->path(), "/dir", MountMode::kReadOnly, 1 << 20});
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  RunSnapshot s = Snapshot();
+  s.mounts = {file, *dir};  // by mount path, as a provider's snapshot has them
+  const std::string seen_dir = sandboxed() ? "/dir" : dir->host_path;
+  const ExecutionResult r = LocalExecutor(GetParam())
+                                ->Execute({"with open('" + Seen(file) +
+                                           "', 'w') as f:\n    f.write('new')\n"
+                                           "print(open('" +
+                                           seen_dir +
+                                           "/secret.txt').read())\n"
+                                           "try:\n    open('" +
+                                           seen_dir +
+                                           "/secret.txt', 'w')\n"
+                                           "except OSError as e:\n    print(e.strerror)\n"},
+                                          s);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << Diagnose(r);
+  const std::string refusal = Refusal(r.stdout_text);
+  EXPECT_TRUE(refusal == "Read-only file system" || refusal == "Permission denied") << refusal;
+  EXPECT_EQ(r.stdout_text, "neighbour secret\n" + refusal + "\n");
+  EXPECT_EQ(Slurp(file_), "new");
+  EXPECT_EQ(Slurp(neighbour_), "neighbour secret");
+  ASSERT_EQ(r.files.size(), 1u) << Diagnose(r);
+  EXPECT_EQ(r.files[0].path, "/data/config.json");
+  EXPECT_EQ(r.files[0].data, "new");
+}
+
+// On a root host the run's own uid stands for the file's owner (an idmapped bind, as for a
+// directory): a 0600 file of another user is read and rewritten, and stays that user's.
+TEST_P(SingleFileMountTest, ARootHostsRunActsAsTheFilesOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a non-root host's runs are the host's user";
+  ASSERT_EQ(::chown(file_.c_str(), 4321, 4321), 0);
+  ASSERT_EQ(::chmod(file_.c_str(), 0600), 0);
+  const FileMount m = Mount(MountMode::kReadWrite);
+  const ExecutionResult r = Run("import os\nprint(open('" + Seen(m) + "').read(), os.stat('" +
+                                    Seen(m) + "').st_uid == os.getuid())\nwith open('" + Seen(m) +
+                                    "', 'w') as f:\n    f.write('rewritten')\n",
+                                m);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << Diagnose(r);
+  EXPECT_EQ(r.stdout_text, "{\"answer\": 42} True\n");
+  EXPECT_EQ(Slurp(file_), "rewritten");
+  struct stat st {};
+  ASSERT_EQ(::stat(file_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4321u);
+  EXPECT_EQ(st.st_gid, 4321u);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(r.files.size(), 1u) << Diagnose(r);
+  EXPECT_EQ(r.files[0].data, "rewritten");
+}
+
 // A pooled child (started ahead of its run, with the mounts of its snapshot: on a root host an
 // idmapped tree for its own uid) and, at a non-root host's process level, a child forked from
 // the fork server (whose Landlock rules come with the run) see the file as a cold child does.
@@ -331,40 +386,54 @@ INSTANTIATE_TEST_SUITE_P(Levels, SingleFileMountTest,
 
 // Through the provider: the registry takes a file, the model is told it is one, and a session
 // (which keeps its interpreter across runs) sees the file as one-shot runs do.
+// Sessions run at the namespaces level, and at the process level on a root host (each its own
+// uid, the file an idmapped tree in its private mount namespace).
 TEST(SingleFileMountProviderTest, ASessionSeesTheFileMount) {
-  auto dir = internal::TempDir::Create("codeact-file-mount-");
-  ASSERT_TRUE(dir.ok());
-  ASSERT_EQ(::chmod(dir->path().c_str(), 0711), 0);
-  const std::string file = dir->path() + "/notes.txt";
-  std::ofstream(file) << "first";
-  ASSERT_EQ(::chmod(file.c_str(), 0644), 0);
-  ProviderOptions o;
-  o.executor.isolation = IsolationLevel::kNamespaces;
-  o.executor.warm_pool_size = 0;
-  o.validate = false;
-  auto provider = CodeActProvider::Create(o);
-  ASSERT_TRUE(provider.ok()) << provider.status().ToString();
-  ASSERT_TRUE((*provider)->AddMount({file, "/notes/notes.txt", MountMode::kReadWrite}).ok());
-  const std::string description = (*provider)->ToolDescription((*provider)->Snapshot());
-  EXPECT_NE(description.find("- /notes/notes.txt (a single file, read-write): use the path "
-                             "/notes/notes.txt; rewrite it in place"),
-            std::string::npos)
-      << description;
-  auto session = (*provider)->OpenSession();
-  if (!session.ok())
-    GTEST_SKIP() << "sessions are not available here: " << session.status().message();
-  const ExecutionResult first = (*session)->Execute(
-      "f = open('/notes/notes.txt', 'r+')\nprint(f.read())\nf.seek(0)\nf.write('second')\n"
-      "f.flush()\n");
-  ASSERT_EQ(first.outcome, Outcome::kOk) << Diagnose(first);
-  EXPECT_EQ(first.stdout_text, "first\n");
-  EXPECT_EQ(Slurp(file), "second");
-  // The open file object crossed into the next run of the same interpreter.
-  const ExecutionResult second =
-      (*session)->Execute("f.seek(0)\nprint(f.read(), open('/notes/notes.txt').read())\n");
-  ASSERT_EQ(second.outcome, Outcome::kOk) << Diagnose(second);
-  EXPECT_EQ(second.stdout_text, "second second\n");
-  (*session)->Close();
+  int ran = 0;
+  std::string skipped;
+  for (IsolationLevel level : {IsolationLevel::kNamespaces, IsolationLevel::kProcess}) {
+    SCOPED_TRACE(IsolationName(level));
+    auto dir = internal::TempDir::Create("codeact-file-mount-");
+    ASSERT_TRUE(dir.ok());
+    ASSERT_EQ(::chmod(dir->path().c_str(), 0711), 0);
+    const std::string file = dir->path() + "/notes.txt";
+    std::ofstream(file) << "first";
+    ASSERT_EQ(::chmod(file.c_str(), 0644), 0);
+    ProviderOptions o;
+    o.executor.isolation = level;
+    o.executor.warm_pool_size = 0;
+    o.validate = false;
+    auto provider = CodeActProvider::Create(o);
+    ASSERT_TRUE(provider.ok()) << provider.status().ToString();
+    ASSERT_TRUE((*provider)->AddMount({file, "/notes/notes.txt", MountMode::kReadWrite}).ok());
+    const bool sandboxed = level == IsolationLevel::kNamespaces;
+    const std::string seen = sandboxed ? "/notes/notes.txt" : fs::canonical(file).string();
+    const std::string description = (*provider)->ToolDescription((*provider)->Snapshot());
+    EXPECT_NE(description.find("- /notes/notes.txt (a single file, read-write): use the path " +
+                               seen + "; rewrite it in place"),
+              std::string::npos)
+        << description;
+    auto session = (*provider)->OpenSession();
+    if (!session.ok()) {
+      skipped += std::string(IsolationName(level)) + ": " + session.status().message() + "\n";
+      continue;
+    }
+    ++ran;
+    const ExecutionResult first =
+        (*session)->Execute("f = open('" + seen +
+                            "', 'r+')\nprint(f.read())\nf.seek(0)\nf.write('second')\n"
+                            "f.flush()\n");
+    ASSERT_EQ(first.outcome, Outcome::kOk) << Diagnose(first);
+    EXPECT_EQ(first.stdout_text, "first\n");
+    EXPECT_EQ(Slurp(file), "second");
+    // The open file object crossed into the next run of the same interpreter.
+    const ExecutionResult second =
+        (*session)->Execute("f.seek(0)\nprint(f.read(), open('" + seen + "').read())\n");
+    ASSERT_EQ(second.outcome, Outcome::kOk) << Diagnose(second);
+    EXPECT_EQ(second.stdout_text, "second second\n");
+    (*session)->Close();
+  }
+  if (ran == 0) GTEST_SKIP() << "sessions are not available here:\n" << skipped;
 }
 
 TEST(SingleFileMountProviderTest, LayoutsTheLauncherCannotShowAreRefusedWhenAdded) {
