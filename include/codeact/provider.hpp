@@ -104,7 +104,9 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   bool RemoveTool(const std::string& name);
   std::size_t RemoveTools(const std::vector<std::string>& names);  // how many were there
   void ClearTools();
-  Status AddMount(FileMount mount);  // validates and normalises
+  // A mount is validated and normalised (a directory or a single file, file_mount.hpp), and the
+  // whole set after the change must pass CheckMountLayout, else nothing changes.
+  Status AddMount(FileMount mount);
   Status AddMounts(std::vector<FileMount> mounts);
   std::optional<FileMount> GetMount(const std::string& mount_path) const;
   std::vector<FileMount> ListMounts() const;

@@ -79,7 +79,9 @@ std::string LimitFlagsHelp() {
 }
 
 constexpr const char* kOtherFlagsHelp =
-    R"(  --mount HOST:MOUNT[:ro|:rw]   a host directory the code may use (repeatable; default rw)
+    R"(  --mount HOST:MOUNT[:ro|:rw]   a host directory, or a single host file, the code may use
+                         (repeatable; default rw); a file's MOUNT names the file itself, e.g.
+                         --mount ./config.json:/data/config.json:ro
   --env K=V              a variable of the child's environment (repeatable; nothing else is passed)
   --tools FILE           host tools as commands (see include/codeact/command_tool.hpp)
   --policy FILE          validator policy as JSON lists (custom lists replace the defaults)

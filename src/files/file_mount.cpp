@@ -1,4 +1,4 @@
-// FileMount validation: mount-path normalisation and host-path checks.
+// FileMount validation: mount-path normalisation, host-path checks and the layout of a set.
 #include "codeact/file_mount.hpp"
 
 #include <sys/stat.h>
@@ -28,6 +28,14 @@ std::string Quoted(std::string_view s) {
   out.append(s);
   out += '"';
   return out;
+}
+
+std::string FileTypeName(const struct stat& st) {
+  if (S_ISFIFO(st.st_mode)) return "FIFO";
+  if (S_ISSOCK(st.st_mode)) return "socket";
+  if (S_ISCHR(st.st_mode)) return "character device";
+  if (S_ISBLK(st.st_mode)) return "block device";
+  return "special file";
 }
 
 }  // namespace
@@ -98,6 +106,7 @@ StatusOr<FileMount> ValidateMount(FileMount mount) {
                            " cannot be made absolute: " + ec.message());
   }
   // A trailing "/" would make lstat follow a symlink in the last component.
+  const bool trailing_slash = absolute.size() > 1 && absolute.back() == '/';
   while (absolute.size() > 1 && absolute.back() == '/') absolute.pop_back();
 
   struct stat st {};
@@ -115,10 +124,16 @@ StatusOr<FileMount> ValidateMount(FileMount mount) {
   }
   if (S_ISLNK(st.st_mode)) {
     return InvalidArgument("mount host path " + Quoted(absolute) +
-                           " is a symlink; name the real directory");
+                           " is a symlink; name the real directory or file");
   }
-  if (!S_ISDIR(st.st_mode)) {
-    return InvalidArgument("mount host path " + Quoted(absolute) + " is not a directory");
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+    return InvalidArgument("mount host path " + Quoted(absolute) + " is a " + FileTypeName(st) +
+                           ", not a directory or a regular file");
+  }
+  const bool is_file = S_ISREG(st.st_mode);
+  if (is_file && trailing_slash) {
+    return InvalidArgument("mount host path " + Quoted(mount.host_path) +
+                           " ends in \"/\" but names a file, not a directory");
   }
 
   // Store the real path so later containment checks compare real paths with real paths.
@@ -128,13 +143,49 @@ StatusOr<FileMount> ValidateMount(FileMount mount) {
                               " cannot be resolved: " + ErrnoText(errno));
   }
   struct stat real_st {};
-  if (::lstat(resolved, &real_st) != 0 || !S_ISDIR(real_st.st_mode) ||
+  if (::lstat(resolved, &real_st) != 0 || (real_st.st_mode & S_IFMT) != (st.st_mode & S_IFMT) ||
       real_st.st_dev != st.st_dev || real_st.st_ino != st.st_ino) {
     return FailedPrecondition("mount host path " + Quoted(absolute) +
                               " changed while it was being checked");
   }
   mount.host_path = resolved;
+  mount.kind = is_file ? MountKind::kFile : MountKind::kDirectory;
   return mount;
+}
+
+Status CheckMountLayout(const std::vector<FileMount>& mounts) {
+  for (const FileMount& a : mounts) {
+    for (const FileMount& b : mounts) {
+      if (&a == &b) continue;
+      if (&a < &b && a.mount_path == b.mount_path) {
+        return InvalidArgument("two mounts at " + a.mount_path);
+      }
+      if (a.kind != MountKind::kFile || a.mount_path == b.mount_path) continue;
+      if (internal::PathWithin(b.mount_path, a.mount_path)) {
+        return InvalidArgument("mount path " + b.mount_path + " is beneath the file mount " +
+                               a.mount_path + ": a file holds no entries");
+      }
+      if (internal::PathWithin(a.mount_path, b.mount_path)) {
+        return InvalidArgument("file mount " + a.mount_path + " is beneath the mount " +
+                               b.mount_path + ": its mount point would have to be made in " +
+                               b.host_path + "; mount the file elsewhere");
+      }
+    }
+  }
+  for (const FileMount& a : mounts) {
+    if (a.kind != MountKind::kFile || a.mode != MountMode::kReadOnly) continue;
+    for (const FileMount& b : mounts) {
+      if (b.mode == MountMode::kReadWrite && internal::PathWithin(a.host_path, b.host_path)) {
+        return InvalidArgument("read-only file mount " + a.mount_path + " (" + a.host_path +
+                               ") is writable through the read-write mount " + b.mount_path);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::string_view MountKindName(MountKind kind) {
+  return kind == MountKind::kFile ? "file" : "directory";
 }
 
 std::string_view MountModeName(MountMode mode) {

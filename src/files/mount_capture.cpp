@@ -54,10 +54,15 @@ std::string JoinPath(const std::string& base, const std::string& relative) {
   return base + "/" + relative;
 }
 
-// The path a file is reported under: "mount_path/relative".
+// The path a file is reported under: "mount_path/relative"; a file mount's own path.
 std::string ReportedPath(const FileMount& mount, const std::string& relative) {
+  if (relative.empty()) return mount.mount_path;
   return JoinPath(mount.mount_path, relative);
 }
+
+// A file mount's file, opened without following a link and without blocking on a FIFO put
+// there since it was validated.
+constexpr int kFileOpenFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 
 // FNV-1a, 64 bits: the snapshot's key of a host path, computed as the walk descends (each level
 // continues its parent's hash), so that no full path is built for a file that did not change.
@@ -71,6 +76,9 @@ std::uint64_t Fnv(std::uint64_t hash, std::string_view bytes) {
   }
   return hash;
 }
+
+// The snapshot's key of a file mount's file: its host path itself.
+std::uint64_t HostPathHash(const std::string& host_path) { return Fnv(kFnvOffset, host_path); }
 
 // The hash of "host_path/", as JoinPath(host_path, relative) begins.
 std::uint64_t HostPathSeed(const std::string& host_path) {
@@ -243,6 +251,7 @@ class CaptureRun {
       : before_(before), limits_(limits), omissions_(limits.max_listed_omissions) {}
 
   void ScanMount(const FileMount& mount) {
+    if (mount.kind == MountKind::kFile) return ScanFileMount(mount);
     const UniqueFd root = OpenMountRoot(mount);
     if (!root) {
       const int err = errno;
@@ -344,6 +353,42 @@ class CaptureRun {
       return omit("path leaves the mount");
     }
 
+    Take(mount, item.relative, fd.get(), fst, mount_bytes);
+  }
+
+  // A file mount: its one file, when it changed, under the mount path itself. The host named
+  // this inode and the code cannot make the mount point name another, so the hardlink rule of a
+  // directory's walk (a link the code planted to a file it should not return) does not apply.
+  void ScanFileMount(const FileMount& mount) {
+    auto omit = [&](std::string reason) { Omit(mount, "", std::move(reason)); };
+    const UniqueFd fd(::open(mount.host_path.c_str(), kFileOpenFlags));
+    if (!fd) {
+      const int err = errno;
+      if (err == ELOOP) return omit("symlink not followed");
+      if (err == ENOENT) return omit("file disappeared during capture");
+      return omit("file could not be opened: " + ErrnoText(err));
+    }
+    struct stat fst {};
+    if (::fstat(fd.get(), &fst) != 0)
+      return omit("file could not be inspected: " + ErrnoText(errno));
+    if (!S_ISREG(fst.st_mode)) return omit("not a regular file");
+    if (before_.Contains(HostPathHash(mount.host_path), StampOf(fst))) return;
+    // A directory above it swapped for a link to elsewhere (a process-level run as the host's
+    // own user without Landlock could): not the mounted file.
+    if (const std::string real = RealPathOfFd(fd.get()); !real.empty() && real != mount.host_path) {
+      return omit("path leaves the mount");
+    }
+    if (static_cast<std::int64_t>(files_.size()) >= limits_.max_files) {
+      return omit("captured file limit of " + std::to_string(limits_.max_files) + " files reached");
+    }
+    std::int64_t mount_bytes = 0;
+    Take(mount, "", fd.get(), fst, mount_bytes);
+  }
+
+  // Reads an open regular file into the capture, within the limits, or omits it.
+  void Take(const FileMount& mount, const std::string& relative, int fd, const struct stat& fst,
+            std::int64_t& mount_bytes) {
+    auto omit = [&](std::string reason) { Omit(mount, relative, std::move(reason)); };
     const std::int64_t size = static_cast<std::int64_t>(fst.st_size);
     if (size > limits_.max_file_bytes) {
       return omit("file of " + std::to_string(size) + " bytes exceeds the per-file limit of " +
@@ -355,7 +400,7 @@ class CaptureRun {
       return omit(BytesReason("total capture limit", limits_.max_total_bytes));
     }
     CapturedFile file;
-    file.path = ReportedPath(mount, item.relative);
+    file.path = ReportedPath(mount, relative);
     file.media_type = MediaTypeForPath(file.path);
     const std::size_t json_bytes =
         CapturedFileJsonBytes(file.path, file.media_type, size, static_cast<std::size_t>(size)) + 1;
@@ -363,7 +408,7 @@ class CaptureRun {
       return omit(BytesReason("result size limit", limits_.max_json_bytes));
 
     int read_error = 0;
-    if (!ReadCapped(fd.get(), size, file.data, read_error))
+    if (!ReadCapped(fd, size, file.data, read_error))
       return omit("file could not be read: " + ErrnoText(read_error));
     file.size = static_cast<std::int64_t>(file.data.size());
     mount_bytes += file.size;
@@ -400,6 +445,12 @@ MountSnapshot MountSnapshot::Take(const std::vector<FileMount>& mounts,
   MountSnapshot snapshot;
   for (const FileMount& mount : mounts) {
     if (mount.mode != MountMode::kReadWrite) continue;
+    if (mount.kind == MountKind::kFile) {
+      struct stat st {};
+      if (::lstat(mount.host_path.c_str(), &st) == 0)
+        snapshot.stamps_.emplace_back(HostPathHash(mount.host_path), StampOf(st));
+      continue;
+    }
     const UniqueFd root = OpenMountRoot(mount);
     if (!root) continue;
     // Links, special files and unreadable directories are recorded too, so that ones that were

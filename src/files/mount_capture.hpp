@@ -25,7 +25,8 @@ struct FileStamp {
 // (FNV-1a) of its host path ("host_path/relative"), so that a tree of long paths costs the host
 // 32 bytes a file, not the paths. Symlinks, special files and unreadable directories are recorded
 // too (from lstat), so that ones that existed before the run are not reported as omitted
-// afterwards. Read-only mounts are not scanned. Symlinks are never followed. Each mount's walk is
+// afterwards. A file mount records its one file, keyed by its host path. Read-only mounts are
+// not scanned. Symlinks are never followed. Each mount's walk is
 // bounded by CaptureLimits::max_scan_entries and max_scan_depth; pass the same limits to
 // CaptureChanges. Two paths whose hashes collide could hide a file that was renamed onto the
 // other's name without a change of size, mtime or inode: only the run's own output is at stake.
@@ -99,7 +100,9 @@ OmittedFile OmissionSummary(std::string_view mount_path, std::int64_t count,
                             const std::vector<std::string>& reasons, bool more_reasons);
 
 // Files new or changed since `before`, under the read-write mounts. Skips symlinks (reported as
-// omitted), hardlinks (st_nlink > 1), anything whose real path leaves the mount. Limits apply
+// omitted), hardlinks (st_nlink > 1), anything whose real path leaves the mount. A file mount's
+// file is reported at the mount path itself when it changed, under the same limits (the
+// hardlink rule aside: the host chose that file). Limits apply
 // in order: the number of files, per file, per mount (write_bytes_limit), total, and the JSON
 // the file would add to the result (its path counts, escaped, as its base64 data does). Files are
 // considered in path order (the mounts in the order of their mount paths) and a file over a

@@ -198,10 +198,14 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
 
   if (!s.mounts.empty() || !traits.files.empty()) out << "\nFiles:\n";
   for (const auto& m : s.mounts) {
-    out << "- " << m.mount_path << " ("
+    const bool file = m.kind == MountKind::kFile;
+    out << "- " << m.mount_path << " (" << (file ? "a single file, " : "")
         << (m.mode == MountMode::kReadOnly ? "read-only" : "read-write") << ")";
     out << ": use the path " << (traits.host_paths_visible ? m.host_path : m.mount_path);
-    if (m.mode == MountMode::kReadWrite) {
+    if (m.mode == MountMode::kReadWrite && file) {
+      out << "; rewrite it in place (no rename or delete); when changed it is returned (up to "
+          << internal::BytesText(m.write_bytes_limit) << ")";
+    } else if (m.mode == MountMode::kReadWrite) {
       out << "; new or changed files are returned (up to "
           << internal::BytesText(m.write_bytes_limit) << ")";
     }

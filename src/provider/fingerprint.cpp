@@ -44,6 +44,8 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
   h.Add("mounts");
   for (const auto& m : s.mounts) {
     h.Add(m.host_path).Add(m.mount_path).Add(MountModeName(m.mode)).Add(m.write_bytes_limit);
+    // Only for files, so that the fingerprints of directory mounts stay what they were.
+    if (m.kind == MountKind::kFile) h.Add(MountKindName(m.kind));
   }
   h.Add("network");
   for (const auto& n : s.network_targets) h.Add(n);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "backends/result_budget.hpp"
 #include "codeact/json.hpp"
@@ -18,6 +19,14 @@ namespace codeact {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The registry's mounts with a change applied, checked as one set (CheckMountLayout).
+Status CheckMergedMounts(const std::map<std::string, FileMount>& merged) {
+  std::vector<FileMount> all;
+  all.reserve(merged.size());
+  for (const auto& [path, mount] : merged) all.push_back(mount);
+  return CheckMountLayout(all);
+}
 
 ExecutionResult ArgumentError(const std::string& message) {
   ExecutionResult r = NotRunResult(Outcome::kValidationFailed, message);
@@ -117,10 +126,13 @@ Status CodeActProvider::AddMounts(std::vector<FileMount> mounts) {
     checked.push_back(std::move(*one));
   }
   std::lock_guard lock(mu_);
+  std::map<std::string, FileMount> merged = mounts_;
   for (auto& m : checked) {
     std::string key = m.mount_path;
-    mounts_.insert_or_assign(std::move(key), std::move(m));
+    merged.insert_or_assign(std::move(key), std::move(m));
   }
+  if (Status s = CheckMergedMounts(merged); !s.ok()) return s;
+  mounts_ = std::move(merged);
   return Status::Ok();
 }
 
@@ -146,8 +158,11 @@ Status CodeActProvider::AddMount(FileMount mount) {
   auto checked = ValidateMount(std::move(mount));
   if (!checked.ok()) return checked.status();
   std::lock_guard lock(mu_);
+  std::map<std::string, FileMount> merged = mounts_;
   std::string key = checked->mount_path;
-  mounts_.insert_or_assign(std::move(key), std::move(*checked));
+  merged.insert_or_assign(std::move(key), std::move(*checked));
+  if (Status s = CheckMergedMounts(merged); !s.ok()) return s;
+  mounts_ = std::move(merged);
   return Status::Ok();
 }
 
@@ -385,7 +400,13 @@ StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(
     work.host_path = working_directory;
     work.mount_path = kWorkingDirectoryMount;
     work.mode = MountMode::kReadWrite;
-    if (Status s = provider->AddMount(std::move(work)); !s.ok()) {
+    auto checked = ValidateMount(std::move(work));
+    if (checked.ok() && checked->kind != MountKind::kDirectory) {
+      return InvalidArgument("working directory: " + checked->host_path +
+                             " is a file, not a directory");
+    }
+    if (Status s = checked.ok() ? provider->AddMount(std::move(*checked)) : checked.status();
+        !s.ok()) {
       return InvalidArgument("working directory: " + s.message());
     }
   }

@@ -1,8 +1,10 @@
 // Issue 21's two checks through the codeact binary, with a real child: a tools file with a tool
 // named `sum` is refused up front (exit 2), and `r = add(a=1, b=2)` then `print(r)` fails with a
 // message that says to await, never printing a coroutine. Also the run-time report of a tool
-// coroutine never awaited (validation off) and the --workdir, --allowed-builtins flags.
+// coroutine never awaited (validation off), the --workdir, --allowed-builtins flags and single-
+// file mounts through --mount.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -130,6 +132,46 @@ TEST_F(MafCliTest, WorkdirIsCapturedLikeAReadWriteMount) {
   const Cli missing = RunCli({"run", "--workdir", (dir_ / "none").string(), "-"}, "print(1)\n");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("working directory"), std::string::npos) << missing.err;
+}
+
+// MAF mounts single files; so does --mount, at both levels: a read-write file rewritten comes
+// back under its mount path, a read-only one is read, and a FIFO is refused with exit 2.
+TEST_F(MafCliTest, MountTakesASingleFileAtBothLevels) {
+  const fs::path config = dir_ / "config.json";
+  const fs::path input = dir_ / "input.txt";
+  std::ofstream(input) << "from the host";
+  for (const std::string level : {"namespaces", "process"}) {
+    std::ofstream(config) << R"({"n": 1})";
+    const bool sandboxed = level == "namespaces";
+    const std::string seen_config = sandboxed ? "/data/config.json" : config.string();
+    const std::string seen_input = sandboxed ? "/in/input.txt" : input.string();
+    const Cli c =
+        RunCli({"run", "--isolation", level, "--mount", config.string() + ":/data/config.json:rw",
+                "--mount", input.string() + ":/in/input.txt:ro", "-"},
+               "import json\nprint(open(" + bj::serialize(bj::value(seen_input)) +
+                   ").read())\nwith open(" + bj::serialize(bj::value(seen_config)) +
+                   ", 'r+') as f:\n    d = json.load(f)\n    d['n'] += 1\n"
+                   "    f.seek(0)\n    f.truncate()\n    json.dump(d, f)\n");
+    ASSERT_EQ(c.exit_code, 0) << level << c.out << c.err;
+    const bj::value v = bj::parse(c.out);
+    EXPECT_EQ(v.at("isolation").as_string(), level);
+    EXPECT_EQ(v.at("stdout").as_string(), "from the host\n");
+    ASSERT_EQ(v.at("files").as_array().size(), 1u) << c.out;
+    EXPECT_EQ(v.at("files").at(0).at("path").as_string(), "/data/config.json");
+    EXPECT_EQ(v.at("files").at(0).at("data_base64").as_string(), "eyJuIjogMn0=");  // {"n": 2}
+    std::ifstream in(config);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), R"({"n": 2})");
+  }
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Cli refused = RunCli({"run", "--mount", fifo.string() + ":/data/x", "-"}, "print(1)\n");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("is a FIFO, not a directory or a regular file"), std::string::npos)
+      << refused.err;
+  const Cli help = RunCli({"run", "--help"}, "");
+  EXPECT_NE(help.out.find("a host directory, or a single host file, the code may use"),
+            std::string::npos)
+      << help.out << help.err;
 }
 
 }  // namespace

@@ -6,8 +6,9 @@
 #
 # The user is $CODEACT_TEST_USER (.ci/run makes one), else nobody. Run as a non-root user
 # already, there is nothing to switch to: the whole suite ran as that user (exit 77, a skip).
-# Asserts: the CLI, namespaces, identity, probe, guard, pool, MCP (upstream servers included) and
-# hyperlight (fake SDK) tests
+# Asserts: the CLI, namespaces, identity, probe, guard, pool, MCP (upstream servers included),
+# single-file mount (Levels/SingleFileMountTest, SingleFileMountProviderTest) and hyperlight
+# (fake SDK) tests
 # pass as that user;
 # `codeact run` at the default level succeeds; `codeact selftest` exits 0 for the level that
 # runs; an explicit `--isolation namespaces` runs or is refused up front (exit 2); the MCP
@@ -53,7 +54,7 @@ fail() {
 
 step "integration suites as $user (uid $uid)"
 as_user "$tests" --gtest_brief=1 \
-  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*:SessionTest.*:McpSessionTest.*:HyperlightExecutorTest.*:HyperlightContractTest.*:HyperlightCliTest.*:EgressCliTest.*:McpUpstreamTest.*:HyperlightInputsTest.*:MafCliTest.*:ServeHttpTest.*:ServeOwnServerTest.*:ServeStartTest.*' ||
+  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*:SessionTest.*:McpSessionTest.*:HyperlightExecutorTest.*:HyperlightContractTest.*:HyperlightCliTest.*:EgressCliTest.*:McpUpstreamTest.*:HyperlightInputsTest.*:MafCliTest.*:ServeHttpTest.*:ServeOwnServerTest.*:ServeStartTest.*:SingleFileMountProviderTest.*' ||
   fail "integration suites"
 
 step "codeact run at the default level"

@@ -134,14 +134,105 @@ TEST_F(FileMountValidateTest, MissingIsNotFound) {
   EXPECT_NE(mount.status().message().find("does not exist"), std::string::npos);
 }
 
-TEST_F(FileMountValidateTest, FileIsNotADirectory) {
+TEST_F(FileMountValidateTest, AcceptsARegularFileAsAFileMount) {
+  const std::string file = root_ + "/config.json";
+  std::ofstream(file) << "{}";
+  StatusOr<FileMount> mount = ValidateMount({file, "data/config.json", MountMode::kReadOnly});
+  ASSERT_TRUE(mount.ok()) << mount.status().ToString();
+  EXPECT_EQ(mount->kind, MountKind::kFile);
+  EXPECT_EQ(mount->host_path, RealPath(file));
+  EXPECT_EQ(mount->mount_path, "/data/config.json");
+  // A directory is a directory mount, whatever the caller said.
+  FileMount dir{root_, "/d"};
+  dir.kind = MountKind::kFile;
+  StatusOr<FileMount> checked = ValidateMount(dir);
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->kind, MountKind::kDirectory);
+}
+
+TEST_F(FileMountValidateTest, AFileNamedWithATrailingSlashIsRefused) {
   const std::string file = root_ + "/file.txt";
   std::ofstream(file) << "x";
-  StatusOr<FileMount> mount = ValidateMount({file, "/data"});
+  StatusOr<FileMount> mount = ValidateMount({file + "/", "/data/file.txt"});
   ASSERT_FALSE(mount.ok());
   EXPECT_EQ(mount.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(mount.status().message().find(file), std::string::npos);
-  EXPECT_NE(mount.status().message().find("not a directory"), std::string::npos);
+  EXPECT_EQ(mount.status().message(),
+            "mount host path \"" + file + "/\" ends in \"/\" but names a file, not a directory");
+}
+
+TEST_F(FileMountValidateTest, SpecialFilesAreRefusedByType) {
+  const std::string fifo = root_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, type] :
+       {std::pair<std::string, std::string>{fifo, "FIFO"}, {"/dev/null", "character device"}}) {
+    StatusOr<FileMount> mount = ValidateMount({path, "/data/x"});
+    ASSERT_FALSE(mount.ok()) << path;
+    EXPECT_EQ(mount.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(mount.status().message(), "mount host path \"" + path + "\" is a " + type +
+                                            ", not a directory or a regular file");
+  }
+}
+
+TEST_F(FileMountValidateTest, ASymlinkToAFileIsRefused) {
+  const std::string file = root_ + "/file.txt";
+  std::ofstream(file) << "x";
+  const std::string link = root_ + "/link.txt";
+  ASSERT_EQ(::symlink(file.c_str(), link.c_str()), 0);
+  StatusOr<FileMount> mount = ValidateMount({link, "/data/file.txt"});
+  ASSERT_FALSE(mount.ok());
+  EXPECT_NE(mount.status().message().find("is a symlink; name the real directory or file"),
+            std::string::npos)
+      << mount.status().message();
+}
+
+// Validated mounts as CheckMountLayout sees them.
+FileMount Made(std::string host, std::string path, MountKind kind,
+               MountMode mode = MountMode::kReadOnly) {
+  FileMount m{std::move(host), std::move(path), mode};
+  m.kind = kind;
+  return m;
+}
+
+TEST(FileMountLayoutTest, FileMountsBesideOthersAreFine) {
+  using K = MountKind;
+  EXPECT_TRUE(CheckMountLayout({}).ok());
+  EXPECT_TRUE(CheckMountLayout({Made("/h/d", "/data", K::kDirectory),
+                                Made("/h/d/a.json", "/config/a.json", K::kFile),
+                                Made("/h/b.json", "/config/b.json", K::kFile),
+                                Made("/h/c.json", "/data-c.json", K::kFile)})
+                  .ok());
+  // A read-write file inside a read-only directory's host tree: writable as asked.
+  EXPECT_TRUE(CheckMountLayout({Made("/h/d", "/data", K::kDirectory),
+                                Made("/h/d/a.json", "/a.json", K::kFile, MountMode::kReadWrite)})
+                  .ok());
+}
+
+TEST(FileMountLayoutTest, LayoutsThatCannotBeShownAreRefused) {
+  using K = MountKind;
+  EXPECT_EQ(
+      CheckMountLayout({Made("/h/a", "/data", K::kFile), Made("/h/b", "/data", K::kDirectory)})
+          .message(),
+      "two mounts at /data");
+  EXPECT_EQ(CheckMountLayout({Made("/h/a.json", "/data/a.json", K::kFile),
+                              Made("/h/d", "/data/a.json/d", K::kDirectory)})
+                .message(),
+            "mount path /data/a.json/d is beneath the file mount /data/a.json: a file holds no "
+            "entries");
+  EXPECT_EQ(CheckMountLayout(
+                {Made("/h/d", "/data", K::kDirectory), Made("/h/a.json", "/data/a.json", K::kFile)})
+                .message(),
+            "file mount /data/a.json is beneath the mount /data: its mount point would have to "
+            "be made in /h/d; mount the file elsewhere");
+  EXPECT_EQ(CheckMountLayout({Made("/h/d", "/out", K::kDirectory, MountMode::kReadWrite),
+                              Made("/h/d/sub/a.json", "/a.json", K::kFile)})
+                .message(),
+            "read-only file mount /a.json (/h/d/sub/a.json) is writable through the read-write "
+            "mount /out");
+  EXPECT_EQ(CheckMountLayout({Made("/h/a.json", "/rw.json", K::kFile, MountMode::kReadWrite),
+                              Made("/h/a.json", "/ro.json", K::kFile)})
+                .message(),
+            "read-only file mount /ro.json (/h/a.json) is writable through the read-write mount "
+            "/rw.json");
 }
 
 TEST_F(FileMountValidateTest, SymlinkIsRejectedWithOrWithoutTrailingSlash) {
@@ -178,6 +269,11 @@ TEST_F(FileMountValidateTest, RejectsBadMountPathAndLimit) {
   StatusOr<FileMount> nul = ValidateMount({std::string("/tmp\0x", 6), "/data"});
   ASSERT_FALSE(nul.ok());
   EXPECT_EQ(nul.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FileMountTest, KindNames) {
+  EXPECT_EQ(MountKindName(MountKind::kDirectory), "directory");
+  EXPECT_EQ(MountKindName(MountKind::kFile), "file");
 }
 
 TEST(FileMountTest, ModeNames) {

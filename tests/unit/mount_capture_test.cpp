@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -543,6 +544,104 @@ TEST_F(MountCaptureTest, MountsAreTakenInTheOrderOfTheirFilesPaths) {
   const Capture capture = Run(before, limits);
   EXPECT_EQ(Paths(capture), std::vector<std::string>{"/data-x/b.txt"}) << Describe(capture);
   EXPECT_EQ(ReasonFor(capture, "/data/a.txt"), "captured file limit of 1 files reached");
+}
+
+// --- File mounts: one host file at its mount path.
+
+class FileMountCaptureTest : public MountCaptureTest {
+ protected:
+  void SetUp() override {
+    MountCaptureTest::SetUp();
+    char resolved[PATH_MAX];
+    ASSERT_NE(::realpath(dir_->path().c_str(), resolved), nullptr);
+    file_ = std::string(resolved) + "/config.json";
+    WriteFile(file_, "{}");
+    SetMtime(file_, 1000, 0);
+    FileMount m{file_, "/data/config.json", MountMode::kReadWrite, 1 << 20};
+    m.kind = MountKind::kFile;
+    // Beside a directory mount whose files sort after it: "/data/config.json" < "/data2/".
+    FileMount dir{mnt_, "/data2", MountMode::kReadWrite, 1 << 20};
+    mounts_ = {dir, m};
+  }
+  std::string file_;
+};
+
+TEST_F(FileMountCaptureTest, AnUnchangedFileIsNotReported) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  EXPECT_EQ(before.size(), 1u);
+  ASSERT_NE(before.Find(file_), nullptr);
+  const Capture capture = Run(before);
+  EXPECT_TRUE(capture.files.empty()) << Describe(capture);
+  EXPECT_TRUE(capture.omitted.empty()) << Describe(capture);
+}
+
+TEST_F(FileMountCaptureTest, AChangedFileIsReportedAtTheMountPath) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  WriteFile(file_, "{\"a\": 1}");
+  WriteFile(mnt_ + "/b.txt", "b");
+  const Capture capture = Run(before);
+  EXPECT_EQ(Paths(capture), (std::vector<std::string>{"/data/config.json", "/data2/b.txt"}))
+      << Describe(capture);
+  EXPECT_EQ(capture.files[0].data, "{\"a\": 1}");
+  EXPECT_EQ(capture.files[0].size, 8);
+  EXPECT_EQ(capture.files[0].media_type, "application/json");
+  EXPECT_TRUE(capture.omitted.empty()) << Describe(capture);
+}
+
+TEST_F(FileMountCaptureTest, AReadOnlyFileMountIsNotLookedAt) {
+  mounts_[1].mode = MountMode::kReadOnly;
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  EXPECT_EQ(before.size(), 0u);
+  WriteFile(file_, "changed");
+  EXPECT_TRUE(Run(before).files.empty());
+}
+
+TEST_F(FileMountCaptureTest, TheLimitsApplyAsToAnyFile) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  WriteFile(file_, std::string(100, 'x'));
+  mounts_[1].write_bytes_limit = 99;
+  Capture capture = Run(before);
+  EXPECT_TRUE(capture.files.empty()) << Describe(capture);
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"), "mount write limit of 99 bytes reached");
+  mounts_[1].write_bytes_limit = 1 << 20;
+  CaptureLimits limits;
+  limits.max_file_bytes = 50;
+  capture = Run(before, limits);
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"),
+            "file of 100 bytes exceeds the per-file limit of 50 bytes");
+  limits = {};
+  limits.max_files = 0;
+  capture = Run(before, limits);
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"), "captured file limit of 0 files reached");
+}
+
+TEST_F(FileMountCaptureTest, AFileSwappedForASymlinkOrAFifoIsOmittedNotFollowed) {
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  WriteFile(outside_ + "/secret", "secret");
+  ASSERT_EQ(::unlink(file_.c_str()), 0);
+  ASSERT_EQ(::symlink((outside_ + "/secret").c_str(), file_.c_str()), 0);
+  Capture capture = Run(before);
+  EXPECT_TRUE(capture.files.empty()) << Describe(capture);
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"), "symlink not followed");
+  ASSERT_EQ(::unlink(file_.c_str()), 0);
+  ASSERT_EQ(::mkfifo(file_.c_str(), 0644), 0);
+  const auto start = std::chrono::steady_clock::now();
+  capture = Run(before);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"), "not a regular file");
+  ASSERT_EQ(::unlink(file_.c_str()), 0);
+  capture = Run(before);
+  EXPECT_EQ(ReasonFor(capture, "/data/config.json"), "file disappeared during capture");
+}
+
+// The host chose the file: a second name for it elsewhere does not stop its capture, unlike a
+// link planted in a directory mount (HardlinksAreSkipped).
+TEST_F(FileMountCaptureTest, AHardlinkedFileIsStillCaptured) {
+  ASSERT_EQ(::link(file_.c_str(), (outside_ + "/second-name").c_str()), 0);
+  const MountSnapshot before = MountSnapshot::Take(mounts_);
+  WriteFile(file_, "new");
+  const Capture capture = Run(before);
+  EXPECT_EQ(Paths(capture), std::vector<std::string>{"/data/config.json"}) << Describe(capture);
 }
 
 // Resident memory of this process, in bytes (VmRSS), or -1.

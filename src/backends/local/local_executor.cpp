@@ -64,7 +64,8 @@ std::string StartKey(const std::string& python, IsolationLevel isolation, bool s
   for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
   key += "|limits" + LimitKey(s.limits, /*child_only=*/true);
   for (const auto& m : s.mounts) {
-    key += "|mount" + field(m.host_path) + field(m.mount_path) + field(MountModeName(m.mode));
+    key += "|mount" + field(m.host_path) + field(m.mount_path) + field(MountModeName(m.mode)) +
+           field(MountKindName(m.kind));
   }
   return key;
 }
@@ -391,10 +392,18 @@ class LocalExecutor final : public Executor {
     if (Status s = CheckLimits(limits); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
     for (const auto& m : snapshot.mounts) {
-      if (auto checked = ValidateMount(m); !checked.ok()) {
-        return NotRunResult(Outcome::kSetupError, checked.status().message());
+      auto checked = ValidateMount(m);
+      if (!checked.ok()) return NotRunResult(Outcome::kSetupError, checked.status().message());
+      // The snapshot's kind decides how the mount is bound, captured and fenced.
+      if (checked->kind != m.kind) {
+        return NotRunResult(Outcome::kSetupError,
+                            "mount " + m.mount_path + ": host path " + m.host_path + " is now a " +
+                                std::string(MountKindName(checked->kind)) + ", not the " +
+                                std::string(MountKindName(m.kind)) + " it was when added");
       }
     }
+    if (Status s = CheckMountLayout(snapshot.mounts); !s.ok())
+      return NotRunResult(Outcome::kSetupError, s.message());
     if (sandbox_) {
       if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok())
         return NotRunResult(Outcome::kSetupError, s.message());
@@ -875,7 +884,15 @@ class LocalExecutor final : public Executor {
     if (Status s = HandScratchTo(workdir, uid); !s.ok()) return s;
     if (!private_mounts_) return Status::Ok();
     spec.private_workdir_bytes = snapshot.limits.max_workdir_bytes;
-    for (const auto& m : snapshot.mounts) {
+    // Attached at their host paths: a file mount inside another mount's host directory must go
+    // on after (over) that directory's tree, so shorter host paths first.
+    std::vector<const FileMount*> order;
+    for (const auto& m : snapshot.mounts) order.push_back(&m);
+    std::stable_sort(order.begin(), order.end(), [](const FileMount* a, const FileMount* b) {
+      return a->host_path.size() < b->host_path.size();
+    });
+    for (const FileMount* mount : order) {
+      const FileMount& m = *mount;
       auto tree = MountTree(m.host_path, m.mode == MountMode::kReadOnly, uid);
       if (!tree.ok()) return tree.status();
       spec.trees.emplace_back(tree->get(), m.host_path);
