@@ -648,8 +648,11 @@ struct McpServer::Impl {
     return ResultLine(id, json::object{{"tools", json::array{std::move(tool)}}});
   }
 
+  // The response line of one call. Its log line goes to `log_line`, for the caller to write once
+  // the response is out: with stderr read by the client, a line written first woke the client
+  // for it before the answer it waits for.
   std::string RunCall(std::string_view id, const std::string& arguments_json,
-                      const CancellationToken& cancel) {
+                      const CancellationToken& cancel, std::string& log_line) {
     if (!options.execute)
       return ErrorLine(id, kInternalErrorCode, "Internal error: no executor configured");
     ExecutionResult result;
@@ -668,9 +671,9 @@ struct McpServer::Impl {
     if (ec || !structured.is_object()) {
       return ErrorLine(id, kInternalErrorCode, "Internal error: the result could not be encoded");
     }
-    logger->info("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
-                 OutcomeName(result.outcome), result.exit_code, result.tool_calls,
-                 result.duration_ms);
+    log_line = fmt::format("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
+                           OutcomeName(result.outcome), result.exit_code, result.tool_calls,
+                           result.duration_ms);
     json::array content = McpResultContent(result, result_json, options.max_text_content_bytes);
     return ResultLine(id, json::object{{"content", std::move(content)},
                                        {"structuredContent", std::move(structured)},
@@ -750,8 +753,9 @@ struct McpServer::Impl {
         pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
                    id = std::move(d.id), args = std::move(d.arguments_json)] {
           std::string response;
+          std::string log_line;
           try {
-            response = RunCall(id, args, flight->source.token());
+            response = RunCall(id, args, flight->source.token(), log_line);
           } catch (const std::exception& e) {
             response =
                 ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
@@ -763,6 +767,7 @@ struct McpServer::Impl {
           } else if (answer) {
             emit(response);
           }
+          if (!log_line.empty()) logger->info("{}", log_line);
         });
       } else if (batch) {
         batch->Expect();
@@ -838,7 +843,11 @@ std::optional<std::string> McpServer::HandleMessage(std::string_view line,
     std::optional<std::string> single;
     for (auto& d : parsed.items) {
       std::optional<std::string> response = std::move(d.response);
-      if (d.is_call) response = impl_->RunCall(d.id, d.arguments_json, cancel);
+      if (d.is_call) {
+        std::string log_line;
+        response = impl_->RunCall(d.id, d.arguments_json, cancel, log_line);
+        if (!log_line.empty()) impl_->logger->info("{}", log_line);
+      }
       if (!response) continue;
       if (!parsed.batch) return response;
       batch += batch.empty() ? "[" : ",";
