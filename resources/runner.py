@@ -52,27 +52,24 @@ SystemExit with code 0 or None is a success without output; any other code is an
 with error_type "SystemExit". error_type is the exception class's __name__; tracebacks keep the
 frames from the first "<code>" frame on, minus the runner's own, with the submitted source lines.
 
-Start-up cost. A script is compiled from source on every start: compiling the whole runner took
-about a third of a bare interpreter start (12 of 38 ms on the 2-core test VM), and importing
-asyncio (which pulls in ssl, logging, inspect, ...) more than a whole start (60 ms); the json
-package alone, through re, about 8 ms. So only the hot path is in this file and
-codeact_protocol.py: ready frame, request, running the code, simple outputs. The rest (tool
-calls, error reports, output conversion) is runner_cold.py, imported on first need. A child
-still idle 10 ms after its ready frame (a warm pool child) imports that, then traceback and
-asyncio piece by piece, checking for its request between pieces; a child whose request is
-already waiting (a cold start) does only what the code needs.
+Start-up cost (2-core test VM): importing asyncio costs more than a whole interpreter start, the
+json package ~8 ms, os ~2.5 ms (posix serves instead). So only the hot path is in this file and
+codeact_protocol.py (ready frame, request, running the code, simple outputs); tool calls, error
+reports and output conversion are runner_cold.py, imported on first need. A child still idle
+10 ms after its ready frame imports that, then traceback and asyncio piece by piece, checking for
+its request between pieces; a child whose request is waiting does only what the code needs.
 """
 
 import _ast
 import builtins
-import os
+import posix  # os without its import (~2.5 ms of a cold start: _collections_abc, posixpath, ...)
 import sys
 
 # The runner's other modules sit beside it (-I puts nothing of ours on sys.path); at the end of
 # the path, so that none of them can shadow a module of the standard library. Nothing is written
 # beside them: the host's directory may be read-only, and no child should leave a trace.
 sys.dont_write_bytecode = True
-sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+sys.path.append(__file__.rpartition("/")[0] if __file__.startswith("/") else posix.getcwd())
 # runner_cold and runner_zygote import this module by name, also when it runs as __main__ (whose
 # entry in sys.modules the user's code gets).
 sys.modules.setdefault("runner", sys.modules[__name__])
@@ -85,7 +82,7 @@ from codeact_protocol import (  # noqa: E402 (after the path is set)
 # compiled from it (CompileToPyc keeps that name). The runner's modules share its directory,
 # which is how their frames are recognised and left out of the user's tracebacks.
 _RUNNER_FILE = sys._getframe().f_code.co_filename
-_RUNNER_DIR = os.path.dirname(_RUNNER_FILE)
+_RUNNER_DIR = _RUNNER_FILE.rpartition("/")[0]
 _CODE_NAME = "<code>"
 _HIDDEN_OUTPUT = "__codeact_output__"
 
@@ -94,10 +91,9 @@ _PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
 _CO_COROUTINE = 0x80
 
 _IDLE_BEFORE_PRELOAD_S = 0.010
-# What an idle child loads, one piece at a time ("" is runner_cold.py). Not ssl:
-# asyncio imports it only for its TLS transports, and libssl/libcrypto are 4 MiB of every warm
-# child's RSS. _import_asyncio() hides ssl while asyncio loads, so asyncio's TLS support is off in
-# the sandbox; `import ssl` itself still works where the policy allows it.
+# What an idle child loads, one piece at a time ("" is runner_cold.py). Not ssl (4 MiB of every
+# warm child's RSS): _import_asyncio() hides it while asyncio loads, so asyncio's TLS support is
+# off in the sandbox; `import ssl` itself still works where the policy allows it.
 _PRELOAD = ("", "linecache", "traceback", "typing", "inspect", "logging", "concurrent.futures",
             "socket", "subprocess", "selectors", "asyncio")
 _KEYWORDS = frozenset((
@@ -114,17 +110,22 @@ _OOM_FRAME = (error_frame("MemoryError", "out of memory", "MemoryError: out of m
 _reserve = [bytes(4 << 20)]
 
 # Private references, taken before any user code runs (the code may patch modules).
-_write = os.write
-_read = os.read
-_exit = os._exit
+_write = posix.write
+_read = posix.read
+_exit = posix._exit
+
+
+def _environ_pop(name, default=""):  # os.environ.pop: posix.environ is the dict it wraps
+    value = posix.environ.pop(name.encode(), None)
+    if value is not None:
+        posix.unsetenv(name)
+    return default if value is None else value.decode("utf-8", "surrogateescape")
 
 
 class _State:
     """Everything one run needs to share (a single instance)."""
-    rfd = 3
-    wfd = 4
-    max_output = 1 << 20
-    max_frame = 1 << 20
+    rfd, wfd = 3, 4
+    max_output = max_frame = 1 << 20
     max_calls = 256
     code_lines = None
     recursion_limit = 1000
@@ -149,9 +150,7 @@ class _RunEnded(BaseException):
 
 
 _state = _State()
-_state.buf = bytearray()
-_state.pending = {}
-_state.unawaited = {}
+_state.buf, _state.pending, _state.unawaited = bytearray(), {}, {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,7 +223,7 @@ def _finish(frame_text, exit_code):
     if _state.session:
         raise _RunEnded(exit_code)
     try:
-        os.close(_state.wfd)
+        posix.close(_state.wfd)
     except BaseException:
         pass
     _exit(exit_code)
@@ -384,7 +383,7 @@ def _read_request(todo, kind="request"):
     fd = _state.rfd
     buf = _state.buf
     waited = False
-    os.set_blocking(fd, False)
+    posix.set_blocking(fd, False)
     blocking = False
     while True:
         end = buf.find(b"\n")
@@ -403,7 +402,7 @@ def _read_request(todo, kind="request"):
                 _preload(todo.pop(0))
                 continue
         if not blocking and (buf or not todo):
-            os.set_blocking(fd, True)
+            posix.set_blocking(fd, True)
             blocking = True
         try:
             data = _read(fd, 1 << 18)
@@ -474,7 +473,8 @@ def _arm_system(spec):
         raise RuntimeError("codeact guard: the guard spec must be an object")
     tmp = spec.get("tmp")
     if tmp:
-        os.environ["TMPDIR"] = tmp
+        posix.putenv("TMPDIR", tmp)  # os.environ["TMPDIR"] = tmp
+        posix.environ[b"TMPDIR"] = tmp.encode("utf-8", "surrogateescape")
         if "tempfile" in sys.modules:
             sys.modules["tempfile"].tempdir = None
     _load_guard().arm(spec)
@@ -610,20 +610,20 @@ def _run(req):
 
 
 def _main():
-    fds = os.environ.pop("CODEACT_BRIDGE_FDS", "3,4")
-    _state.guard_path = os.environ.pop("CODEACT_GUARD", "")
+    fds = _environ_pop("CODEACT_BRIDGE_FDS", "3,4")
+    _state.guard_path = _environ_pop("CODEACT_GUARD")
     # CODEACT_RUN_TOKEN stays: processes the code starts inherit it, and the host's sweep of /proc
     # finds those that left the process group by it.
     try:
         rfd, wfd = (int(x) for x in fds.split(","))
-        os.set_inheritable(rfd, False)  # not for processes the user's code may start
-        os.set_inheritable(wfd, False)
+        posix.set_inheritable(rfd, False)  # not for processes the user's code may start
+        posix.set_inheritable(wfd, False)
     except (ValueError, OSError) as e:
         sys.stderr.write("runner: bad CODEACT_BRIDGE_FDS %r: %s\n" % (fds, e))
         _exit(2)
     _state.rfd = rfd
     _state.wfd = wfd
-    os.set_blocking(wfd, False)  # see _wait_to_write
+    posix.set_blocking(wfd, False)  # see _wait_to_write
 
     sys.dont_write_bytecode = True
     sys.argv = [_CODE_NAME]
@@ -640,7 +640,7 @@ def _main():
     # nothing (the validation needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads everything.
     todo = list(_PRELOAD)
     ahead = False
-    zygote = os.environ.pop("CODEACT_ZYGOTE", "")
+    zygote = _environ_pop("CODEACT_ZYGOTE")
     if zygote in ("1", "namespaces"):
         while todo:
             _preload(todo.pop(0))
@@ -649,18 +649,18 @@ def _main():
         import runner_zygote
         runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
         ahead = True
-    elif os.environ.pop("CODEACT_SESSION", "") == "1":
+    elif _environ_pop("CODEACT_SESSION") == "1":
         import runner_session
         runner_session.serve()  # never returns
     else:
-        warm = os.environ.pop("CODEACT_WARM", "")
+        warm = _environ_pop("CODEACT_WARM")
         while warm == "1" and todo:
             _preload(todo.pop(0))
         todo = [] if warm == "arm" else todo
         ahead = warm in ("1", "arm")
     if ahead and _state.guard_path:
         _arm_ahead()
-    _send_text(ready_frame(sys.version_info, os.getpid()))
+    _send_text(ready_frame(sys.version_info, posix.getpid()))
     req = _read_request(todo)
     try:
         _run(req)  # ends the process itself
@@ -693,7 +693,7 @@ _cold = [None]
 
 def is_runner_file(filename):
     """Whether a code object's file is one of the runner's modules (they share its directory)."""
-    return type(filename) is str and os.path.dirname(filename) == _RUNNER_DIR
+    return type(filename) is str and filename.rpartition("/")[0] == _RUNNER_DIR
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def serve():
     st.session = True
     if st.guard_path:
         runner._arm_ahead()  # the guard frame, before the ready frame
-    runner._send_text(session_ready_frame(sys.version_info, runner.os.getpid()))
+    runner._send_text(session_ready_frame(sys.version_info, runner.posix.getpid()))
     while True:
         req = runner._read_request([])  # the host closed the bridge: exit 0
         st.calls = 0
