@@ -479,7 +479,8 @@ StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
 }  // namespace
 
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size,
-                                                         std::shared_ptr<Validator> validator) {
+                                                         std::shared_ptr<Validator> validator,
+                                                         std::vector<HostTool>* later_tools) {
   ProviderOptions options;
   if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
   if (Status s = CodeFlags(args, options); !s.ok()) return s;
@@ -509,10 +510,10 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
   for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
-  // A tool the code could not reach by its name (`sum`, `print`, `json` ...) is refused here,
-  // before anything runs: exit 2 with the reason.
-  if (Status s = (*provider)->AddTools(std::move(tools)); !s.ok()) {
-    return InvalidArgument("tools file " + *args.Get("--tools") + ": " + s.message());
+  if (later_tools != nullptr) {
+    *later_tools = std::move(tools);
+  } else if (Status s = AddHostTools(args, **provider, std::move(tools)); !s.ok()) {
+    return s;
   }
   for (auto& server : *servers) {
     const std::string name = server.name;
@@ -520,6 +521,16 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
       return Status(s.code(), "--mcp-server " + name + ": " + s.message());
   }
   return *provider;
+}
+
+Status AddHostTools(const Args& args, CodeActProvider& provider, std::vector<HostTool> tools) {
+  // A tool the code could not reach by its name (`sum`, `print`, `json` ...) is refused before
+  // any code runs: exit 2 with the reason.
+  if (tools.empty()) return Status::Ok();
+  if (Status s = provider.AddTools(std::move(tools)); !s.ok()) {
+    return InvalidArgument("tools file " + args.Get("--tools").value_or("") + ": " + s.message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace codeact::cli

@@ -19,10 +19,17 @@ std::string ProviderFlagsHelp();
 
 // `default_pool_size` applies without --pool: a one-shot command passes 0, so that it does not
 // start interpreters it will never use; a server keeps the library default. `validator`: the
-// provider's (null: the embedded one, started now).
+// provider's (null: the embedded one, started now). `later_tools` (not null): the --tools file's
+// tools are loaded into it, not added, for the caller to add with AddHostTools once its child is
+// starting (their names are checked against the validator's import list, which waits for its
+// start).
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(
     const Args& args, int default_pool_size = ExecutorOptions{}.warm_pool_size,
-    std::shared_ptr<Validator> validator = nullptr);
+    std::shared_ptr<Validator> validator = nullptr, std::vector<HostTool>* later_tools = nullptr);
+
+// Adds the --tools file's tools; a name the code could not reach is INVALID_ARGUMENT naming the
+// file (exit 2).
+Status AddHostTools(const Args& args, CodeActProvider& provider, std::vector<HostTool> tools);
 
 // "auto", "process" or "namespaces"; `flag` names the flag in the error.
 StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text);

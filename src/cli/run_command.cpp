@@ -43,7 +43,8 @@ int CmdRun(const std::vector<std::string>& argv) {
   }
   const auto validator = internal::BackgroundValidator::Start();
   // One run: a pool would start interpreters that no run takes (unless --pool asks for one).
-  auto provider = BuildProvider(*args, /*default_pool_size=*/0, validator);
+  std::vector<HostTool> tools;
+  auto provider = BuildProvider(*args, /*default_pool_size=*/0, validator, &tools);
   if (!provider.ok()) {
     std::cerr << "codeact run: " << provider.status().message() << "\n";
     return kExitUsage;
@@ -51,6 +52,13 @@ int CmdRun(const std::vector<std::string>& argv) {
   InvokeOptions options;
   if (args->Has("--approve")) options.approved = true;
   (*provider)->Warm();  // the child starts now, while the validator starts and validates
+  // The tools' names are checked against the validator's import list, so they wait for its
+  // start, which the child no longer does (the child's start does not depend on the tools). A
+  // refused name ends here, with the child killed unused.
+  if (Status s = AddHostTools(*args, **provider, std::move(tools)); !s.ok()) {
+    std::cerr << "codeact run: " << s.message() << "\n";
+    return kExitUsage;
+  }
   // A file is bytes: decoded as CPython would (PEP 263); the provider then takes it as text.
   internal::DecodedSource source = internal::DecodeSourceFile(*code);
   ExecutionResult result;

@@ -55,6 +55,22 @@ TEST_F(MafCliTest, AToolNamedLikeABuiltinIsRefusedWithExit2) {
   }
 }
 
+// A module name is known only from the validator's import list: `codeact run` checks it after its
+// child has started (cli/run_command.cpp), and still refuses with exit 2 and prints no result.
+TEST_F(MafCliTest, AToolNamedLikeAnAllowedModuleIsRefusedWithExit2) {
+  const std::string tools = ToolsFile("json");
+  for (const char* command : {"run", "describe"}) {
+    std::vector<std::string> args = {command, "--tools", tools};
+    if (std::string(command) == "run") args.push_back("-");
+    const Cli c = RunCli(args, "print(await json(a=1, b=2))\n");
+    EXPECT_EQ(c.exit_code, 2) << command << c.out << c.err;
+    EXPECT_EQ(c.out, "") << command;
+    EXPECT_NE(c.err.find("tools file " + tools + ": tool name \"json\" is the name of the module"),
+              std::string::npos)
+        << c.err;
+  }
+}
+
 TEST_F(MafCliTest, AnUnawaitedToolCallFailsValidationSayingToAwait) {
   const Cli c = RunCli({"run", "--tools", ToolsFile("add"), "-"}, "r = add(a=1, b=2)\nprint(r)\n");
   EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
