@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -63,6 +64,19 @@ std::string ReportedPath(const FileMount& mount, const std::string& relative) {
 // A file mount's file, opened without following a link and without blocking on a FIFO put
 // there since it was validated.
 constexpr int kFileOpenFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+
+// Why a file just opened for capture (`fd`; when not valid, `open_errno` says why) cannot be
+// taken, or nothing, with `fst` filled in.
+std::optional<std::string> CheckOpened(const UniqueFd& fd, int open_errno, struct stat& fst) {
+  if (!fd) {
+    if (open_errno == ELOOP) return "symlink not followed";
+    if (open_errno == ENOENT) return "file disappeared during capture";
+    return "file could not be opened: " + ErrnoText(open_errno);
+  }
+  if (::fstat(fd.get(), &fst) != 0) return "file could not be inspected: " + ErrnoText(errno);
+  if (!S_ISREG(fst.st_mode)) return "not a regular file";
+  return std::nullopt;
+}
 
 // FNV-1a, 64 bits: the snapshot's key of a host path, computed as the walk descends (each level
 // continues its parent's hash), so that no full path is built for a file that did not change.
@@ -333,18 +347,9 @@ class CaptureRun {
     // O_NONBLOCK: should a fifo appear here after the lstat, opening it must not block. The
     // directory was opened beneath the mount without following links, so this is the file the
     // walk saw, or a link (refused) or something else (checked below) put there since.
-    const UniqueFd fd(::openat(item.dir_fd, item.name,
-                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    if (!fd) {
-      const int err = errno;
-      if (err == ELOOP) return omit("symlink not followed");
-      if (err == ENOENT) return omit("file disappeared during capture");
-      return omit("file could not be opened: " + ErrnoText(err));
-    }
+    const UniqueFd fd(::openat(item.dir_fd, item.name, kFileOpenFlags));
     struct stat fst {};
-    if (::fstat(fd.get(), &fst) != 0)
-      return omit("file could not be inspected: " + ErrnoText(errno));
-    if (!S_ISREG(fst.st_mode)) return omit("not a regular file");
+    if (auto why = CheckOpened(fd, errno, fst)) return omit(std::move(*why));
     if (!SameFile(fst, st)) return omit("file replaced during capture");
     if (fst.st_nlink > 1) return omit("hardlink (st_nlink > 1) skipped");
     // A directory moved out of the mount while the walk held it.
@@ -362,16 +367,8 @@ class CaptureRun {
   void ScanFileMount(const FileMount& mount) {
     auto omit = [&](std::string reason) { Omit(mount, "", std::move(reason)); };
     const UniqueFd fd(::open(mount.host_path.c_str(), kFileOpenFlags));
-    if (!fd) {
-      const int err = errno;
-      if (err == ELOOP) return omit("symlink not followed");
-      if (err == ENOENT) return omit("file disappeared during capture");
-      return omit("file could not be opened: " + ErrnoText(err));
-    }
     struct stat fst {};
-    if (::fstat(fd.get(), &fst) != 0)
-      return omit("file could not be inspected: " + ErrnoText(errno));
-    if (!S_ISREG(fst.st_mode)) return omit("not a regular file");
+    if (auto why = CheckOpened(fd, errno, fst)) return omit(std::move(*why));
     if (before_.Contains(HostPathHash(mount.host_path), StampOf(fst))) return;
     // A directory above it swapped for a link to elsewhere (a process-level run as the host's
     // own user without Landlock could): not the mounted file.
