@@ -6,8 +6,8 @@
 // costs ~7 ms on the 2-core test VM (its ~40,000 relocations and the page faults they take), a
 // third of a bare interpreter start, and every start of `codeact` paid it before main, on the
 // critical path of a one-shot run, even where no validation follows (--help, a rejected flag, a
-// run whose validator starts on a thread of its own). Loaded by that thread, it costs the
-// critical path nothing.
+// run whose validator starts on a thread of its own). Loaded by that thread, it runs beside the
+// main thread (which only waits for the memory map while the loader holds it).
 //
 // Both sides are built by one build with one compiler and share the C++ runtime (libstdc++ is
 // loaded once), so the table passes C++ types; kEmbeddedPythonAbi changes whenever it changes.
