@@ -426,11 +426,21 @@ TEST(SingleFileMountProviderTest, ASessionSeesTheFileMount) {
     ASSERT_EQ(first.outcome, Outcome::kOk) << Diagnose(first);
     EXPECT_EQ(first.stdout_text, "first\n");
     EXPECT_EQ(Slurp(file), "second");
-    // The open file object crossed into the next run of the same interpreter.
+    // A session's run captures what it wrote, as a stateless run does.
+    ASSERT_EQ(first.files.size(), 1u) << Diagnose(first);
+    EXPECT_EQ(first.files[0].path, "/notes/notes.txt");
+    EXPECT_EQ(first.files[0].data, "second");
+    // The open file object crossed into the next run of the same interpreter; that run wrote
+    // nothing, so it reports nothing (the first run's write is not reported again).
     const ExecutionResult second =
         (*session)->Execute("f.seek(0)\nprint(f.read(), open('" + seen + "').read())\n");
     ASSERT_EQ(second.outcome, Outcome::kOk) << Diagnose(second);
     EXPECT_EQ(second.stdout_text, "second second\n");
+    EXPECT_TRUE(second.files.empty()) << Diagnose(second);
+    const ExecutionResult third = (*session)->Execute("f.seek(0)\nf.write('third!')\nf.flush()\n");
+    ASSERT_EQ(third.outcome, Outcome::kOk) << Diagnose(third);
+    ASSERT_EQ(third.files.size(), 1u) << Diagnose(third);
+    EXPECT_EQ(third.files[0].data, "third!");
     (*session)->Close();
   }
   if (ran == 0) GTEST_SKIP() << "sessions are not available here:\n" << skipped;

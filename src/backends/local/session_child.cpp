@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <thread>
 
+#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
+#include "files/mount_capture.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -160,6 +162,11 @@ class LocalSession final : public ExecutorSession {
                    process.bridge_from_child_fd()},
                   tools, limits);
     const std::optional<RuntimeGuardSpec> guard = config_.guard(*child);
+    // As a stateless run's: what this run wrote to read-write mounts is captured into its
+    // result (what an earlier run wrote and left unchanged is not reported again).
+    const CaptureLimits capture_limits = CaptureLimitsFor(limits);
+    const MountSnapshot mounts_before =
+        MountSnapshot::Take(config_.snapshot.mounts, capture_limits);
     const CgroupUsage before = child->cgroup->Usage();
     const std::int64_t oom_before = child->cgroup->OomKills();
     const std::int64_t cpu_limit_ms = limits.cpu_time_s * 1000;
@@ -233,6 +240,10 @@ class LocalSession final : public ExecutorSession {
       r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) +
                   " s exceeded (this run used " + std::to_string(cpu_used_ms) + " ms)";
     }
+    Capture capture = CaptureChanges(mounts_before, config_.snapshot.mounts, capture_limits);
+    r.files = std::move(capture.files);
+    r.omitted_files = std::move(capture.omitted);
+    FitResult(r, limits, config_.snapshot.mounts);
     if (after.cpu_ms && before.cpu_ms) r.usage.cpu_ms = *after.cpu_ms - *before.cpu_ms;
     r.usage.peak_memory_bytes = after.peak_memory_bytes;  // the session's peak so far
     if (!clean || (r.outcome != Outcome::kOk && r.outcome != Outcome::kError)) {
