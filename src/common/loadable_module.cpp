@@ -5,7 +5,8 @@
 namespace codeact::internal {
 
 StatusOr<const void*> LoadModuleTable(const std::string& path, const char* entry,
-                                      const std::string& what, const char* env, bool global) {
+                                      const std::string& what, const char* env, int abi,
+                                      bool global) {
   if (path.empty()) {
     return Unavailable(what +
                        " was not found: not in this build, not in <prefix>/libexec/codeact, "
@@ -22,6 +23,9 @@ StatusOr<const void*> LoadModuleTable(const std::string& path, const char* entry
   auto function = reinterpret_cast<Entry>(::dlsym(module, entry));
   const void* table = function != nullptr ? function() : nullptr;
   if (table == nullptr) return Unavailable(what + " " + path + " has no " + entry);
+  if (*static_cast<const int*>(table) != abi) {
+    return Unavailable(what + " " + path + " is not this build's (another version of codeact?)");
+  }
   return table;
 }
 

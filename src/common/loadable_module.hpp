@@ -12,10 +12,12 @@
 namespace codeact::internal {
 
 // The table `entry()` of the module at `path` returns, or UNAVAILABLE naming `what`, the path and
-// why; an empty `path` (none found) names `env`, the variable that points at the module.
-// `global`: the module's dependencies' symbols go into the global scope (CPython's extension
-// modules need libpython's there).
+// why; an empty `path` (none found) names `env`, the variable that points at the module. Every
+// table starts with an `int` ABI version, which must be `abi` (a module of another build is
+// refused). `global`: the module's dependencies' symbols go into the global scope (CPython's
+// extension modules need libpython's there).
 StatusOr<const void*> LoadModuleTable(const std::string& path, const char* entry,
-                                      const std::string& what, const char* env, bool global);
+                                      const std::string& what, const char* env, int abi,
+                                      bool global);
 
 }  // namespace codeact::internal

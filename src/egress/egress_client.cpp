@@ -14,17 +14,13 @@ StatusOr<const EgressModuleApi*> Module() {
   static std::once_flag once;
   static StatusOr<const EgressModuleApi*> api = Unavailable("not loaded");
   std::call_once(once, [] {
-    const std::string path = EgressModulePath();
-    auto table =
-        LoadModuleTable(path, CODEACT_EGRESS_MODULE_ENTRY, "the egress module codeact_egress.so",
-                        "CODEACT_EGRESS_MODULE", /*global=*/false);
-    if (!table.ok()) {
-      api = table.status();
-    } else if (static_cast<const EgressModuleApi*>(*table)->abi != kEgressModuleAbi) {
-      api = Unavailable("the egress module " + path +
-                        " is not this build's (another version of codeact?)");
-    } else {
+    auto table = LoadModuleTable(EgressModulePath(), CODEACT_EGRESS_MODULE_ENTRY,
+                                 "the egress module codeact_egress.so", "CODEACT_EGRESS_MODULE",
+                                 kEgressModuleAbi, /*global=*/false);
+    if (table.ok()) {
       api = static_cast<const EgressModuleApi*>(*table);
+    } else {
+      api = table.status();
     }
   });
   return api;

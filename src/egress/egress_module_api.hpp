@@ -16,7 +16,7 @@ namespace codeact::internal {
 inline constexpr int kEgressModuleAbi = 1;
 
 struct EgressModuleApi {
-  int abi = kEgressModuleAbi;
+  int abi = kEgressModuleAbi;  // first: the loader checks it (common/loadable_module.hpp)
   void* (*create)(const EgressClientOptions& options);  // never null
   void (*destroy)(void* client);
   StatusOr<EgressResponse> (*fetch)(const void* client, const EgressRequest& request,

@@ -27,7 +27,7 @@ namespace codeact::internal {
 inline constexpr int kEmbeddedPythonAbi = 1;
 
 struct EmbeddedPythonApi {
-  int abi = kEmbeddedPythonAbi;
+  int abi = kEmbeddedPythonAbi;  // first: the loader checks it (common/loadable_module.hpp)
   // Starts the interpreter (or joins the host's) and loads the validator package from data_dir.
   StatusOr<std::shared_ptr<Validator>> (*start)(const std::string& data_dir);
   // See validation/bytecode.hpp and validation/source_decoding.hpp; need start() to have run.

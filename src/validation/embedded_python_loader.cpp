@@ -17,14 +17,9 @@ StatusOr<const EmbeddedPythonApi*> Load() {
   // in the global scope, as in a program that links it.
   auto table = LoadModuleTable(EmbeddedPythonModulePath(), CODEACT_EMBEDDED_PYTHON_ENTRY,
                                "the embedded interpreter's module codeact_python.so",
-                               "CODEACT_PYTHON_MODULE", /*global=*/true);
+                               "CODEACT_PYTHON_MODULE", kEmbeddedPythonAbi, /*global=*/true);
   if (!table.ok()) return table.status();
-  const auto* api = static_cast<const EmbeddedPythonApi*>(*table);
-  if (api->abi != kEmbeddedPythonAbi) {
-    return Unavailable("the embedded interpreter's module " + EmbeddedPythonModulePath() +
-                       " is not this build's (another version of codeact?)");
-  }
-  return api;
+  return static_cast<const EmbeddedPythonApi*>(*table);
 }
 
 StatusOr<const EmbeddedPythonApi*> Api() {
