@@ -37,38 +37,30 @@ class MafCliTest : public testing::ScratchDirTest {
                         << R"("]}]})";
     return file.string();
   }
+
+  // `codeact run` and `codeact describe` with a tools file whose one tool is called `name`: exit
+  // 2, no result, and stderr naming the file and then `why`.
+  void ExpectRefused(const std::string& name, const std::string& why) {
+    const std::string tools = ToolsFile(name);
+    for (const char* command : {"run", "describe"}) {
+      std::vector<std::string> args = {command, "--tools", tools};
+      if (std::string(command) == "run") args.push_back("-");
+      const Cli c = RunCli(args, "print(await " + name + "(a=1, b=2))\n");
+      EXPECT_EQ(c.exit_code, 2) << command << c.out << c.err;
+      EXPECT_EQ(c.out, "") << command;
+      EXPECT_NE(c.err.find("tools file " + tools + ": " + why), std::string::npos) << c.err;
+    }
+  }
 };
 
 TEST_F(MafCliTest, AToolNamedLikeABuiltinIsRefusedWithExit2) {
-  const std::string tools = ToolsFile("sum");
-  for (const char* command : {"run", "describe"}) {
-    std::vector<std::string> args = {command, "--tools", tools};
-    if (std::string(command) == "run") args.push_back("-");
-    const Cli c = RunCli(args, "print(await sum(a=1, b=2))\n");
-    EXPECT_EQ(c.exit_code, 2) << command << c.out << c.err;
-    EXPECT_EQ(c.out, "") << command;
-    EXPECT_NE(c.err.find("tools file " + tools +
-                         ": tool name \"sum\" shadows the Python "
-                         "builtin sum()"),
-              std::string::npos)
-        << c.err;
-  }
+  ExpectRefused("sum", "tool name \"sum\" shadows the Python builtin sum()");
 }
 
 // A module name is known only from the validator's import list: `codeact run` checks it after its
 // child has started (cli/run_command.cpp), and still refuses with exit 2 and prints no result.
 TEST_F(MafCliTest, AToolNamedLikeAnAllowedModuleIsRefusedWithExit2) {
-  const std::string tools = ToolsFile("json");
-  for (const char* command : {"run", "describe"}) {
-    std::vector<std::string> args = {command, "--tools", tools};
-    if (std::string(command) == "run") args.push_back("-");
-    const Cli c = RunCli(args, "print(await json(a=1, b=2))\n");
-    EXPECT_EQ(c.exit_code, 2) << command << c.out << c.err;
-    EXPECT_EQ(c.out, "") << command;
-    EXPECT_NE(c.err.find("tools file " + tools + ": tool name \"json\" is the name of the module"),
-              std::string::npos)
-        << c.err;
-  }
+  ExpectRefused("json", "tool name \"json\" is the name of the module json");
 }
 
 TEST_F(MafCliTest, AnUnawaitedToolCallFailsValidationSayingToAwait) {
