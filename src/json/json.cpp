@@ -5,6 +5,7 @@
 
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
+#include "json/result_json.hpp"
 #include "json/result_size.hpp"
 #include "json/serialize.hpp"
 
@@ -99,6 +100,10 @@ std::string ToJson(const ValidationReport& report) {
 }
 
 std::string ToJson(const ExecutionResult& r) {
+  return internal::SerializeJson(internal::ResultToJsonObject(r));
+}
+
+json::object internal::ResultToJsonObject(const ExecutionResult& r) {
   json::value output = OutputValue(r);
   json::value error;
   if (r.error) {
@@ -141,7 +146,7 @@ std::string ToJson(const ExecutionResult& r) {
       {"session_state",
        r.session_state ? json::value(SessionStateName(*r.session_state)) : json::value(nullptr)},
   };
-  return internal::SerializeJson(o);
+  return o;
 }
 
 namespace internal {

@@ -21,12 +21,12 @@
 #include <thread>
 #include <vector>
 
-#include "codeact/json.hpp"
 #include "codeact/provider.hpp"
 #include "codeact_build_config.hpp"
 #include "common/task_thread.hpp"
 #include "common/utf8.hpp"
 #include "json/raw_json.hpp"
+#include "json/result_json.hpp"
 #include "json/serialize.hpp"
 #include "process/child.hpp"
 #include "server/log_setup.hpp"
@@ -665,12 +665,8 @@ struct McpServer::Impl {
       logger->error("call {}: execute threw", id);
       return ErrorLine(id, kInternalErrorCode, "Internal error");
     }
-    const std::string result_json = ToJson(result);
-    json::error_code ec;
-    json::value structured = json::parse(result_json, ec);
-    if (ec || !structured.is_object()) {
-      return ErrorLine(id, kInternalErrorCode, "Internal error: the result could not be encoded");
-    }
+    json::object structured = internal::ResultToJsonObject(result);
+    const std::string result_json = internal::SerializeJson(structured);
     log_line = fmt::format("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
                            OutcomeName(result.outcome), result.exit_code, result.tool_calls,
                            result.duration_ms);
