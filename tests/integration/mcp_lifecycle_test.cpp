@@ -19,8 +19,6 @@
 #include "process/posix_util.hpp"
 #include "test_support.hpp"
 
-extern char** environ;
-
 namespace codeact {
 namespace {
 
@@ -41,12 +39,7 @@ class McpProcess {
     plan.args = {
         "mcp", "--no-validate"};  // the code below uses os freely; the validator is not under test
     plan.args.insert(plan.args.end(), args.begin(), args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
-    }
-    env.push_back("TMPDIR=" + tmpdir);
-    plan.environment = env;
+    plan.environment = testing::EnvironmentWithTmpdir(tmpdir);
     plan.child_fds = {in->read.get(), out->write.get(), err->write.get()};
     auto pid = internal::LaunchProcess(plan);
     if (!pid.ok()) {

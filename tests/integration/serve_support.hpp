@@ -25,8 +25,7 @@
 
 #include "process/launch.hpp"
 #include "process/posix_util.hpp"
-
-extern char** environ;
+#include "test_support.hpp"
 
 namespace codeact::testing {
 
@@ -114,12 +113,7 @@ class ServeProcess {
     plan.executable = CODEACT_BINARY;
     plan.args = {"serve", "--listen", "127.0.0.1:0"};
     plan.args.insert(plan.args.end(), args.begin(), args.end());
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
-    }
-    env.push_back("TMPDIR=" + tmpdir);
-    plan.environment = env;
+    plan.environment = EnvironmentWithTmpdir(tmpdir);
     auto devnull = internal::MakePipe();  // stdin: a pipe nobody writes to
     if (!devnull.ok()) return;
     stdin_ = std::move(devnull->write);

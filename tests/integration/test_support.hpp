@@ -15,12 +15,26 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "codeact/executor.hpp"
 #include "process/run_cgroup.hpp"
 
+extern char** environ;
+
 namespace codeact::testing {
+
+// This process's environment with TMPDIR set to `tmpdir` (for a child program the test starts).
+inline std::vector<std::string> EnvironmentWithTmpdir(const std::string& tmpdir) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
+  }
+  env.push_back("TMPDIR=" + tmpdir);
+  return env;
+}
 
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
