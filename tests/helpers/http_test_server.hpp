@@ -39,8 +39,11 @@ struct TestCertificates {
 
   static TestCertificates Make(const std::string& server_name) {
     TestCertificates c;
-    char tmpl[] = "/tmp/codeact-egress-certs-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) return c;
+    std::error_code ec;
+    std::filesystem::path base = std::filesystem::temp_directory_path(ec);  // $TMPDIR
+    if (ec) base = "/tmp";
+    std::string tmpl = (base / "codeact-egress-certs-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return c;
     c.dir = tmpl;
     const std::string d = c.dir.string();
     std::ofstream(d + "/ext.cnf") << "subjectAltName=DNS:" << server_name << "\n"
