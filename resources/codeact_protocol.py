@@ -44,7 +44,8 @@ The hyperlight worker speaks the same run frames, and before each run:
 Host frames of unknown type are ignored; a malformed one raises ProtocolError, whose text the
 receiver reports. Frame sizes count the trailing newline.
 
-Fork server: one compact JSON object per SOCK_SEQPACKET datagram on the zygote's fd 3.
+Fork server: one compact JSON object per SOCK_SEQPACKET datagram on the zygote's fd 3 (read and
+written in C++ on both sides: src/bridge/fork_messages.hpp, src/bridge/zygote_messages.hpp).
 
   zygote -> host  {"type":"zygote_ready","pid":N} once everything is loaded
   host -> zygote  {"type":"fork","token":str,"uid":N,"workdir_bytes":N,"workdir":str} with the
@@ -266,54 +267,3 @@ def unavailable_frame(message):
 
 def configured_frame(reused):
     return '{"type":"configured","reused":%s}' % ("true" if reused else "false")
-
-
-# -------------------------------------------------------------------------------------------------
-# Fork server messages (bytes, one per datagram)
-
-
-def zygote_ready_message(pid):
-    return b'{"type":"zygote_ready","pid":%d}' % pid
-
-
-def forked_message(pid):
-    return b'{"type":"forked","pid":%d}' % pid
-
-
-def fork_failed_message(reason):
-    return ('{"type":"fork_failed","message":%s}' % encode(reason)).encode("ascii")
-
-
-def exited_message(pid, status, cpu_us):
-    return b'{"type":"exited","pid":%d,"status":%d,"cpu_us":%d}' % (pid, status, cpu_us)
-
-
-def parse_fork_server_message(data):
-    """("fork", token, uid, workdir_bytes, workdir bytes, tmp_bytes, cgroup_fds) or ("kill", pid)
-    of one datagram from the host; ProtocolError for anything else. tmp_bytes and cgroup_fds (how
-    many cgroup.procs fds follow the child's five) are the namespaces zygote's; 0 when absent."""
-    msg = _decode_object(data, "fork server message")
-    kind = msg.get("type")
-    if kind == "kill":
-        return kind, _int_field(msg, kind, "pid")
-    if kind != "fork":
-        raise ProtocolError("malformed fork server message: unknown type %r" % (kind,))
-    token = msg.get("token")
-    workdir = msg.get("workdir")
-    if type(token) is not str or not token.isascii() or type(workdir) is not str:
-        raise ProtocolError("malformed fork server message: fork needs an ASCII \"token\" and a "
-                            "\"workdir\" string")
-    optional = [_int_field(msg, kind, key) if key in msg else 0
-                for key in ("tmp_bytes", "cgroup_fds")]
-    if optional[1] < 0 or optional[1] > 8:
-        raise ProtocolError("malformed fork server message: fork: \"cgroup_fds\" out of range")
-    return (kind, token.encode("ascii"), _int_field(msg, kind, "uid"),
-            _int_field(msg, kind, "workdir_bytes"), workdir.encode("utf-8"), *optional)
-
-
-def _int_field(msg, kind, key):
-    value = msg.get(key)
-    if type(value) is not int:
-        raise ProtocolError("malformed fork server message: %s: %r must be an integer"
-                            % (kind, key))
-    return value

@@ -40,7 +40,7 @@ it refuses to open the "bridge_fds"); TMPDIR = "tmp" when given. limit_imports: 
 __import__ that checks the user's own imports against "imports" (validator/runtime_policy.py).
 A pooled or forked child runs arm with the guard frame while it waits (seccomp and Landlock
 cost ~1 ms to load on the test VM), and the request's other fields must then be the same. The
-zygote loads the module but never arms it: it forks.
+zygote loads the module, whose loop forks the children (runner_zygote.py), and never arms it.
 
 Execution: the code is parsed with top-level ``await`` allowed; a final bare expression becomes an
 assignment to a hidden name (same line numbers) and its value the output (None: no output). Code
@@ -358,13 +358,6 @@ def _import_asyncio():
     return asyncio
 
 
-def _preload_guard():
-    try:
-        _load_guard()
-    except BaseException:
-        pass  # the child that needs it reports why
-
-
 def _preload(name):
     try:
         if name == "asyncio":
@@ -644,8 +637,6 @@ def _main():
     if zygote in ("1", "namespaces"):
         while todo:
             _preload(todo.pop(0))
-        if _state.guard_path:
-            _preload_guard()  # loaded (never armed) here, so that every forked child has it
         import runner_zygote
         runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
         ahead = True

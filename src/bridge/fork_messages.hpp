@@ -1,6 +1,7 @@
 // Fork server messages as types (names and fields: protocol.hpp, channel kForkServer): one
 // compact JSON object per SOCK_SEQPACKET datagram between the host (process/fork_server.hpp)
-// and the zygote (resources/runner_zygote.py), encoded and decoded here only.
+// and the zygote (guard/zygote_loop.hpp); the host's side is encoded and decoded here, the
+// zygote's in zygote_messages.hpp.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,11 @@
 #include "codeact/status.hpp"
 
 namespace codeact::internal::protocol {
+
+// The fds that travel with a fork (SCM_RIGHTS): the child's five (stdin, stdout, stderr, bridge
+// in, bridge out), then a namespaces zygote's child's cgroup.procs files (one per v1 hierarchy).
+inline constexpr int kForkRunFds = 5;
+inline constexpr int kMaxForkCgroupFds = 8;
 
 // --- host -> zygote ----------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@
 //                             "<code>") against the patterns (import_patterns.hpp); the
 //                             standard library's own imports pass.
 //
-//   contain_zygote_child(...)  the namespaces level's forked child contains itself
-//                             (sandbox/zygote_child.hpp); the zygote's children only.
+//   serve_forks(...) -> bytes the fork server's zygote (zygote_loop.hpp): returns only in each
+//                             child it forks, set up for its run.
 //
 // A pooled child runs arm() while it waits for its request, limit_imports() with the request
 // (the policy comes with it). The latter therefore allocates nothing of its own: in a child
@@ -47,9 +47,9 @@
 #include "guard/import_patterns.hpp"
 #include "guard/landlock.hpp"
 #include "guard/signal_filter.hpp"
+#include "guard/zygote_loop.hpp"
 #include "process/posix_util.hpp"
 #include "sandbox/seccomp_programs.hpp"
-#include "sandbox/zygote_child.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -408,35 +408,21 @@ PyObject* LimitImports(PyObject*, PyObject* patterns) {
   Py_RETURN_NONE;
 }
 
-// The namespaces level's forked child (sandbox/zygote_child.hpp); called in the child right
-// after the fork, with its run's fds at 0-4. Returns only when every step succeeded; a failed
-// step ends the process with its setup_error frame.
-PyObject* ContainZygoteChildCall(PyObject*, PyObject* args) {
-  unsigned long uid = 0;
-  long long tmp_bytes = 0;
-  long long work_bytes = 0;
-  PyObject* fds = nullptr;
-  if (!PyArg_ParseTuple(args, "kLLO!", &uid, &tmp_bytes, &work_bytes, &PyList_Type, &fds))
-    return nullptr;
-  ZygoteChildSpec spec;
-  spec.uid = static_cast<uid_t>(uid);
-  spec.tmp_bytes = tmp_bytes;
-  spec.work_bytes = work_bytes;
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fds); ++i) {
-    const long fd = PyLong_AsLong(PyList_GET_ITEM(fds, i));
-    if (fd < 0) return PyErr_Occurred() ? nullptr : Fail("contain_zygote_child: a negative fd");
-    spec.cgroup_procs_fds.push_back(static_cast<int>(fd));
-  }
-  if (uid == 0 || tmp_bytes <= 0 || work_bytes <= 0)
-    return Fail("contain_zygote_child: needs a run uid and tmpfs sizes");
-  ContainZygoteChild(spec);
-  Py_RETURN_NONE;
+// The zygote's loop (zygote_loop.hpp): returns only in a forked child, with its run token.
+PyObject* ServeForksCall(PyObject*, PyObject* args) {
+  int socket_fd = 0;
+  long long run_cpu_seconds = 0;
+  int namespaces = 0;
+  if (!PyArg_ParseTuple(args, "iLp", &socket_fd, &run_cpu_seconds, &namespaces)) return nullptr;
+  if (run_cpu_seconds <= 0) return Fail("serve_forks: needs the runs' CPU limit");
+  const std::string token = ServeForks({socket_fd, run_cpu_seconds, namespaces != 0});
+  return PyBytes_FromStringAndSize(token.data(), static_cast<Py_ssize_t>(token.size()));
 }
 
 PyMethodDef kMethods[] = {
-    {"contain_zygote_child", ContainZygoteChildCall, METH_VARARGS,
-     "contain_zygote_child(uid, tmp_bytes, work_bytes, cgroup_procs_fds): a namespaces-level "
-     "zygote's child contains itself (sandbox/zygote_child.hpp)."},
+    {"serve_forks", ServeForksCall, METH_VARARGS,
+     "serve_forks(socket_fd, run_cpu_seconds, namespaces) -> bytes: the zygote's loop "
+     "(guard/zygote_loop.hpp); returns only in a forked child, with its run token."},
     {"arm", Arm, METH_O,
      "arm(spec) -> int: no_new_privs, Landlock over spec's exec/read/write paths, the seccomp "
      "filters, the audit "

@@ -25,8 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRunFds = 5;        // stdin, stdout, stderr, bridge in, bridge out
-constexpr int kMaxCgroupFds = 8;  // cgroup.procs files (one per v1 hierarchy)
+using protocol::kForkRunFds;
+using protocol::kMaxForkCgroupFds;
 // A fork answers in well under a millisecond; this only bounds a zygote that hangs.
 constexpr std::chrono::seconds kForkReplyTimeout{10};
 constexpr std::size_t kMaxMessage = 4096;
@@ -176,8 +176,8 @@ void ForkServer::ReadLoop() {
 
 Status ForkServer::Send(const std::string& message, const int* fds, int fd_count) {
   iovec iov{const_cast<char*>(message.data()), message.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kRunFds + kMaxCgroupFds))] = {};
-  if (fd_count > kRunFds + kMaxCgroupFds) return InvalidArgument("too many fds for a fork");
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * (kForkRunFds + kMaxForkCgroupFds))] = {};
+  if (fd_count > kForkRunFds + kMaxForkCgroupFds) return InvalidArgument("too many fds for a fork");
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -226,7 +226,7 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     }
     std::vector<int> fds = {dev_null.get(), out->write.get(), err->write.get(), to->read.get(),
                             from->write.get()};
-    if (identity.cgroup_procs.size() > kMaxCgroupFds)
+    if (identity.cgroup_procs.size() > kMaxForkCgroupFds)
       return InvalidArgument("too many cgroup hierarchies for a forked child");
     std::vector<UniqueFd> cgroup_fds;
     for (const auto& procs : identity.cgroup_procs) {

@@ -48,13 +48,6 @@ class BuiltFramesMatchTheTableTest(unittest.TestCase):
         self.check(p.unavailable_frame("no /dev/kvm"), "unavailable")
         self.assertIs(self.check(p.configured_frame(False), "configured")["reused"], False)
 
-    def test_fork_server_messages(self):
-        for data, kind in ((p.zygote_ready_message(5), "zygote_ready"),
-                           (p.forked_message(6), "forked"),
-                           (p.fork_failed_message("EAGAIN \u00e9"), "fork_failed"),
-                           (p.exited_message(7, 256, 1500), "exited")):
-            self.assertEqual(self.check(data.decode("ascii"), kind)["type"], kind)
-
     def test_every_message_is_in_the_table_once(self):
         for name, (channel, sender, required, optional) in p.TABLE.items():
             self.assertIn(channel, ("bridge", "fork_server"), name)
@@ -114,29 +107,6 @@ class HostMessagesTest(unittest.TestCase):
         self.assertEqual(p.request_limit({}, "max_frame_bytes"), 1 << 20)
         self.assertEqual(p.request_code_and_tools({"code": "x"}), ("x", []))
 
-    def test_fork_server_messages_from_the_host(self):
-        self.assertEqual(p.parse_fork_server_message(
-            b'{"type":"fork","token":"ab12","uid":-1,"workdir_bytes":0,"workdir":"/w/\\u00e9"}'),
-            ("fork", b"ab12", -1, 0, "/w/\u00e9".encode("utf-8"), 0, 0))
-        self.assertEqual(p.parse_fork_server_message(
-            b'{"type":"fork","token":"t","uid":7,"workdir_bytes":5,"workdir":"/work",'
-            b'"tmp_bytes":6,"cgroup_fds":4}'), ("fork", b"t", 7, 5, b"/work", 6, 4))
-        self.assertEqual(self.error(p.parse_fork_server_message,
-                                    b'{"type":"fork","token":"t","uid":7,"workdir_bytes":5,'
-                                    b'"workdir":"/work","tmp_bytes":6,"cgroup_fds":9}'),
-                         "malformed fork server message: fork: \"cgroup_fds\" out of range")
-        self.assertEqual(p.parse_fork_server_message(b'{"type":"kill","pid":12}'), ("kill", 12))
-        self.assertEqual(self.error(p.parse_fork_server_message, b"F tok -1 0 /w"),
-                         "malformed fork server message: Expecting value: line 1 column 1 (char 0)")
-        self.assertEqual(self.error(p.parse_fork_server_message, b'{"type":"forked","pid":1}'),
-                         "malformed fork server message: unknown type 'forked'")
-        self.assertEqual(self.error(p.parse_fork_server_message,
-                                    b'{"type":"fork","token":"t","uid":"0","workdir_bytes":0,'
-                                    b'"workdir":"/w"}'),
-                         "malformed fork server message: fork: 'uid' must be an integer")
-        self.assertIn("fork needs an ASCII \"token\"", self.error(
-            p.parse_fork_server_message,
-            b'{"type":"fork","uid":0,"workdir_bytes":0,"workdir":"/w"}'))
 
 
 class ResourcesLayoutTest(unittest.TestCase):

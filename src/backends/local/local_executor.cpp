@@ -209,11 +209,11 @@ class LocalExecutor final : public Executor {
         guard_(std::move(guard)),
         cgroups_(CgroupSite::ForThisProcess()),
         degraded_note_(DegradedNote(*cgroups_)),
-        // At the namespaces level a zygote forks each child into namespaces of its own
-        // (sandbox/zygote_child.hpp): a root host (a uid per child), a cgroup per child (which
-        // the child joins itself), and the guard's module (which does the containing).
-        fork_server_(options.fork_server && options.warm_pool_size > 0 &&
-                     (!sandbox_ || (own_uids_ && guard_ && cgroups_->any()))) {
+        // The zygote's loop is the guard module's (guard/zygote_loop.hpp). At the namespaces
+        // level it forks each child into namespaces of its own (sandbox/zygote_child.hpp): a
+        // root host (a uid per child) and a cgroup per child (which the child joins itself).
+        fork_server_(options.fork_server && options.warm_pool_size > 0 && guard_ &&
+                     (!sandbox_ || (own_uids_ && cgroups_->any()))) {
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
