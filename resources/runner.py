@@ -359,8 +359,11 @@ def _import_asyncio():
 
 
 def _preload(name):
+    """Imports one piece of _PRELOAD, or calls `name` (a forked child's warm-up)."""
     try:
-        if name == "asyncio":
+        if callable(name):
+            name()
+        elif name == "asyncio":
             _import_asyncio()
         elif name:
             __import__(name)
@@ -630,7 +633,8 @@ def _main():
     # A pooled child (CODEACT_WARM=1) loads everything before it says ready, so no run waits for
     # an import; a child started for a waiting run loads lazily while no request has come; one
     # started ahead of a run still being validated (CODEACT_WARM=arm) arms its guard, loads
-    # nothing (the validation needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads everything.
+    # nothing (the validation needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads everything;
+    # its child, idle, walks the hot path once.
     todo = list(_PRELOAD)
     ahead = False
     zygote = _environ_pop("CODEACT_ZYGOTE")
@@ -639,6 +643,7 @@ def _main():
             _preload(todo.pop(0))
         import runner_zygote
         runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
+        todo = [runner_zygote.warm_up]
         ahead = True
     elif _environ_pop("CODEACT_SESSION") == "1":
         import runner_session

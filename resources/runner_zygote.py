@@ -6,8 +6,8 @@ pooled child.
 The loop itself is the guard module's serve_forks (src/guard/zygote_loop.hpp): it forks with
 fork(2) and sets each child up in C++, because every object Python code touches after a fork is
 a page copied, in the child and in the zygote. So this side does only what a child needs of the
-interpreter: its token in os.environ, random reseeded (os.fork's at-fork handler would have), and
-the hot path walked once.
+interpreter: its token in os.environ and random reseeded (os.fork's at-fork handler would have);
+warm_up() walks the hot path once while the child is idle.
 """
 
 import builtins
@@ -31,13 +31,13 @@ def serve(namespaces=False):
     random = sys.modules.get("random")
     if random is not None:
         random._inst.seed()
-    _warm_up()
 
 
-def _warm_up():
-    """Walks the hot path once before saying ready: the pages a run writes to (reference counts
-    of the objects it uses) are copied from the zygote now, while the child waits in the pool,
-    rather than one page fault at a time during the run."""
+def warm_up():
+    """Walks the hot path once, while the child waits in the pool with no request yet: the pages
+    a run writes to (reference counts of the objects it uses) are copied from the zygote then,
+    rather than one page fault at a time during the run. Under load the request comes first, and
+    the run copies only what it uses itself."""
     code_obj, _ = _compile_user_code("x = [1, 2.5, 'a']\nstr(x)\n{'k': x}\n")
     g = {"__builtins__": builtins}
     eval(code_obj, g)
