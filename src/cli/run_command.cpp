@@ -8,6 +8,7 @@
 // started here outlives the command.
 #include <iostream>
 
+#include "backends/local/local_executor.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
@@ -41,6 +42,7 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << code.status().message() << "\n";
     return kExitUsage;
   }
+  internal::PrestartThread();  // before the validator's thread loads libpython (its doc)
   const auto validator = internal::BackgroundValidator::Start();
   // One run: a pool would start interpreters that no run takes (unless --pool asks for one).
   std::vector<HostTool> tools;

@@ -222,6 +222,8 @@ class LocalExecutor final : public Executor {
     }
   }
 
+  ~LocalExecutor() override;
+
   // Idle pooled children and the pool's counters, for tests and the benchmark.
   std::vector<pid_t> IdlePids(const RunSnapshot* snapshot) const {
     if (!pool_) return {};
@@ -555,20 +557,17 @@ class LocalExecutor final : public Executor {
     return Start(snapshot);
   }
 
-  // Without a pool: one child started now, on a thread of the executor, for the next run of
-  // this key. A one-shot `codeact run` starts it while the embedded interpreter starts and
-  // validates the code; a run that never comes (validation failed) leaves it to the destructor,
-  // which kills it. Cold, like any child started for a run: it loads the runner and waits for its
-  // request. The thread lives as long as the executor because a child's parent-death signal
-  // follows the thread that started it.
+  // Without a pool: one child started now, on PrestartThread(), for the next run of this key. A
+  // one-shot `codeact run` starts it while the embedded interpreter starts and validates the
+  // code; a run that never comes (validation failed) leaves it to the destructor, which kills it.
+  // Cold, like any child started for a run: it loads the runner and waits for its request.
   void Prestart(const RunSnapshot& snapshot) {
     std::lock_guard lock(prestart_mu_);
     if (prestarted_) return;  // one at a time; nothing refills it
-    if (!prestart_thread_) prestart_thread_ = std::make_unique<TaskThread>(1, 1);
     auto task = std::make_shared<std::packaged_task<StatusOr<ReadyChild>()>>(
         [this, snapshot] { return Start(snapshot, StartMode::kPrestart); });
     prestarted_.emplace(Prestarted{Key(snapshot), task->get_future()});
-    prestart_thread_->Post([task] { (*task)(); });
+    PrestartThread().Post([task] { (*task)(); });
   }
 
   std::optional<StatusOr<ReadyChild>> TakePrestarted(const std::string& key) {
@@ -967,12 +966,22 @@ class LocalExecutor final : public Executor {
     std::future<StatusOr<ReadyChild>> child;
   };
   std::mutex prestart_mu_;
-  std::unique_ptr<TaskThread> prestart_thread_;  // joined after a prestarted child is gone
-  // Destroyed first: a child no run took is killed (or, still starting, once its start ends).
+  // Destroyed first: a child no run took is killed (the destructor waits for its start to end).
   std::optional<Prestarted> prestarted_;
 };
 
+LocalExecutor::~LocalExecutor() {
+  // A start still running on PrestartThread() uses this executor.
+  std::lock_guard lock(prestart_mu_);
+  if (prestarted_) prestarted_->child.wait();
+}
+
 }  // namespace
+
+TaskThread& PrestartThread() {
+  static TaskThread thread(1);
+  return thread;
+}
 
 std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* snapshot) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);

@@ -10,10 +10,19 @@
 
 #include "backends/local/warm_pool.hpp"
 #include "codeact/executor.hpp"
+#include "common/task_thread.hpp"
 
 namespace codeact::internal {
 
 StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& options);
+
+// The thread on which every local executor of the process starts the child it starts ahead of a
+// run without a pool (Executor::Warm). It lives until the process ends: a child's parent-death
+// signal follows the thread that started it. Made on first use; a program that is about to
+// dlopen() something large on another thread (the embedded validator's libpython) makes it
+// first, because while a dlopen runs, creating a thread waits for the dynamic loader's lock:
+// ~5 ms of a one-shot `codeact run` on the test VM.
+TaskThread& PrestartThread();
 
 // Pids of the idle warm children of a local executor, of every start key or only of the one
 // `snapshot` has (empty for any other executor).

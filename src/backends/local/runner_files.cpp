@@ -1,15 +1,20 @@
 #include "backends/local/runner_files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "codeact/validator.hpp"
 #include "codeact_build_config.hpp"
 #include "common/sha256.hpp"
 #include "common/user_cache.hpp"
-#include "files/bounded_read.hpp"
 #include "validation/bytecode.hpp"
 
 namespace codeact::internal {
@@ -30,19 +35,39 @@ struct Sources {
   std::string key;                // sha256 of the sources and the bytecode's version
 };
 
+// The whole of a regular file of at most `max` bytes, read in one buffer of its size (a one-shot
+// run reads these while the validator's thread maps libpython: every extra allocation of the
+// main thread's then waited for the address space's lock).
+std::optional<std::string> ReadWhole(const fs::path& path, std::size_t max) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max) {
+    text.emplace(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text->size()) {
+      const ssize_t n = ::read(fd, text->data() + got, text->size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    if (got != text->size()) text.reset();  // it changed while read
+  }
+  ::close(fd);
+  return text;
+}
+
 StatusOr<Sources> ReadSources(const fs::path& dir) {
   Sources s;
   std::string keyed = std::string(kCacheMagic) + "\n" + kEmbeddedPythonVersion + "\n";
   for (const char* module : kRunnerModules) {
     const fs::path path = dir / (std::string(module) + ".py");
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in.good() && !in.eof()) return NotFound("cannot read " + path.string());
-    if (text.str().size() > kMaxSourceBytes)
-      return InvalidArgument(path.string() + " is too large");
-    keyed += std::string(module) + " " + std::to_string(text.str().size()) + "\n" + text.str();
-    s.text.push_back(text.str());
+    std::optional<std::string> text = ReadWhole(path, kMaxSourceBytes);
+    if (!text) return NotFound("cannot read " + path.string() + " (at most 1 MiB)");
+    keyed +=
+        std::string(module) + " " + std::to_string(text->size()) + " " + Sha256Hex(*text) + "\n";
+    s.text.push_back(std::move(*text));
   }
   s.key = Sha256Hex(keyed);
   return s;
@@ -51,7 +76,7 @@ StatusOr<Sources> ReadSources(const fs::path& dir) {
 std::string EntryName(const std::string& key) { return "runner-" + key.substr(0, 32); }
 
 // entry: "<magic> <key>\n", then per module "<name> <size> <sha256>\n", then the bytes of each.
-std::string EncodeEntry(const std::string& key, const std::vector<std::string>& pyc) {
+std::string EncodeEntry(const std::string& key, const std::vector<std::string_view>& pyc) {
   std::string out = std::string(kCacheMagic) + " " + key + "\n";
   for (std::size_t i = 0; i < kModuleCount; ++i) {
     out += std::string(kRunnerModules[i]) + " " + std::to_string(pyc[i].size()) + " " +
@@ -61,31 +86,47 @@ std::string EncodeEntry(const std::string& key, const std::vector<std::string>& 
   return out;
 }
 
-// The .pyc of each module when `entry` is for `key` and every module matches its hash.
-std::optional<std::vector<std::string>> DecodeEntry(const std::string& key,
-                                                    const std::string& entry) {
-  std::istringstream in(entry);
-  std::string line;
-  if (!std::getline(in, line) || line != std::string(kCacheMagic) + " " + key) return std::nullopt;
-  std::vector<std::pair<std::size_t, std::string>> sizes;
+// The next "\n"-ended line of `text` from `at`.
+std::optional<std::string_view> Line(std::string_view text, std::size_t& at) {
+  const std::size_t end = text.find('\n', at);
+  if (end == std::string_view::npos) return std::nullopt;
+  const std::string_view line = text.substr(at, end - at);
+  at = end + 1;
+  return line;
+}
+
+// The .pyc of each module (views into `entry`) when `entry` is for `key` and every module matches
+// its hash.
+std::optional<std::vector<std::string_view>> DecodeEntry(const std::string& key,
+                                                         std::string_view entry) {
+  std::size_t at = 0;
+  const auto header = Line(entry, at);
+  if (!header || *header != std::string(kCacheMagic) + " " + key) return std::nullopt;
+  std::vector<std::pair<std::size_t, std::string_view>> sizes;
   for (const char* module : kRunnerModules) {
-    std::string name, hash;
-    std::size_t size = 0;
-    if (!std::getline(in, line)) return std::nullopt;
-    std::istringstream fields(line);
-    if (!(fields >> name >> size >> hash) || name != module || size > kMaxEntryBytes)
+    const auto line = Line(entry, at);
+    if (!line) return std::nullopt;
+    // "<name> <size> <64 hex digits>"
+    const std::size_t first = line->find(' ');
+    const std::size_t second = line->find(' ', first == std::string_view::npos ? 0 : first + 1);
+    if (first == std::string_view::npos || second == std::string_view::npos ||
+        line->substr(0, first) != module || line->size() - second - 1 != 64)
       return std::nullopt;
-    sizes.emplace_back(size, hash);
+    std::size_t size = 0;
+    for (char c : line->substr(first + 1, second - first - 1)) {
+      if (c < '0' || c > '9' || size > kMaxEntryBytes) return std::nullopt;
+      size = size * 10 + static_cast<std::size_t>(c - '0');
+    }
+    sizes.emplace_back(size, line->substr(second + 1));
   }
-  std::size_t offset = static_cast<std::size_t>(in.tellg());
-  std::vector<std::string> pyc;
+  std::vector<std::string_view> pyc;
   for (const auto& [size, hash] : sizes) {
-    if (offset > entry.size() || entry.size() - offset < size) return std::nullopt;
-    pyc.push_back(entry.substr(offset, size));
-    offset += size;
+    if (entry.size() - at < size) return std::nullopt;
+    pyc.push_back(entry.substr(at, size));
+    at += size;
     if (Sha256Hex(pyc.back()) != hash) return std::nullopt;
   }
-  if (offset != entry.size()) return std::nullopt;
+  if (at != entry.size()) return std::nullopt;
   return pyc;
 }
 
@@ -112,17 +153,21 @@ StatusOr<std::string> RunnerCacheEntryName(const std::string& runner) {
 StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner,
                                                   const RunnerFilesOptions& options) {
   const fs::path source_dir = fs::path(runner).parent_path();
-  std::vector<std::string> compiled;
+  std::vector<std::string_view> compiled;  // into `entry` or `fresh`
+  std::optional<std::string> entry;
+  std::vector<std::string> fresh;
   auto sources = ReadSources(source_dir);
   std::optional<UserCache> cache;
   if (options.use_cache && sources.ok()) cache = UserCache::Open();
   if (cache) {
-    if (auto entry = cache->Read(EntryName(sources->key), kMaxEntryBytes)) {
+    entry = cache->Read(EntryName(sources->key), kMaxEntryBytes);
+    if (entry) {
       if (auto pyc = DecodeEntry(sources->key, *entry)) compiled = std::move(*pyc);
     }
   }
   if (compiled.empty()) {
-    compiled = Compile(source_dir);
+    fresh = Compile(source_dir);
+    compiled.assign(fresh.begin(), fresh.end());
     if (cache && !compiled.empty()) {
       (void)cache->Write(EntryName(sources->key), EncodeEntry(sources->key, compiled));
     }
