@@ -119,11 +119,11 @@ void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
 void WarmPool::RunEnded() {
   {
     std::lock_guard lock(mu_);
-    const auto now = Clock::now();
+    const auto soon = Clock::now() + kAfterRun;
     bool any = false;
     for (Refill& r : refill_) {
-      if (r.not_before > now) {
-        r.not_before = now;
+      if (r.not_before > soon) {
+        r.not_before = soon;
         any = true;
       }
     }
@@ -199,7 +199,7 @@ void WarmPool::Loop() {
       const std::size_t queued = refill_.size();
       cv_.wait_until(lock, wake, [&] {
         return stopping_ || refill_.size() != queued ||
-               (!refill_.empty() && refill_.front().not_before <= Clock::now());
+               (!refill_.empty() && refill_.front().not_before < wake);  // RunEnded moved it
       });
       continue;
     }
