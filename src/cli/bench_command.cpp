@@ -643,8 +643,10 @@ void PrintFigures(const std::vector<Figure>& figures) {
       std::printf("%-60s %10.0fus %10.0fus %10.0fus %14s  %s\n", f.name.c_str(), f.p50, f.p95,
                   f.p99, "", f.goal.c_str());
     } else {
-      std::printf("%-60s %12s %12s %12s %10.1f %-7s  %s\n", f.name.c_str(), "", "", "", f.value,
-                  f.unit.c_str(), f.goal.c_str());
+      // A ratio to two places: 0.26 and 0.24 against a goal of 0.25 both read "0.2" at one.
+      std::printf(f.unit == "x" ? "%-60s %12s %12s %12s %10.2f %-7s  %s\n"
+                                : "%-60s %12s %12s %12s %10.1f %-7s  %s\n",
+                  f.name.c_str(), "", "", "", f.value, f.unit.c_str(), f.goal.c_str());
     }
   }
 }
