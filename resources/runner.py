@@ -443,17 +443,19 @@ class _ExtensionSpec:
         self.origin = origin
 
 
-def _load_guard():
+def _load_guard(path=None):
+    """The guard's module, from CODEACT_GUARD (or `path`: a zygote's loop is in it too)."""
     st = _state
     if st.guard is None:
-        if not st.guard_path:
+        path = path or st.guard_path
+        if not path:
             raise RuntimeError("codeact guard: the host asked for the guard but named no module "
                                "(CODEACT_GUARD)")
         import _imp
         try:
-            st.guard = _imp.create_dynamic(_ExtensionSpec("_codeact_guard", st.guard_path))
+            st.guard = _imp.create_dynamic(_ExtensionSpec("_codeact_guard", path))
         except Exception as e:
-            raise RuntimeError("codeact guard: cannot load %s: %s" % (st.guard_path, e)) from None
+            raise RuntimeError("codeact guard: cannot load %s: %s" % (path, e)) from None
         finally:
             sys.modules.pop("_codeact_guard", None)  # not importable by the code
     return st.guard

@@ -3,7 +3,8 @@ with CODEACT_ZYGOTE=1 (or =namespaces: a root host's zygote inside the sandbox) 
 then calls serve(), which returns only in a forked child, set up for its run, which goes on as any
 pooled child.
 
-The loop itself is the guard module's serve_forks (src/guard/zygote_loop.hpp): it forks with
+The loop itself is the guard module's serve_forks (src/guard/zygote_loop.hpp), loaded from
+CODEACT_ZYGOTE_MODULE whether or not the children arm the guard (CODEACT_GUARD): it forks with
 fork(2) and sets each child up in C++, because every object Python code touches after a fork is
 a page copied, in the child and in the zygote. So this side does only what a child needs of the
 interpreter: its token in os.environ and random reseeded (os.fork's at-fork handler would have);
@@ -20,7 +21,9 @@ from runner import _HIDDEN_OUTPUT, _compile_user_code, _environ_pop, _load_guard
 
 
 def serve(namespaces=False):
-    guard = _load_guard()  # RuntimeError: the zygote ends before it says ready
+    # The host names the module whether or not the children arm the guard; RuntimeError: the
+    # zygote ends before it says ready.
+    guard = _load_guard(_environ_pop("CODEACT_ZYGOTE_MODULE"))
     cpu_limit = int(_environ_pop("CODEACT_CPU_LIMIT_S"))
     # Everything loaded so far is the children's shared, copy-on-write memory: keep the cyclic
     # collector from walking it in every child (each object it visits is a page copied).

@@ -116,8 +116,7 @@ struct ExecutorOptions {
   std::int64_t pool_idle_timeout_ms = 300'000;
   // With the pool, at the process level: one pre-imported interpreter per start key forks the
   // pooled children (and the children of runs that find none ready), so a child costs a fork
-  // instead of an interpreter start. Off: every pooled child is an interpreter of its own. The
-  // zygote's loop is in the runtime guard's module: without runtime_guard there is none.
+  // instead of an interpreter start. Off: every pooled child is an interpreter of its own.
   bool fork_server = true;
   // The runtime guard (local backend, both levels; README "Threat model"): each run child arms a
   // seccomp filter, Landlock where the kernel has it, an audit hook and a guarded __import__

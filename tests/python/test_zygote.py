@@ -37,13 +37,17 @@ class ZygoteTest(unittest.TestCase):
         fd = zygote_end.fileno()
         self.pid = os.posix_spawn(
             PYTHON, [PYTHON, "-I", "-S", "-u", RUNNER],
-            {"CODEACT_ZYGOTE": "1", "CODEACT_CPU_LIMIT_S": "60", "CODEACT_RUN_TOKEN": "00000000",
-             "CODEACT_GUARD": GUARD},
+            dict({"CODEACT_ZYGOTE": "1", "CODEACT_CPU_LIMIT_S": "60",
+                  "CODEACT_RUN_TOKEN": "00000000", "CODEACT_ZYGOTE_MODULE": GUARD},
+                 **self.guard_env()),
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                           (os.POSIX_SPAWN_DUP2, fd, 3), (os.POSIX_SPAWN_DUP2, fd, 4)],
             setsid=True)
         zygote_end.close()
         self.ready = receive(self.host)
+
+    def guard_env(self):
+        return {"CODEACT_GUARD": GUARD}  # its children arm the guard before they say ready
 
     def tearDown(self):
         self.host.close()  # the zygote exits at the end of its input
@@ -86,11 +90,12 @@ class ZygoteTest(unittest.TestCase):
             os.close(fd)
         forked = receive(self.host)
         self.assertEqual(forked["type"], "forked", forked)
-        # The guard's system part, which a forked child arms before it says ready.
-        guard = {"type": "guard", "exec": ["/usr", os.path.dirname(RUNNER),
-                                           os.path.dirname(GUARD)],
-                 "read": [], "write": ["/tmp", "/dev/null"], "bridge_fds": [3, 4]}
-        os.write(to_child_w, (json.dumps(guard) + "\n").encode())
+        if self.guard_env():
+            # The guard's system part, which a forked child arms before it says ready.
+            guard = {"type": "guard", "exec": ["/usr", os.path.dirname(RUNNER),
+                                               os.path.dirname(GUARD)],
+                     "read": [], "write": ["/tmp", "/dev/null"], "bridge_fds": [3, 4]}
+            os.write(to_child_w, (json.dumps(guard) + "\n").encode())
         self.assertTrue(select.select([from_child_r], [], [], DEADLINE)[0])
         self.assertEqual(json.loads(os.read(from_child_r, 65536))["type"], "ready")
         return forked["pid"], to_child_w, from_child_r, out_r
@@ -137,6 +142,14 @@ class ZygoteTest(unittest.TestCase):
                           os.WTERMSIG(exited["status"])), (pid, True, signal.SIGKILL))
         for fd in (to_child, from_child, out):
             os.close(fd)
+
+
+class UnguardedZygoteTest(ZygoteTest):
+    """A zygote whose children do not arm the guard (ExecutorOptions::runtime_guard off) loads
+    the module for its loop all the same: its children say ready without a guard frame."""
+
+    def guard_env(self):
+        return {}
 
 
 if __name__ == "__main__":

@@ -209,11 +209,16 @@ class LocalExecutor final : public Executor {
         guard_(std::move(guard)),
         cgroups_(CgroupSite::ForThisProcess()),
         degraded_note_(DegradedNote(*cgroups_)),
-        // The zygote's loop is the guard module's (guard/zygote_loop.hpp). At the namespaces
-        // level it forks each child into namespaces of its own (sandbox/zygote_child.hpp): a
-        // root host (a uid per child) and a cgroup per child (which the child joins itself).
-        fork_server_(options.fork_server && options.warm_pool_size > 0 && guard_ &&
-                     (!sandbox_ || (own_uids_ && cgroups_->any()))) {
+        // The zygote's loop is in the guard's module (guard/zygote_loop.hpp), which the
+        // zygote loads whether or not its children arm the guard. At the namespaces level it
+        // forks each child into namespaces of its own (sandbox/zygote_child.hpp): a root host (a
+        // uid per child), a cgroup per child (which the child joins itself), and the guard (its
+        // module is in the sandbox only then).
+        zygote_module_(guard_     ? guard_->module_path
+                       : sandbox_ ? ""
+                                  : GuardModulePath()),
+        fork_server_(options.fork_server && options.warm_pool_size > 0 && !zygote_module_.empty() &&
+                     (!sandbox_ || (own_uids_ && guard_ && cgroups_->any()))) {
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
@@ -802,7 +807,11 @@ class LocalExecutor final : public Executor {
   }
 
   StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot) {
-    if (!sandbox_) return ForkServer::Start(ChildSpec(snapshot, "/"), kWarmStartTimeout);
+    if (!sandbox_) {
+      LaunchSpec spec = ChildSpec(snapshot, "/");
+      spec.environment["CODEACT_ZYGOTE_MODULE"] = zygote_module_;
+      return ForkServer::Start(std::move(spec), kWarmStartTimeout);
+    }
     // Inside the sandbox, as its own uid from the run range, which its user namespace maps
     // whole (SandboxConfig::zygote_uids_first).
     struct Keep {
@@ -816,6 +825,7 @@ class LocalExecutor final : public Executor {
     if (!scratch.ok()) return scratch.status();
     auto keep = std::make_shared<Keep>(Keep{std::move(*lease), std::move(*scratch)});
     LaunchSpec spec = ChildSpec(snapshot, keep->scratch.path());
+    spec.environment["CODEACT_ZYGOTE_MODULE"] = zygote_module_;
     if (Status s = ApplySandboxPlan(*sandbox_, snapshot, keep->scratch.path(), {},
                                     static_cast<std::int64_t>(keep->uid.uid()), spec, &range);
         !s.ok()) {
@@ -952,6 +962,7 @@ class LocalExecutor final : public Executor {
   const std::optional<GuardPlan> guard_;             // set with ExecutorOptions::runtime_guard
   const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
   const std::string degraded_note_;                  // for every result, where cgroups fall short
+  const std::string zygote_module_;  // the zygote's loop (the guard's module); "": no zygote
   const bool fork_server_;
   std::string level_note_;
   Reaper reaper_;                  // destroyed after the pool: children are finished last
