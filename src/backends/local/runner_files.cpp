@@ -1,10 +1,5 @@
 #include "backends/local/runner_files.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +10,7 @@
 #include "codeact_build_config.hpp"
 #include "common/sha256.hpp"
 #include "common/user_cache.hpp"
+#include "files/bounded_read.hpp"
 #include "validation/bytecode.hpp"
 
 namespace codeact::internal {
@@ -35,36 +31,13 @@ struct Sources {
   std::string key;                // sha256 of the sources and the bytecode's version
 };
 
-// The whole of a regular file of at most `max` bytes, read in one buffer of its size (a one-shot
-// run reads these while the validator's thread maps libpython: every extra allocation of the
-// main thread's then waited for the address space's lock).
-std::optional<std::string> ReadWhole(const fs::path& path, std::size_t max) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<std::string> text;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max) {
-    text.emplace(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text->size()) {
-      const ssize_t n = ::read(fd, text->data() + got, text->size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    if (got != text->size()) text.reset();  // it changed while read
-  }
-  ::close(fd);
-  return text;
-}
-
 StatusOr<Sources> ReadSources(const fs::path& dir) {
   Sources s;
   std::string keyed = std::string(kCacheMagic) + "\n" + kEmbeddedPythonVersion + "\n";
   for (const char* module : kRunnerModules) {
     const fs::path path = dir / (std::string(module) + ".py");
-    std::optional<std::string> text = ReadWhole(path, kMaxSourceBytes);
-    if (!text) return NotFound("cannot read " + path.string() + " (at most 1 MiB)");
+    StatusOr<std::string> text = ReadBoundedFile(path.string(), kMaxSourceBytes, "runner source");
+    if (!text.ok()) return text.status();
     keyed +=
         std::string(module) + " " + std::to_string(text->size()) + " " + Sha256Hex(*text) + "\n";
     s.text.push_back(std::move(*text));
