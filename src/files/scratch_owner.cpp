@@ -15,6 +15,7 @@
 
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
+#include "process/proc_stat.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -33,19 +34,7 @@ std::string ReadSmallFile(const std::string& path) {
 // Field 22 of /proc/<pid>/stat (the start time in clock ticks after boot), read after the
 // command name, which may itself hold spaces and parentheses.
 std::optional<std::uint64_t> StartTime(const std::string& pid) {
-  const std::string stat = ReadSmallFile("/proc/" + pid + "/stat");
-  const std::size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(paren + 1));
-  std::string field;
-  for (int i = 3; i <= 22; ++i) {  // fields 3.. follow the name
-    if (!(fields >> field)) return std::nullopt;
-  }
-  try {
-    return std::stoull(field);
-  } catch (...) {
-    return std::nullopt;
-  }
+  return ProcStatNumber(ReadSmallFile("/proc/" + pid + "/stat"), 22);
 }
 
 // Same boot and same pid namespace: a hash of the boot id and the namespace's identity.

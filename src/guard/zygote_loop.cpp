@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bridge/zygote_messages.hpp"
+#include "process/proc_stat.hpp"
 #include "sandbox/zygote_child.hpp"
 
 namespace codeact::internal {
@@ -58,21 +59,12 @@ std::optional<TokenSlot> FindTokenSlot() {
   char stat[4096];
   const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+  const ssize_t n = ::read(fd, stat, sizeof stat);
   ::close(fd);
   if (n <= 0) return std::nullopt;
-  stat[n] = '\0';
-  const char* fields = std::strrchr(stat, ')');
-  if (fields == nullptr) return std::nullopt;
-  unsigned long long start = 0;
-  unsigned long long end = 0;
-  int field = 2;  // the command's field; the next one is 3
-  for (const char* p = fields + 1; *p != '\0' && field < 51; ++p) {
-    if (*p != ' ') continue;
-    ++field;
-    if (field == 50) start = std::strtoull(p + 1, nullptr, 10);
-    if (field == 51) end = std::strtoull(p + 1, nullptr, 10);
-  }
+  const std::string_view line(stat, static_cast<std::size_t>(n));
+  const std::uint64_t start = ProcStatNumber(line, 50).value_or(0);
+  const std::uint64_t end = ProcStatNumber(line, 51).value_or(0);
   if (start == 0 || end <= start) return std::nullopt;
   const std::string_view block(reinterpret_cast<char*>(start), end - start);
   std::size_t at = 0;

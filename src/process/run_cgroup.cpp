@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "process/posix_util.hpp"
+#include "process/proc_stat.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -127,15 +128,9 @@ bool BoundToV1(const std::string& controller) {
 std::optional<std::string> StartTime(const std::string& pid) {
   auto stat = ReadText("/proc/" + pid + "/stat");
   if (!stat) return std::nullopt;
-  const std::size_t close = stat->rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::size_t at = close + 2;  // field 3
-  for (int field = 3; field < 22 && at != std::string::npos; ++field) {
-    at = stat->find(' ', at);
-    if (at != std::string::npos) ++at;
-  }
-  if (at == std::string::npos) return std::nullopt;
-  return stat->substr(at, stat->find(' ', at) - at);
+  const std::optional<std::string_view> start = ProcStatField(*stat, 22);
+  if (!start) return std::nullopt;
+  return std::string(*start);
 }
 
 // "<pid>-<start time>-<n>", all decimal: a run group of this module's making.

@@ -208,20 +208,9 @@ class EmbeddedValidator final : public Validator {
       std::lock_guard lock(imports_mu_);
       if (auto it = imports_cache_.find(key); it != imports_cache_.end()) return it->second;
     }
-    StatusOr<std::vector<std::string>> patterns = Internal("not computed");
-    try {
-      ThreadGil gil;
-      try {
-        patterns = import_patterns_(PolicyToDict(policy)).cast<std::vector<std::string>>();
-      } catch (py::error_already_set& e) {
-        return InvalidArgument(std::string("the policy's import patterns: ") + e.what());
-      } catch (const py::cast_error& e) {
-        return Internal(std::string("runtime_import_patterns returned a malformed list: ") +
-                        e.what());
-      }
-    } catch (const std::exception& e) {
-      return Internal(std::string("runtime_import_patterns failed: ") + e.what());
-    }
+    StatusOr<std::vector<std::string>> patterns =
+        PolicyStrings(import_patterns_, policy, "import patterns", "runtime_import_patterns");
+    if (!patterns.ok()) return patterns;
     std::lock_guard lock(imports_mu_);
     if (imports_cache_.size() >= kImportsCacheLimit) imports_cache_.clear();
     imports_cache_.emplace(key, *patterns);
@@ -229,25 +218,33 @@ class EmbeddedValidator final : public Validator {
   }
 
   StatusOr<std::vector<std::string>> BlockedBuiltins(const ValidationPolicy& policy) override {
-    try {
-      ThreadGil gil;
-      try {
-        return blocked_builtins_(PolicyToDict(policy)).cast<std::vector<std::string>>();
-      } catch (py::error_already_set& e) {
-        return InvalidArgument(std::string("the policy's blocked builtins: ") + e.what());
-      } catch (const py::cast_error& e) {
-        return Internal(std::string("blocked_builtin_names returned a malformed list: ") +
-                        e.what());
-      }
-    } catch (const std::exception& e) {
-      return Internal(std::string("blocked_builtin_names failed: ") + e.what());
-    }
+    return PolicyStrings(blocked_builtins_, policy, "blocked builtins", "blocked_builtin_names");
   }
 
   PythonVersion EmbeddedVersion() const override { return version_; }
   std::string InstallationInterpreter() const override { return interpreter_; }
 
  private:
+  // `fn(policy)`, a function of validator.runtime_policy named `name`, as a list of str:
+  // INVALID_ARGUMENT for what the policy gets wrong (`what` names the answer), INTERNAL for a
+  // malformed answer or a failed call.
+  static StatusOr<std::vector<std::string>> PolicyStrings(const py::object& fn,
+                                                          const ValidationPolicy& policy,
+                                                          const char* what, const char* name) {
+    try {
+      ThreadGil gil;
+      try {
+        return fn(PolicyToDict(policy)).cast<std::vector<std::string>>();
+      } catch (py::error_already_set& e) {
+        return InvalidArgument(std::string("the policy's ") + what + ": " + e.what());
+      } catch (const py::cast_error& e) {
+        return Internal(std::string(name) + " returned a malformed list: " + e.what());
+      }
+    } catch (const std::exception& e) {
+      return Internal(std::string(name) + " failed: " + e.what());
+    }
+  }
+
   struct Call {
     unsigned long thread_id;
     Clock::time_point deadline;

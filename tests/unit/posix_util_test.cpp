@@ -1,5 +1,6 @@
 // The shared POSIX helpers: UniqueFd owns and closes, ErrnoText is strerror's text, and
-// PathWithin compares whole components (a sibling with a longer name is not inside).
+// PathWithin compares whole components (a sibling with a longer name is not inside);
+// ProcStatField counts a /proc/<pid>/stat line's fields after the command.
 #include "process/posix_util.hpp"
 
 #include <errno.h>
@@ -7,9 +8,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <future>
+#include <iterator>
+#include <string>
 #include <thread>
 #include <utility>
+
+#include "process/proc_stat.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -69,6 +75,31 @@ TEST(PosixUtilTest, TasksOfRealUidCountsThreads) {
   release.set_value();
   extra.join();
   EXPECT_EQ(TasksOfRealUid(0x7ffffff0), 0);
+}
+
+}  // namespace
+}  // namespace codeact::internal
+
+namespace codeact::internal {
+namespace {
+
+TEST(ProcStatFieldTest, FieldsAreCountedAfterACommandWithSpacesAndParentheses) {
+  const std::string_view stat = "42 (a b) (c)) S 1 42 42 0 -1 4194560\n";
+  EXPECT_EQ(ProcStatField(stat, 3), "S");
+  EXPECT_EQ(ProcStatField(stat, 4), "1");
+  EXPECT_EQ(ProcStatField(stat, 9), "4194560");  // the last one, without its newline
+  EXPECT_EQ(ProcStatNumber(stat, 9), 4194560u);
+  EXPECT_FALSE(ProcStatField(stat, 10).has_value());
+  EXPECT_FALSE(ProcStatNumber(stat, 8).has_value());  // "-1" is not an unsigned number
+  EXPECT_FALSE(ProcStatField(stat, 2).has_value());
+  EXPECT_FALSE(ProcStatField("no command here", 3).has_value());
+}
+
+TEST(ProcStatFieldTest, ThisProcessStartTimeAndEnvironmentBlockAreRead) {
+  std::ifstream in("/proc/self/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(ProcStatNumber(stat, 22).value_or(0), 0u);  // start time
+  EXPECT_LT(ProcStatNumber(stat, 50).value_or(0), ProcStatNumber(stat, 51).value_or(0));
 }
 
 }  // namespace

@@ -218,7 +218,7 @@ class LocalExecutor final : public Executor {
                        : sandbox_ ? ""
                                   : GuardModulePath()),
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !zygote_module_.empty() &&
-                     (!sandbox_ || (own_uids_ && guard_ && cgroups_->any()))) {
+                     (!sandbox_ || (own_uids_ && cgroups_->any()))) {
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
