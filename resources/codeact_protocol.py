@@ -18,7 +18,13 @@ the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr
                  bridge, its globals kept, until the host closes the bridge; runner_session.py)
   host  -> child {"type":"request","code":str,"tools":[str,...],"max_output_bytes":N,
                   "max_frame_bytes":N,"max_tool_calls":N,   (limits optional: REQUEST_DEFAULTS)
-                  "guard":{<the fields of the guard frame>,"imports":[pattern,...]}}   (optional)
+                  "guard":{<the fields of the guard frame>,"imports":[pattern,...]},  (optional)
+                  "validate":{<a validator policy: validator/policy.py's keys>}}     (optional)
+  child -> host  {"type":"validated","ok":true} or {"type":"validated","ok":false,
+                 "violations":[{"line","col","rule","message","hint"},...],
+                 "violations_dropped":N?}, then exit 1: the first frame after a request with
+                 "validate", whose code the child validated before running any of it
+                 (runner_verdict.py); the guard's "imports" are then the child's own
   child -> host  {"type":"guard_error","message":str}    then exit 1, instead of the ready frame
                  (arming ahead failed) or of anything else after the request (arming failed)
   child -> host  {"type":"tool_call","id":N,"name":str,"kwargs":{...}}     (ids 1, 2, 3 ... per run)
@@ -66,7 +72,8 @@ import _json
 TABLE = {
     "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"), ("tmp",)),
     "request": ("bridge", "host", ("code",),
-                ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard")),
+                ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard",
+                 "validate")),
     "tool_result": ("bridge", "host", ("id", "ok"), ("result", "error_type", "message")),
     "configure": ("bridge", "host", ("fingerprint", "tools", "input_dir", "output_dir", "network",
                                      "environment", "cpu_time_s", "heap_size", "stack_size",
@@ -74,6 +81,7 @@ TABLE = {
     "ready": ("bridge", "child", (), ("python", "pid", "session")),
     "setup_error": ("bridge", "child", ("message",), ("step", "errno")),
     "guard_error": ("bridge", "child", ("message",), ()),
+    "validated": ("bridge", "child", ("ok",), ("violations", "violations_dropped")),
     "tool_call": ("bridge", "child", ("id", "name"), ("kwargs",)),
     "complete": ("bridge", "child", ("output_present",), ("output", "note")),
     "error": ("bridge", "child", ("error_type", "message"), ("traceback",)),
@@ -251,6 +259,15 @@ def limit_frame(message):
 
 def guard_error_frame(message):
     return '{"type":"guard_error","message":%s}' % encode(message)
+
+
+VALIDATED_OK = '{"type":"validated","ok":true}'
+
+
+def rejected_frame(violations_json, dropped):
+    """The verdict of a rejection; violations_json is the JSON text of a non-empty list."""
+    return '{"type":"validated","ok":false,"violations":%s%s}' % (
+        violations_json, ',"violations_dropped":%d' % dropped if dropped else "")
 
 
 def tool_call_frame(call_id, name_json, kwargs_json):

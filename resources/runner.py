@@ -13,6 +13,7 @@ its own directory, where its modules are (the host compiles them all to .pyc bes
   codeact_convert.py   output values -> JSON (the hyperlight guest runs the same code)
   runner_zygote.py     the fork server's side (CODEACT_ZYGOTE=1)
   runner_session.py    a session's loop: request after request, globals kept (CODEACT_SESSION=1)
+  runner_verdict.py    the validator run in the child before any code (a request's "validate")
 
 Frames travel only on the bridge fds; whatever the user's code prints goes to fds 1 and 2. A
 tool_call frame over max_frame_bytes is not sent: the code gets ToolError "FrameTooLarge"; past
@@ -25,11 +26,11 @@ or guard_error. A malformed host frame ends the run with an error frame of error
 pooled child down). A failed write to the host: exit 3 at once. The process ends with os._exit:
 no atexit handlers, no finalizers of user objects, pending tasks are dropped.
 The write fd is non-blocking: while the host is not reading, the runner keeps reading its
-answers, so a host that answers each call before reading the next cannot deadlock with it.
-The terminal frame is the last thing on the bridge: the runner closes it and exits, and the
-host ends a run whose bridge carries anything after its first terminal frame as a BridgeError
-(the code can write to the bridge fds itself; what it forges gains it nothing it could not
-print or raise, and a second terminal frame gives it away).
+answers, so a host that answers each call before reading the next cannot deadlock with it. The
+terminal frame is the last thing on the bridge: the runner closes it and exits, and the host
+ends a run whose bridge carries anything after its first terminal frame as a BridgeError (the
+code can write to the bridge fds itself; what it forges gains it nothing it could not print or
+raise, and a second terminal frame gives it away).
 
 Runtime guard (src/guard, README "Threat model"): with a "guard" field in the request, the
 runner arms the guard after its own preload and before any user code, or ends the run with
@@ -53,11 +54,10 @@ with error_type "SystemExit". error_type is the exception class's __name__; trac
 frames from the first "<code>" frame on, minus the runner's own, with the submitted source lines.
 
 Start-up cost (2-core test VM): importing asyncio costs more than a whole interpreter start, the
-json package ~8 ms, os ~2.5 ms (posix serves instead). So only the hot path is in this file and
-codeact_protocol.py (ready frame, request, running the code, simple outputs); tool calls, error
-reports and output conversion are runner_cold.py, imported on first need. A child still idle
-10 ms after its ready frame imports that, then traceback and asyncio piece by piece, checking for
-its request between pieces; a child whose request is waiting does only what the code needs.
+json package ~8 ms, os ~2.5 ms (posix serves instead). So only the hot path is here and in
+codeact_protocol.py (ready frame, request, running the code, simple outputs); the rest is
+runner_cold.py, imported on first need. A child still idle 10 ms after its ready frame imports
+that, then traceback and asyncio piece by piece, checking for its request between pieces.
 """
 
 import _ast
@@ -573,6 +573,8 @@ def _complete(value):
 def _run(req):
     st = _state
     code, tools = _request_fields(req)
+    if "validate" in req:  # the validator's verdict first (runner_verdict.py)
+        __import__("runner_verdict").check(req, code)
     _arm_guard(req)
 
     st.code_lines = code.splitlines(True)

@@ -50,6 +50,11 @@ struct ExecutionRequest {
   // them otherwise). A stateless run gets its snapshot with those marks cleared instead; a
   // session keeps the tools it opened with and reads this.
   bool tools_approved = false;
+  // Set (only for a backend whose traits say validates_in_child): the child validates the code
+  // under this policy before it runs any of it; a rejection is a validation_failed result with
+  // the violations, as the provider's own validation gives. A backend that cannot refuses the
+  // run (setup_error) rather than run unvalidated code.
+  std::optional<ValidationPolicy> validate_in_child;
 };
 
 struct CapturedFile {

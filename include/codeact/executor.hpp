@@ -133,6 +133,13 @@ struct ExecutorOptions {
   // accepts them as rlimits alone (RLIMIT_AS, RLIMIT_NPROC); every result's `message` then
   // names the bounds that do not apply. Defaults degrade that way in any case, and say so.
   bool accept_weaker_limits = false;
+  // Local backend: each stateless run's child validates its code itself, with the validator
+  // package imported from the runner's private directory, before any of it runs (the request's
+  // policy; a rejection is validation_failed, nothing run), and computes its guard's import list
+  // from that policy. A process that runs once (`codeact run`) then never starts the embedded
+  // interpreter, ~50 ms of CPU. The provider validates in the host when this is off, and always
+  // for sessions (BackendTraits::validates_in_child).
+  bool validate_in_child = false;
   RunUidRange run_uids;
   HyperlightOptions hyperlight;
   EgressOptions egress;  // local backend
@@ -159,6 +166,9 @@ struct BackendTraits {
   // the provider hands them to the validator (ValidationPolicy::network_tools), whose hint for
   // a rejected network module then names them instead of saying there is no network.
   std::vector<std::string> network_tools;
+  // The backend validates a stateless run's code in its child when the request asks
+  // (ExecutionRequest::validate_in_child); the provider then does not.
+  bool validates_in_child = false;
 };
 
 // The backend's side of a Session (session.hpp): one child serving the runs of one session.

@@ -173,10 +173,12 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   friend class internal::ProviderSession;
   Status CheckToolName(const std::string& name) const;
   // Approval, the code's checks and validation, then `run` with the snapshot as approved (a gated
-  // tool of an approved run unmarked): Execute's steps for any executor.
+  // tool of an approved run unmarked): Execute's steps for any executor. `child_validates`: the
+  // validation is left to the run's child (ExecutionRequest::validate_in_child).
   ExecutionResult Vet(
       const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
-      const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run);
+      const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run,
+      bool child_validates = false);
 
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);

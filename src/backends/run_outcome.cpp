@@ -60,6 +60,14 @@ std::string CancelledMessage(const std::string& reason) {
   return "cancelled: " + (reason.empty() ? std::string("the caller cancelled the run") : reason);
 }
 
+ExecutionResult RejectedResult(std::vector<Violation> violations, const std::string& note) {
+  ExecutionResult r = NotRunResult(
+      Outcome::kValidationFailed,
+      "the code was rejected by the validator; nothing ran" + (note.empty() ? "" : "; " + note));
+  r.violations = std::move(violations);
+  return r;
+}
+
 bool WaitForExit(Child& child, Clock::time_point deadline, const CancellationToken& cancel) {
   auto pause = std::chrono::microseconds(200);
   while (!child.TryWait()) {
@@ -125,6 +133,14 @@ ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitI
       r.outcome = Outcome::kCancelled;
       r.message = CancelledMessage(ended.message);
       break;
+    case LoopEnd::kRejected: {
+      ExecutionResult rejected = RejectedResult(ended.violations, ended.message);
+      r.exit_code = rejected.exit_code;
+      r.outcome = rejected.outcome;
+      r.message = std::move(rejected.message);
+      r.violations = std::move(rejected.violations);
+      break;
+    }
   }
   return r;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bridge/host_loop.hpp"
 #include "codeact/execution.hpp"
@@ -22,6 +23,11 @@ std::string OpenFilesNote(const ExecutionLimits& limits);
 
 // The `message` of a cancelled result: "cancelled: <reason>".
 std::string CancelledMessage(const std::string& reason);
+
+// The result of code the validator rejected, in the host or in the child (LoopEnd::kRejected):
+// nothing ran, so it is a not-run result with the violations (`note`, when not empty, is added
+// to its message).
+ExecutionResult RejectedResult(std::vector<Violation> violations, const std::string& note = "");
 
 // Polls (without reaping twice: TryWait reaps once and then repeats its answer) until the child
 // has exited, the deadline passes or `cancel` is cancelled; true when it exited.

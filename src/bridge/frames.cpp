@@ -1,9 +1,11 @@
 #include "bridge/frames.hpp"
 
+#include <limits>
 #include <utility>
 
 #include "bridge/frame_codec.hpp"
 #include "bridge/protocol.hpp"
+#include "json/policy_json.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal::protocol {
@@ -56,6 +58,38 @@ class Fields {
     out = std::move(v->as_object());
     return Status::Ok();
   }
+  // A list of violations: objects with integer "line" and "col" and string "rule", "message"
+  // and "hint".
+  Status Violations(std::string_view key, std::vector<Violation>& out) const {
+    const json::value* v = frame_.if_contains(key);
+    if (v == nullptr) return Status::Ok();
+    if (!v->is_array()) return Malformed(key, "must be a list");
+    for (const json::value& item : v->as_array()) {
+      const json::object* o = item.if_object();
+      Violation violation;
+      const auto integer = [o](std::string_view name, int& to) {
+        const json::value* n = o->if_contains(name);
+        if (n == nullptr || !n->is_int64() || n->as_int64() < 0 ||
+            n->as_int64() > std::numeric_limits<int>::max())
+          return false;
+        to = static_cast<int>(n->as_int64());
+        return true;
+      };
+      const auto text = [o](std::string_view name, std::string& to) {
+        const json::value* t = o->if_contains(name);
+        if (t == nullptr || !t->is_string()) return false;
+        to = std::string(t->as_string());
+        return true;
+      };
+      if (o == nullptr || !integer("line", violation.line) || !integer("col", violation.col) ||
+          !text("rule", violation.rule) || !text("message", violation.message) ||
+          !text("hint", violation.hint)) {
+        return Malformed(key, "must hold objects with line, col, rule, message and hint");
+      }
+      out.push_back(std::move(violation));
+    }
+    return Status::Ok();
+  }
   const json::value* Find(std::string_view key) const { return frame_.if_contains(key); }
 
  private:
@@ -93,6 +127,21 @@ StatusOr<ChildFrame> DecodeComplete(const Fields& f) {
   return ChildFrame(std::move(complete));
 }
 
+StatusOr<ChildFrame> DecodeValidated(const Fields& f) {
+  ValidatedFrame v;
+  Status s = All([&] { return f.Bool(field::kOk, v.ok); },
+                 [&] { return f.Violations(field::kViolations, v.violations); },
+                 [&] { return f.Int(field::kViolationsDropped, v.violations_dropped); });
+  if (!s.ok()) return s;
+  if (v.violations_dropped < 0)
+    return f.Malformed(field::kViolationsDropped, "must not be negative");
+  if (v.ok != v.violations.empty()) {
+    return f.Malformed(field::kViolations, v.ok ? "must be empty when \"ok\" is true"
+                                                : "must name why when \"ok\" is false");
+  }
+  return ChildFrame(std::move(v));
+}
+
 // The fields of a known frame, each of its type when present.
 StatusOr<ChildFrame> DecodeFields(const MessageSpec& spec, const Fields& f) {
   auto with_message = [&f]<typename Frame>(Frame frame) -> StatusOr<ChildFrame> {
@@ -106,6 +155,8 @@ StatusOr<ChildFrame> DecodeFields(const MessageSpec& spec, const Fields& f) {
       return with_message(SetupErrorFrame{});
     case MessageType::kGuardError:
       return with_message(GuardErrorFrame{});
+    case MessageType::kValidated:
+      return DecodeValidated(f);
     case MessageType::kToolCall:
       return DecodeToolCall(f);
     case MessageType::kComplete:
@@ -155,6 +206,7 @@ std::string EncodeRequest(const RequestFrame& r) {
       {field::kTools, std::move(tools)},           {field::kMaxOutputBytes, r.max_output_bytes},
       {field::kMaxFrameBytes, r.max_frame_bytes},  {field::kMaxToolCalls, r.max_tool_calls}};
   if (r.guard != nullptr) frame[field::kGuard] = GuardRequestJson(*r.guard);
+  if (r.validate != nullptr) frame[field::kValidate] = PolicyForValidator(*r.validate);
   return EncodeFrame(frame);
 }
 

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "bridge/runtime_guard_spec.hpp"
+#include "codeact/policy.hpp"
 #include "codeact/status.hpp"
+#include "codeact/validator.hpp"
 
 namespace codeact::internal::protocol {
 
@@ -24,6 +26,10 @@ struct RequestFrame {
   std::int64_t max_frame_bytes = 0;
   std::int64_t max_tool_calls = 0;
   const RuntimeGuardSpec* guard = nullptr;  // null: no "guard" field (no runtime guard)
+  // Not null: the child validates the code under this policy before it runs any of it, and
+  // answers with a "validated" frame first. The guard's "imports" are then the child's to
+  // compute from the policy.
+  const ValidationPolicy* validate = nullptr;
 };
 std::string EncodeRequest(const RequestFrame& request);
 
@@ -44,6 +50,13 @@ struct SetupErrorFrame {
 };
 struct GuardErrorFrame {
   std::string message;
+};
+// The verdict of a child that validated the code itself: when not ok, it ran none of it and
+// ends with this frame. Never ok with violations, never rejected without one.
+struct ValidatedFrame {
+  bool ok = false;
+  std::vector<Violation> violations;
+  std::int64_t violations_dropped = 0;  // more violations than fitted in the frame
 };
 struct ToolCallFrame {
   std::int64_t id = 0;
@@ -75,9 +88,9 @@ struct UnknownFrame {
   std::string type;
 };
 
-using ChildFrame =
-    std::variant<ReadyFrame, SetupErrorFrame, GuardErrorFrame, ToolCallFrame, CompleteFrame,
-                 ErrorFrame, LimitFrame, ConfiguredFrame, UnavailableFrame, UnknownFrame>;
+using ChildFrame = std::variant<ReadyFrame, SetupErrorFrame, GuardErrorFrame, ValidatedFrame,
+                                ToolCallFrame, CompleteFrame, ErrorFrame, LimitFrame,
+                                ConfiguredFrame, UnavailableFrame, UnknownFrame>;
 
 // One frame from a child. INVALID_ARGUMENT, naming the frame type and the field, for a frame
 // without a string "type", or a known frame without a field it requires or with a field of the

@@ -250,6 +250,7 @@ struct LoopSettings {
   Clock::time_point deadline;
   bool child_ready = false;
   bool bridge_closes_after_run = false;
+  bool verdict_first = false;  // RunExtras::validate was set
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -326,6 +327,9 @@ class RunLoop {
   void HandleFrames(std::vector<json::object>& frames);
   void HandleFrame(json::object& frame);
   void HandleChildFrame(protocol::ChildFrame& frame);
+  // The first frame after a request that asked for validation: true when it was taken (the
+  // verdict, or the protocol error of its absence).
+  bool TakeVerdict(protocol::ChildFrame& frame);
 
   const LoopSettings& s_;
   Completions& box_;
@@ -343,8 +347,10 @@ class RunLoop {
   // the bridge closes (or `closes_by_`), and anything more on it is a protocol error.
   bool terminal_ = false;
   Clock::time_point closes_by_;
-  // Frames since the request other than "ready": a guard_error is the runner's only as the first.
+  // Frames since the request other than "ready" and the child's verdict: a guard_error is the
+  // runner's only as the first.
   int frames_after_request_ = 0;
+  bool verdict_pending_ = s_.verdict_first;  // the child's "validated" frame has not come yet
   char buf_[64 * 1024];
 };
 
@@ -438,8 +444,34 @@ void RunLoop::HandleFrame(json::object& f) {
     EndWith(LoopEnd::kProtocolError, frame.status().message());
     return;
   }
+  if (verdict_pending_ && TakeVerdict(*frame)) return;
   if (!std::holds_alternative<protocol::ReadyFrame>(*frame)) ++frames_after_request_;
   HandleChildFrame(*frame);
+}
+
+bool RunLoop::TakeVerdict(protocol::ChildFrame& frame) {
+  // Before it answers the request the runner says only "ready" (the launcher, a setup_error).
+  if (std::holds_alternative<protocol::ReadyFrame>(frame) ||
+      (std::holds_alternative<protocol::SetupErrorFrame>(frame) && !child_ready_)) {
+    return false;
+  }
+  auto* verdict = std::get_if<protocol::ValidatedFrame>(&frame);
+  if (verdict == nullptr) {
+    EndWith(LoopEnd::kProtocolError,
+            "the child answered the request without the verdict of its validation (a broken "
+            "runner): whether any code ran is unknown");
+    return true;
+  }
+  verdict_pending_ = false;
+  if (!verdict->ok) {
+    result_.violations = std::move(verdict->violations);
+    EndWithTerminal(LoopEnd::kRejected,
+                    verdict->violations_dropped == 0
+                        ? ""
+                        : std::to_string(verdict->violations_dropped) +
+                              " violations dropped: they did not fit in a bridge frame");
+  }
+  return true;
 }
 
 void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
@@ -555,9 +587,13 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
   ToolDispatcher dispatcher(tools_, limits_, box,
                             ToolCallContext{run_over.token(), limits_.max_frame_bytes});
 
-  protocol::RequestFrame request{
-      code,        {}, limits_.max_output_bytes, limits_.max_frame_bytes, limits_.max_tool_calls,
-      extras.guard};
+  protocol::RequestFrame request{code,
+                                 {},
+                                 limits_.max_output_bytes,
+                                 limits_.max_frame_bytes,
+                                 limits_.max_tool_calls,
+                                 extras.guard,
+                                 extras.validate};
   for (const auto& t : tools_) request.tools.push_back(t.name);
   const LoopSettings settings{channels_,
                               &stdout_,
@@ -565,7 +601,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               limits_.max_frame_bytes,
                               deadline,
                               child_ready,
-                              extras.bridge_closes_after_run};
+                              extras.bridge_closes_after_run,
+                              extras.validate != nullptr};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();

@@ -12,7 +12,9 @@
 #include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
+#include "codeact/policy.hpp"
 #include "codeact/tool.hpp"
+#include "codeact/validator.hpp"
 #include "process/child.hpp"
 
 namespace codeact::internal {
@@ -35,6 +37,8 @@ enum class LoopEnd {
   kSetupError,     // the sandbox launcher's "setup_error" frame before the runner's "ready", or the
                    // runner's "guard_error" (its runtime guard could not be armed; nothing ran)
   kCancelled,      // the request's token was cancelled; `message` holds its reason
+  kRejected,       // the child validated the code (RunExtras::validate) and rejected it: nothing
+                   // ran; `violations` say why, `message` how many did not fit in its frame
 };
 
 struct LoopResult {
@@ -44,6 +48,7 @@ struct LoopResult {
   UserError error;      // for kUserError
   std::string message;  // for kOutputLimit / kProtocolError; kComplete: the runner's note
   std::int64_t tool_calls = 0;
+  std::vector<Violation> violations;  // for kRejected
 };
 
 // Reads the child's first frame and checks it is {"type":"ready",...}. Used for pooled
@@ -63,6 +68,10 @@ struct RunExtras {
   // frame after the terminal one ends the run as kProtocolError. A worker that serves run after
   // run (hyperlight) keeps its bridge open and is not waited for.
   bool bridge_closes_after_run = false;
+  // Not null: the child validates the code under this policy before running any of it (the
+  // request's "validate" field), and its first frame after the request must be its verdict, or
+  // the run ends as kProtocolError: only then is a rejection known to come before any code.
+  const ValidationPolicy* validate = nullptr;
 };
 
 class HostLoop {

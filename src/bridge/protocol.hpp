@@ -30,6 +30,7 @@ enum class MessageType {
   kReady,        // the child is waiting for its request
   kSetupError,   // the sandbox launcher failed before the runner started
   kGuardError,   // the runner could not arm its runtime guard; nothing ran
+  kValidated,    // the validator's verdict in the child (a request with "validate"); first frame
   kToolCall,     // the code called a host tool
   kComplete,     // terminal: the run ended, with its output
   kError,        // terminal: the code raised
@@ -63,6 +64,13 @@ inline constexpr std::string_view kMaxOutputBytes = "max_output_bytes";
 inline constexpr std::string_view kMaxFrameBytes = "max_frame_bytes";
 inline constexpr std::string_view kMaxToolCalls = "max_tool_calls";
 inline constexpr std::string_view kGuard = "guard";
+// request: the validator's policy (validator/policy.py's keys) when the child validates the code
+// itself before running any of it; it answers with a "validated" frame first
+inline constexpr std::string_view kValidate = "validate";
+// validated: "ok", and when it is false the violations ([{line, col, rule, message, hint}]),
+// the first of them when not all fit in a frame, and how many more there were
+inline constexpr std::string_view kViolations = "violations";
+inline constexpr std::string_view kViolationsDropped = "violations_dropped";
 // tool_call, tool_result
 inline constexpr std::string_view kId = "id";
 inline constexpr std::string_view kName = "name";
@@ -133,8 +141,8 @@ inline constexpr Names None() { return Names(kNone, 0); }
 inline constexpr std::string_view kGuardRequired[] = {kExec, kRead, kWrite, kBridgeFds};
 inline constexpr std::string_view kGuardOptional[] = {kTmp};
 inline constexpr std::string_view kRequestRequired[] = {kCode};
-inline constexpr std::string_view kRequestOptional[] = {kTools, kMaxOutputBytes, kMaxFrameBytes,
-                                                        kMaxToolCalls, kGuard};
+inline constexpr std::string_view kRequestOptional[] = {
+    kTools, kMaxOutputBytes, kMaxFrameBytes, kMaxToolCalls, kGuard, kValidate};
 inline constexpr std::string_view kToolResultRequired[] = {kId, kOk};
 inline constexpr std::string_view kToolResultOptional[] = {kResult, kErrorType, kMessage};
 inline constexpr std::string_view kConfigureRequired[] = {
@@ -143,6 +151,8 @@ inline constexpr std::string_view kConfigureRequired[] = {
 inline constexpr std::string_view kReadyOptional[] = {kPython, kPid, kSession};
 inline constexpr std::string_view kMessageOnly[] = {kMessage};
 inline constexpr std::string_view kSetupErrorOptional[] = {kStep, kErrno};
+inline constexpr std::string_view kOkOnly[] = {kOk};
+inline constexpr std::string_view kValidatedOptional[] = {kViolations, kViolationsDropped};
 inline constexpr std::string_view kToolCallRequired[] = {kId, kName};
 inline constexpr std::string_view kToolCallOptional[] = {kKwargs};
 inline constexpr std::string_view kCompleteRequired[] = {kOutputPresent};
@@ -170,6 +180,7 @@ inline constexpr std::array kTable = {
     MessageSpec{MessageType::kReady, "ready", B, C, None(), kReadyOptional},
     MessageSpec{MessageType::kSetupError, "setup_error", B, C, kMessageOnly, kSetupErrorOptional},
     MessageSpec{MessageType::kGuardError, "guard_error", B, C, kMessageOnly, None()},
+    MessageSpec{MessageType::kValidated, "validated", B, C, kOkOnly, kValidatedOptional},
     MessageSpec{MessageType::kToolCall, "tool_call", B, C, kToolCallRequired, kToolCallOptional},
     MessageSpec{MessageType::kComplete, "complete", B, C, kCompleteRequired, kCompleteOptional},
     MessageSpec{MessageType::kError, "error", B, C, kErrorRequired, kErrorOptional},

@@ -56,7 +56,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
               << format_name << "\"\n";
     return kExitUsage;
   }
-  auto provider = BuildProvider(*args, /*default_pool_size=*/0);  // describes, runs nothing
+  auto provider = BuildProvider(*args, {.default_pool_size = 0});  // describes, runs nothing
   if (!provider.ok()) {
     std::cerr << "codeact describe: " << provider.status().message() << "\n";
     return kExitUsage;

@@ -478,14 +478,15 @@ StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int default_pool_size,
-                                                         std::shared_ptr<Validator> validator,
-                                                         std::vector<HostTool>* later_tools) {
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args,
+                                                         ProviderChoices choices) {
   ProviderOptions options;
   if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
   if (Status s = CodeFlags(args, options); !s.ok()) return s;
   if (Status s = SessionFlags(args, options.sessions); !s.ok()) return s;
-  if (Status s = ExecutorFlags(args, default_pool_size, options.executor); !s.ok()) return s;
+  if (Status s = ExecutorFlags(args, choices.default_pool_size, options.executor); !s.ok())
+    return s;
+  options.executor.validate_in_child = choices.validate_in_child;
   if (Status s = BackendFlags(args, options); !s.ok()) return s;
   auto mounts = MountFlags(args);
   if (!mounts.ok()) return mounts.status();
@@ -504,14 +505,15 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args, int d
       return InvalidArgument("--mcp-server: " + s.message());
   }
 
-  auto provider = CodeActProvider::Create(std::move(options), nullptr, std::move(validator));
+  auto provider =
+      CodeActProvider::Create(std::move(options), nullptr, std::move(choices.validator));
   if (!provider.ok()) return provider.status();
   for (auto& m : *mounts) {
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
   for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
-  if (later_tools != nullptr) {
-    *later_tools = std::move(tools);
+  if (choices.later_tools != nullptr) {
+    *choices.later_tools = std::move(tools);
   } else if (Status s = AddHostTools(args, **provider, std::move(tools)); !s.ok()) {
     return s;
   }

@@ -17,15 +17,23 @@ FlagSpec WithProviderFlags(FlagSpec spec);
 // Text for the usage message: the limit flags (from the limit table), then the others.
 std::string ProviderFlagsHelp();
 
-// `default_pool_size` applies without --pool: a one-shot command passes 0, so that it does not
-// start interpreters it will never use; a server keeps the library default. `validator`: the
-// provider's (null: the embedded one, started now). `later_tools` (not null): the --tools file's
-// tools are loaded into it, not added, for the caller to add with AddHostTools once its child is
-// starting (their names are checked against the validator's import list, which waits for its
-// start).
-StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(
-    const Args& args, int default_pool_size = ExecutorOptions{}.warm_pool_size,
-    std::shared_ptr<Validator> validator = nullptr, std::vector<HostTool>* later_tools = nullptr);
+// What a command asks of its provider beyond the flags.
+struct ProviderChoices {
+  // Applies without --pool: a one-shot command passes 0, so that it does not start interpreters
+  // it will never use; a server keeps the library default.
+  int default_pool_size = ExecutorOptions{}.warm_pool_size;
+  // The provider's validator; null: the embedded one, started now.
+  std::shared_ptr<Validator> validator;
+  // Not null: the --tools file's tools are loaded into it, not added, for the caller to add with
+  // AddHostTools once its child is starting (their names are checked against the validator's
+  // import list, which waits for its start).
+  std::vector<HostTool>* later_tools = nullptr;
+  // ExecutorOptions::validate_in_child (the local backend; others validate in the host).
+  bool validate_in_child = false;
+};
+
+StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args,
+                                                         ProviderChoices choices = {});
 
 // Adds the --tools file's tools; a name the code could not reach is INVALID_ARGUMENT naming the
 // file (exit 2).

@@ -63,7 +63,7 @@ int CmdRepl(const std::vector<std::string>& argv) {
               << kReplHelp << ProviderFlagsHelp();
     return kExitUsage;
   }
-  auto provider = BuildProvider(*args, /*default_pool_size=*/0);
+  auto provider = BuildProvider(*args, {.default_pool_size = 0});
   if (!provider.ok()) {
     std::cerr << "codeact repl: " << provider.status().message() << "\n";
     return kExitUsage;

@@ -1,11 +1,10 @@
 // codeact run [provider flags] FILE|-
 //
-// One shot, in parallel where it can be: the embedded interpreter starts (and then validates) on
-// a thread of its own (validation/background_validator.hpp) while the executor is made from the
-// per-user cache (runner, interpreter version, sandbox probe) and the child starts (Warm without
-// a pool starts one child for the run). The code reaches the child only after the validator's
-// verdict; when it is a rejection, the child is killed with the executor, unused. Nothing
-// started here outlives the command.
+// One shot, in parallel where it can be: the executor is made from the per-user cache (runner,
+// interpreter version, sandbox probe) and the child starts (Warm without a pool starts one child
+// for the run). The child validates the code itself before running any of it (the validator
+// package staged beside the runner), so the embedded interpreter (~50 ms of CPU) starts only
+// where something else needs it. Nothing started here outlives the command.
 #include <iostream>
 
 #include "backends/local/local_executor.hpp"
@@ -43,10 +42,22 @@ int CmdRun(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   internal::PrestartThread();  // before the validator's thread loads libpython (its doc)
-  const auto validator = internal::BackgroundValidator::Start();
+  // The local backend's child validates the code itself (ExecutorOptions::validate_in_child),
+  // so the embedded interpreter starts only for what still needs it: the --tools names' check,
+  // the tools of --mcp-server, a backend that validates in the host, the guard's import list
+  // under --no-validate (on a thread of its own, as all of those are known now), and a coding
+  // cookie's codec or a runner cache miss (on first use).
+  const bool host_needs_validator = args->Has("--tools") || args->Has("--mcp-server") ||
+                                    args->Get("--backend").value_or("local") != "local" ||
+                                    args->Has("--no-validate");
+  const auto validator = host_needs_validator ? internal::BackgroundValidator::Start()
+                                              : internal::BackgroundValidator::OnFirstUse();
   // One run: a pool would start interpreters that no run takes (unless --pool asks for one).
   std::vector<HostTool> tools;
-  auto provider = BuildProvider(*args, /*default_pool_size=*/0, validator, &tools);
+  auto provider = BuildProvider(*args, {.default_pool_size = 0,
+                                        .validator = validator,
+                                        .later_tools = &tools,
+                                        .validate_in_child = true});
   if (!provider.ok()) {
     std::cerr << "codeact run: " << provider.status().message() << "\n";
     return kExitUsage;

@@ -5,6 +5,7 @@
 
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
+#include "json/policy_json.hpp"
 #include "json/result_json.hpp"
 #include "json/result_size.hpp"
 #include "json/serialize.hpp"
@@ -346,7 +347,9 @@ StatusOr<ValidationPolicy> PolicyFromJson(std::string_view text) {
   return policy;
 }
 
-std::string ToJson(const ValidationPolicy& p) {
+namespace {
+// The policy file's keys (PolicyFromJson reads them back).
+json::object PolicyFileObject(const ValidationPolicy& p) {
   json::object o;
   if (p.allowed_imports) o["allowed_imports"] = Strings(*p.allowed_imports);
   if (p.blocked_builtins) o["blocked_builtins"] = Strings(*p.blocked_builtins);
@@ -360,7 +363,19 @@ std::string ToJson(const ValidationPolicy& p) {
   o["max_code_bytes"] = p.max_code_bytes;
   o["max_ast_depth"] = p.max_ast_depth;
   o["validation_timeout_ms"] = p.validation_timeout_ms;
-  return internal::SerializeJson(o);
+  return o;
+}
+}  // namespace
+
+std::string ToJson(const ValidationPolicy& p) {
+  return internal::SerializeJson(PolicyFileObject(p));
+}
+
+json::object internal::PolicyForValidator(const ValidationPolicy& p) {
+  json::object o = PolicyFileObject(p);
+  if (!p.network_tools.empty()) o["network_tools"] = Strings(p.network_tools);
+  o["tool_names"] = Strings(p.tool_names);
+  return o;
 }
 
 }  // namespace codeact

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "backends/result_budget.hpp"
+#include "backends/run_outcome.hpp"
 #include "codeact/json.hpp"
 #include "common/log.hpp"
 #include "common/utf8.hpp"
@@ -285,15 +286,18 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOp
 
 ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnapshot& snapshot,
                                          const InvokeOptions& options) {
-  return Vet(code, snapshot, options,
-             [&](const ExecutionRequest& request, const RunSnapshot& vetted) {
-               return executor_->Execute(request, vetted);
-             });
+  return Vet(
+      code, snapshot, options,
+      [&](const ExecutionRequest& request, const RunSnapshot& vetted) {
+        return executor_->Execute(request, vetted);
+      },
+      executor_->Traits(snapshot).validates_in_child);
 }
 
 ExecutionResult CodeActProvider::Vet(
     const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
-    const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run) {
+    const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run,
+    bool child_validates) {
   const auto start = Clock::now();
   auto finish = [&](ExecutionResult r) {
     if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
@@ -363,17 +367,15 @@ ExecutionResult CodeActProvider::Vet(
     r.violations.push_back(std::move(*bad));
     return finish(std::move(r));
   }
-  if (options_.validate) {
+  ExecutionRequest to_run{code, options.cancel, approved, std::nullopt};
+  if (options_.validate && child_validates) {
+    to_run.validate_in_child = snapshot.policy;
+  } else if (options_.validate) {
     ValidationReport report = validator_->Validate(code, snapshot.policy);
-    if (!report.ok) {
-      ExecutionResult r = NotRunResult(Outcome::kValidationFailed,
-                                       "the code was rejected by the validator; nothing ran");
-      r.violations = std::move(report.violations);
-      return finish(std::move(r));
-    }
+    if (!report.ok) return finish(internal::RejectedResult(std::move(report.violations)));
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
-  return finish(run(ExecutionRequest{code, options.cancel, approved}, vetted));
+  return finish(run(to_run, vetted));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

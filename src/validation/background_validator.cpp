@@ -1,5 +1,6 @@
 #include "validation/background_validator.hpp"
 
+#include <chrono>
 #include <future>
 
 #include "common/data_dir.hpp"
@@ -10,18 +11,24 @@ struct BackgroundValidator::State {
   std::shared_future<StatusOr<std::shared_ptr<Validator>>> embedded;
 };
 
-BackgroundValidator::BackgroundValidator() : state_(std::make_unique<State>()) {
-  state_->embedded = std::async(std::launch::async, [] { return Validator::Embedded(); }).share();
+BackgroundValidator::BackgroundValidator(std::launch when) : state_(std::make_unique<State>()) {
+  state_->embedded = std::async(when, [] { return Validator::Embedded(); }).share();
 }
 
 // The start's thread is joined here (the last copy of a std::async future waits for it).
 BackgroundValidator::~BackgroundValidator() = default;
 
 std::shared_ptr<BackgroundValidator> BackgroundValidator::Start() {
-  return std::shared_ptr<BackgroundValidator>(new BackgroundValidator());
+  return std::shared_ptr<BackgroundValidator>(new BackgroundValidator(std::launch::async));
+}
+
+std::shared_ptr<BackgroundValidator> BackgroundValidator::OnFirstUse() {
+  return std::shared_ptr<BackgroundValidator>(new BackgroundValidator(std::launch::deferred));
 }
 
 Status BackgroundValidator::started() {
+  if (state_->embedded.wait_for(std::chrono::seconds(0)) == std::future_status::deferred)
+    return Status::Ok();  // never used
   const auto& embedded = state_->embedded.get();
   return embedded.ok() ? Status::Ok() : embedded.status();
 }

@@ -68,7 +68,7 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   const std::string entry = cache_dir_ + "/" + *name;
 
   std::string runner = source;
-  auto first = internal::PrivateRunnerDir(runner, {.runtime_guard = false, .use_cache = true});
+  auto first = internal::PrivateRunnerDir(runner, {.required = false, .use_cache = true});
   ASSERT_TRUE(first.ok() && first->has_value());
   EXPECT_EQ(fs::path(runner).filename(), "runner.pyc");
   const std::string compiled = ReadFile(runner);
@@ -80,7 +80,7 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   corrupt.back() ^= 0x01;
   std::ofstream(entry, std::ios::binary | std::ios::trunc) << corrupt;
   std::string again = source;
-  auto second = internal::PrivateRunnerDir(again, {.runtime_guard = false, .use_cache = true});
+  auto second = internal::PrivateRunnerDir(again, {.required = false, .use_cache = true});
   ASSERT_TRUE(second.ok() && second->has_value());
   EXPECT_EQ(ReadFile(again), compiled);
   EXPECT_EQ(ReadFile(entry), stored) << "the corrupt entry was not replaced";
@@ -88,7 +88,7 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   // Without the cache nothing is read or written there.
   fs::remove(entry);
   std::string uncached = source;
-  auto third = internal::PrivateRunnerDir(uncached, {.runtime_guard = false, .use_cache = false});
+  auto third = internal::PrivateRunnerDir(uncached, {.required = false, .use_cache = false});
   ASSERT_TRUE(third.ok() && third->has_value());
   EXPECT_EQ(ReadFile(uncached), compiled);
   EXPECT_FALSE(fs::exists(entry));
@@ -186,6 +186,54 @@ TEST(OneShotTest, ARefusedRunLeavesNoProcessAndRunsNoCode) {
   for (const auto& e : fs::directory_iterator(internal::ScratchBaseDir())) {
     EXPECT_EQ(e.path().filename().string().find("." + std::to_string(pid) + "."), std::string::npos)
         << "left behind: " << e.path();
+  }
+}
+
+// `codeact run` leaves the validation to its child (ExecutorOptions::validate_in_child): the
+// verdict is the embedded validator's (`codeact validate`, same policy flags), at both levels,
+// and a rejected program writes nothing, even to a read-write directory, before the violation.
+TEST(OneShotTest, TheChildsVerdictIsTheEmbeddedValidatorsAndComesBeforeAnyCode) {
+  auto work = internal::TempDir::Create("codeact-oneshot-work-");
+  ASSERT_TRUE(work.ok());
+  ::chmod(work->path().c_str(), 0777);
+  const std::string code =
+      "from pathlib import Path\nPath('/work/ran.txt').write_text('x')\nprint('ran')\n"
+      "import json, subprocess\nx = eval('1')\nprint(json.dumps(x).__class__)\n";
+  for (const std::vector<std::string>& policy :
+       {std::vector<std::string>{}, {"--block-import", "json"}, {"--allow-import", "subprocess"}}) {
+    std::vector<std::string> validate = {"validate"};
+    validate.insert(validate.end(), policy.begin(), policy.end());
+    validate.push_back("-");
+    const auto expected = RunCli(validate, code);
+    ASSERT_EQ(expected.exit_code, 1) << expected.out << expected.err;
+    const bj::value report = bj::parse(expected.out);
+    for (const char* level : {"process", "namespaces"}) {
+      std::vector<std::string> run = {"run", "--isolation", level, "--workdir", work->path()};
+      run.insert(run.end(), policy.begin(), policy.end());
+      run.push_back("-");
+      const auto got = RunCli(run, code);
+      ASSERT_EQ(got.exit_code, 1) << got.out << got.err;
+      const bj::value v = RunJson(got);
+      EXPECT_EQ(v.at("outcome").as_string(), "validation_failed") << level;
+      EXPECT_EQ(v.at("message").as_string(), "the code was rejected by the validator; nothing ran");
+      EXPECT_EQ(v.at("violations"), report.at("violations")) << level << " " << got.out;
+      EXPECT_EQ(v.at("stdout").as_string(), "") << "user code ran before the verdict";
+      EXPECT_EQ(v.at("exit_code").as_int64(), -1);
+      EXPECT_FALSE(fs::exists(work->path() + "/ran.txt")) << level;
+    }
+  }
+}
+
+// A program the child passes runs under the guard's import list the child computed from the
+// policy sent: an import the policy's flags allow beyond the defaults (importlib) passes the
+// guard's __import__ as well as the validator.
+TEST(OneShotTest, AProgramTheChildPassesRunsUnderTheImportsOfThePolicy) {
+  const std::string code = "import json, importlib\nprint(json.dumps([importlib.__name__]))\n";
+  for (const char* level : {"process", "namespaces"}) {
+    const auto got =
+        RunCli({"run", "--isolation", level, "--allow-import", "importlib", "-"}, code);
+    ASSERT_EQ(got.exit_code, 0) << got.out << got.err;
+    EXPECT_EQ(RunJson(got).at("stdout").as_string(), "[\"importlib\"]\n") << level;
   }
 }
 

@@ -53,11 +53,11 @@ def default_tools(name, kwargs):
 class Child:
     """One runner process and the host side of its bridge."""
 
-    def __init__(self, fixed_fds=False, extra_env=None):
+    def __init__(self, fixed_fds=False, extra_env=None, runner=RUNNER):
         self.tmp = tempfile.mkdtemp(prefix="runner-test-")
         child_r, self.to_child = os.pipe()
         self.from_child, child_w = os.pipe()
-        argv = [PYTHON, "-I", "-u", "-X", "frozen_modules=on", RUNNER]
+        argv = [PYTHON, "-I", "-u", "-X", "frozen_modules=on", runner]
         env = {"LANG": "C.UTF-8", "CODEACT_RUN_TOKEN": "0123abcd",
                "CODEACT_BRIDGE_FDS": "%d,%d" % (child_r, child_w)}
         env.update(extra_env or {})
@@ -968,6 +968,126 @@ class RuntimeGuardTest(RunnerTestCase):
         self.assertIn("differ from those armed ahead", frame["message"])
         self.assertEqual(c.finish(), 1)
         self.assertEqual(bytes(c.stdout), b"")
+
+
+def staged_runner_dir():
+    """A directory laid out as the host stages it for a child that validates its code: the
+    runner's modules with the validator package beside them (runner_files.hpp)."""
+    staged = tempfile.mkdtemp(prefix="runner-staged-")
+    for name in os.listdir(os.path.dirname(RUNNER)):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(os.path.dirname(RUNNER), name), staged)
+    shutil.copytree(os.path.join(REPO, "validator"), os.path.join(staged, "validator"),
+                    ignore=shutil.ignore_patterns("tests", "__pycache__", "__main__.py"))
+    os.chmod(staged, 0o755)
+    return staged
+
+
+class ChildValidationTest(RunnerTestCase):
+    """A request with "validate": the verdict first, before any of the code runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.staged = staged_runner_dir()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.staged, ignore_errors=True)
+
+    def validating_child(self, **kw):
+        return self.child(runner=os.path.join(self.staged, "runner.py"), **kw)
+
+    def test_a_rejection_comes_first_and_nothing_of_the_code_runs(self):
+        c = self.validating_child()
+        c.ready()
+        c.request("open('ran.txt', 'w').write('x')\nprint('ran')\nimport subprocess\n",
+                  validate={"tool_names": []})
+        frame = c.read_frame()
+        self.assertEqual(frame["type"], "validated", frame)
+        self.assertIs(frame["ok"], False)
+        self.assertEqual([v["rule"] for v in frame["violations"]], ["import-blocked"])
+        self.assertEqual(frame["violations"][0]["line"], 3)
+        self.assertNotIn("violations_dropped", frame)
+        self.assertEqual(c.finish(), 1)
+        self.assertIsNone(c.read_frame())
+        self.assertEqual(bytes(c.stdout), b"")
+        self.assertFalse(os.path.exists(os.path.join(c.tmp, "ran.txt")))
+
+    def test_the_verdict_is_the_validators_under_the_policy_sent(self):
+        import sys
+        sys.path.insert(0, REPO)
+        try:
+            import validator
+        finally:
+            sys.path.remove(REPO)
+        code = "import json\nx = eval('1')\nprint(json.dumps(x))\nf'{x.__class__}'\n"
+        for policy in ({}, {"extra_blocked_imports": ["json"]}, {"allowed_builtins": ["print"]}):
+            with self.subTest(policy=policy):
+                c = self.validating_child()
+                c.ready()
+                c.request(code, validate=policy)
+                frame = c.read_frame()
+                expected = validator.validate(code, policy)
+                self.assertFalse(expected["ok"])
+                self.assertEqual(frame, {"type": "validated", "ok": False,
+                                         "violations": expected["violations"]})
+                self.assertEqual(c.finish(), 1)
+
+    def test_a_pass_comes_first_and_then_the_run(self):
+        c = self.validating_child()
+        c.ready()
+        c.request("import json\nprint(json.dumps([1]))\n", validate={})
+        self.assertEqual(c.read_frame(), {"type": "validated", "ok": True})
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(c.finish(), 0)
+        self.assertEqual(bytes(c.stdout), b"[1]\n")
+
+    def test_violations_that_do_not_fit_in_a_frame_are_cut_and_counted(self):
+        c = self.validating_child()
+        c.ready()
+        c.request("".join("import subprocess as s%d\n" % i for i in range(40)),
+                  validate={}, max_frame_bytes=2000)
+        c._pump(time.monotonic() + DEADLINE)
+        while c._pump(time.monotonic() + DEADLINE):
+            pass
+        self.assertEqual(len(c.lines), 2)  # ready, then the verdict alone
+        self.assertLessEqual(len(c.lines[1]) + 1, 2000)
+        frame = c.read_frame()
+        self.assertIs(frame["ok"], False)
+        self.assertGreater(frame["violations_dropped"], 0)
+        self.assertEqual(len(frame["violations"]) + frame["violations_dropped"], 40)
+        self.assertEqual(frame["violations"][0]["line"], 1)
+
+    def test_a_validator_that_cannot_run_rejects_and_says_why(self):
+        c = self.child()  # the runner's sources alone: no validator package beside them
+        c.ready()
+        c.request("print('ran')", validate={})
+        frame = c.read_frame()
+        self.assertIs(frame["ok"], False)
+        self.assertEqual(frame["violations"][0]["rule"], "internal-error")
+        self.assertIn("ModuleNotFoundError", frame["violations"][0]["message"])
+        self.assertEqual(c.finish(), 1)
+        self.assertEqual(bytes(c.stdout), b"")
+        c = self.validating_child()
+        c.ready()
+        c.request("print('ran')", validate={"no_such_key": 1})
+        frame = c.read_frame()
+        self.assertEqual(frame["violations"][0]["rule"], "internal-error")
+        self.assertEqual(c.finish(), 1)
+
+    def test_the_guard_imports_are_computed_from_the_policy(self):
+        if not GUARD_MODULE:
+            self.skipTest("CODEACT_GUARD_MODULE is not set (ctest sets it to the built module)")
+        c = self.validating_child(fixed_fds=True, extra_env={"CODEACT_GUARD": GUARD_MODULE})
+        c.ready()
+        spec = dict(guard_spec(c.tmp, imports=()), exec=["/usr", self.staged])
+        # The host sends no list of its own; json is on the default policy's.
+        c.request("import json\nprint(json.dumps(1))\n", guard=spec, validate={})
+        self.assertEqual(c.read_frame(), {"type": "validated", "ok": True})
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(bytes(c.stdout), b"1\n")
 
 
 if __name__ == "__main__":

@@ -176,6 +176,81 @@ TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
   EXPECT_EQ(RunOver(call + guard + complete, /*child_ready=*/true).end, LoopEnd::kComplete);
 }
 
+// Runs the loop for a child that validates the code itself (RunExtras::validate) over what it
+// wrote; `sent` gets the request.
+LoopResult RunOverValidatingChild(const std::string& frames, std::string* sent = nullptr) {
+  Pipe from_child;
+  Pipe to_child;
+  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
+            static_cast<ssize_t>(frames.size()));
+  close(from_child.write_fd);
+  from_child.write_fd = -1;
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  ValidationPolicy policy;
+  policy.extra_blocked_imports = {"json"};
+  policy.tool_names = {"lookup"};
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 10s, true,
+                                     {nullptr, /*bridge_closes_after_run=*/true, &policy});
+  if (sent != nullptr) {
+    char buf[4096];
+    const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+    *sent = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  }
+  return result;
+}
+
+// The child's verdict is its first frame after the request: a rejection ends the run with the
+// violations; a pass lets the run go on (and a guard_error still answers the request); anything
+// else first leaves unknown whether code ran, which ends the run as a protocol error, as does a
+// malformed verdict. A verdict the code forges later changes nothing.
+TEST(HostLoopTest, AValidatingChildAnswersWithItsVerdictFirst) {
+  const std::string ok = R"({"type":"validated","ok":true})"
+                         "\n";
+  const std::string rejected =
+      R"({"type":"validated","ok":false,"violations":[{"line":2,"col":3,"rule":"import-blocked",)"
+      R"("message":"import of json is not allowed","hint":"use math"}],"violations_dropped":4})"
+      "\n";
+  const std::string complete = R"({"type":"complete","output_present":false})"
+                               "\n";
+  const std::string guard = R"({"type":"guard_error","message":"codeact guard: x"})"
+                            "\n";
+
+  std::string sent;
+  const LoopResult no = RunOverValidatingChild(rejected, &sent);
+  EXPECT_EQ(no.end, LoopEnd::kRejected);
+  ASSERT_EQ(no.violations.size(), 1u);
+  EXPECT_EQ(no.violations[0].line, 2);
+  EXPECT_EQ(no.violations[0].col, 3);
+  EXPECT_EQ(no.violations[0].rule, "import-blocked");
+  EXPECT_EQ(no.violations[0].message, "import of json is not allowed");
+  EXPECT_EQ(no.violations[0].hint, "use math");
+  EXPECT_EQ(no.message, "4 violations dropped: they did not fit in a bridge frame");
+  EXPECT_NE(sent.find(R"("validate":{)"), std::string::npos) << sent;
+  EXPECT_NE(sent.find(R"("extra_blocked_imports":["json"])"), std::string::npos) << sent;
+  EXPECT_NE(sent.find(R"("tool_names":["lookup"])"), std::string::npos) << sent;
+
+  EXPECT_EQ(RunOverValidatingChild(ok + complete).end, LoopEnd::kComplete);
+  EXPECT_EQ(RunOverValidatingChild(ok + guard).end, LoopEnd::kSetupError);
+  EXPECT_EQ(RunOverValidatingChild(ok + rejected + complete).end, LoopEnd::kComplete);
+
+  const LoopResult skipped = RunOverValidatingChild(complete);
+  EXPECT_EQ(skipped.end, LoopEnd::kProtocolError);
+  EXPECT_NE(skipped.message.find("without the verdict"), std::string::npos) << skipped.message;
+  EXPECT_EQ(RunOverValidatingChild(guard).end, LoopEnd::kProtocolError);
+  for (
+      const char* malformed :
+      {R"({"type":"validated","ok":true,"violations":[{"line":1,"col":0,"rule":"r","message":"m","hint":"h"}]})",
+       R"({"type":"validated","ok":false})", R"({"type":"validated","ok":false,"violations":[]})",
+       R"({"type":"validated","ok":false,"violations":[{"line":"1","col":0,"rule":"r","message":"m","hint":"h"}]})",
+       R"({"type":"validated","ok":false,"violations":[{"line":1,"col":0,"rule":"r"}]})",
+       R"({"type":"validated","violations":[]})"}) {
+    const LoopResult r = RunOverValidatingChild(std::string(malformed) + "\n" + complete);
+    EXPECT_EQ(r.end, LoopEnd::kProtocolError) << malformed;
+  }
+}
+
 TEST(HostLoopTest, TheRequestCarriesTheGuardAndAPooledChildItsSystemPartAhead) {
   RuntimeGuardSpec spec;
   spec.exec = {"/usr"};

@@ -178,6 +178,11 @@ class HyperlightExecutor final : public Executor {
                                            const RunSnapshot& snapshot) const {
     if (Status s = CheckLimits(snapshot.limits); !s.ok())
       return NotRunResult(Outcome::kSetupError, s.message());
+    if (request.validate_in_child) {
+      return NotRunResult(Outcome::kSetupError,
+                          "the hyperlight backend does not validate code in its guest: validate "
+                          "it in the host (BackendTraits::validates_in_child is false)");
+    }
     if (!snapshot.mounts.empty()) {
       return NotRunResult(
           Outcome::kSetupError,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -187,11 +188,11 @@ StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation,
 
 // Children of a root host run as other uids and must read the runner and the guard's module
 // (nothing in them is secret).
-void OpenToRunUids(const TempDir& dir) {
-  ::chmod(dir.path().c_str(), 0755);
+void OpenToRunUids(const std::string& dir) {
+  ::chmod(dir.c_str(), 0755);
   std::error_code listed;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path(), listed)) {
-    ::chmod(entry.path().c_str(), 0644);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, listed)) {
+    ::chmod(entry.path().c_str(), entry.is_directory() ? 0755 : 0644);
   }
 }
 
@@ -199,8 +200,9 @@ class LocalExecutor final : public Executor {
  public:
   LocalExecutor(std::string python, std::string runner, std::optional<TempDir> bytecode_dir,
                 const ExecutorOptions& options, std::optional<SandboxPlan> sandbox,
-                std::optional<GuardPlan> guard)
+                std::optional<GuardPlan> guard, bool use_cache)
       : bytecode_dir_(std::move(bytecode_dir)),
+        use_cache_(use_cache),
         python_(std::move(python)),
         runner_(std::move(runner)),
         site_packages_(options.site_packages),
@@ -257,6 +259,7 @@ class LocalExecutor final : public Executor {
       t.network = DescribeEgress(*targets);
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
+    t.validates_in_child = options_.validate_in_child;
     return t;
   }
 
@@ -330,14 +333,25 @@ class LocalExecutor final : public Executor {
 
   void Warm(const RunSnapshot& snapshot) override {
     if (!CheckLimits(snapshot.limits).ok() || !Unenforceable(snapshot.limits).ok()) return;
-    if (!pool_) {
+    if (pool_) {
+      pool_->Warm(Key(snapshot), snapshot);
+    } else {
       Prestart(snapshot);
-      return;
     }
-    pool_->Warm(Key(snapshot), snapshot);
+    (void)StageValidator();  // while the child starts; a failure is the run's to report
   }
 
  private:
+  Status StageValidator() {
+    if (!options_.validate_in_child) return Status::Ok();
+    std::call_once(validator_once_, [this] {
+      const std::string package = DefaultDataDir() + "/validator";  // Validator::Embedded's
+      validator_staged_ = StageValidatorPackage(bytecode_dir_->path(), package, use_cache_);
+      if (validator_staged_.ok()) OpenToRunUids(bytecode_dir_->path() + "/validator");
+    });
+    return validator_staged_;
+  }
+
   std::string Key(const RunSnapshot& snapshot) const {
     return StartKey(python_, isolation(), site_packages_, snapshot);
   }
@@ -418,8 +432,13 @@ class LocalExecutor final : public Executor {
     if (Status s = CheckNetworkTargets(snapshot); !s.ok()) {
       return NotRunResult(Outcome::kSetupError, s.message());
     }
-    if (guard_) {
-      // The embedded validator is up by now (the provider validated the code with it).
+    if (request.validate_in_child) {
+      if (Status s = StageValidator(); !s.ok())
+        return NotRunResult(Outcome::kSetupError, "the validator for the child: " + s.message());
+    }
+    if (guard_ && !request.validate_in_child) {
+      // The embedded validator is up by now (the provider validated the code with it); a child
+      // that validates the code computes the list itself, from the same policy.
       auto validator = Validator::Embedded();
       if (!validator.ok())
         return NotRunResult(Outcome::kSetupError, "runtime guard: " + validator.status().message());
@@ -459,16 +478,21 @@ class LocalExecutor final : public Executor {
       guard = GuardSpecForRun(*guard_, snapshot, ready->workdir.path(), sandbox_.has_value());
       guard->imports = std::move(imports);
     }
-    LoopResult ended =
-        loop.Run(request.code, deadline, ready->ready_frame_read,
-                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true}, request.cancel);
+    const ValidationPolicy* validate =
+        request.validate_in_child ? &*request.validate_in_child : nullptr;
+    LoopResult ended = loop.Run(
+        request.code, deadline, ready->ready_frame_read,
+        {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate}, request.cancel);
     const ChildEnd end =
         ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
-                ended.end == LoopEnd::kOutputLimit
+                ended.end == LoopEnd::kOutputLimit || ended.end == LoopEnd::kRejected
             ? EndAfterTerminalFrame(*ready, loop)
             : EndWithoutTerminalFrame(*ready, loop, ended, deadline, request.cancel);
     reaper_.Finish(
         std::move(*ready));  // the exits of the rest and the removals, off the caller's path
+    // The child's verdict came before any code: the result is the provider's own rejection.
+    if (ended.end == LoopEnd::kRejected)
+      return RejectedResult(std::move(ended.violations), ended.message);
 
     ExecutionResult r =
         ResultOfRun(loop, ended, end.exit, limits, {"the interpreter"}, end.oom_killed);
@@ -944,6 +968,12 @@ class LocalExecutor final : public Executor {
   // The private directory of runner.pyc (or, under the guard, runner.py when compiling failed)
   // when runner_ points there; at the namespaces level also the guard's module.
   const std::optional<TempDir> bytecode_dir_;
+  const bool use_cache_;  // the per-user cache for the runner's files (RunnerFilesOptions)
+  // ExecutorOptions::validate_in_child: the validator package in bytecode_dir_, staged once, by
+  // the first Warm or run that needs it (a one-shot's child starts meanwhile: it imports the
+  // package only when its request comes).
+  std::once_flag validator_once_;
+  Status validator_staged_;
   const std::string python_;
   const std::string runner_;
   const bool site_packages_;
@@ -1044,7 +1074,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // level on a non-root host has read it once; the runs it serves write nothing to it that a
   // later run of this host could use at another level (none is available here).
   RunnerFilesOptions files;
-  files.runtime_guard = options.runtime_guard;
+  files.required = options.runtime_guard || options.validate_in_child;
   files.use_cache = RunsNeedOwnUids() || options.isolation != IsolationLevel::kProcess;
   auto bytecode_dir = PrivateRunnerDir(*runner, files);
   if (!bytecode_dir.ok()) return bytecode_dir.status();
@@ -1058,10 +1088,10 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
     if (!plan.ok()) return plan.status();
     guard = std::move(*plan);
   }
-  if (*bytecode_dir) OpenToRunUids(**bytecode_dir);
+  if (*bytecode_dir) OpenToRunUids((*bytecode_dir)->path());
   auto executor = std::unique_ptr<LocalExecutor>(
       new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
-                        std::move(*sandbox), std::move(guard)));
+                        std::move(*sandbox), std::move(guard), files.use_cache));
   if (executor->isolation() == IsolationLevel::kProcess &&
       !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).

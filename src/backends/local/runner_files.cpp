@@ -1,5 +1,8 @@
 #include "backends/local/runner_files.hpp"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -19,41 +22,75 @@ namespace {
 namespace fs = std::filesystem;
 
 // The runner's modules (resources/runner.py imports the others from its own directory).
-constexpr const char* kRunnerModules[] = {"runner",      "codeact_protocol", "codeact_convert",
-                                          "runner_cold", "runner_zygote",    "runner_session"};
-constexpr std::size_t kModuleCount = std::size(kRunnerModules);
-constexpr const char* kCacheMagic = "codeact-runner-cache 1";
+constexpr const char* kRunnerModules[] = {"runner",        "codeact_protocol", "codeact_convert",
+                                          "runner_cold",   "runner_zygote",    "runner_session",
+                                          "runner_verdict"};
 constexpr std::size_t kMaxSourceBytes = 1 << 20;
 constexpr std::size_t kMaxEntryBytes = 8 << 20;
+constexpr std::size_t kMaxPackageModules = 64;
 
-struct Sources {
-  std::vector<std::string> text;  // by kRunnerModules
-  std::string key;                // sha256 of the sources and the bytecode's version
+// Modules staged and cached together: the runner's, or the validator package's.
+struct ModuleSet {
+  std::string_view magic;       // an entry's first word, and part of its key
+  std::string_view entry_name;  // the cache entry is <entry_name>-<key>
+  fs::path source_dir;
+  std::string subdir;                // where they go in the private directory ("" or a package's)
+  std::vector<std::string> modules;  // names without ".py"
 };
 
-StatusOr<Sources> ReadSources(const fs::path& dir) {
-  Sources s;
-  std::string keyed = std::string(kCacheMagic) + "\n" + kEmbeddedPythonVersion + "\n";
-  for (const char* module : kRunnerModules) {
-    const fs::path path = dir / (std::string(module) + ".py");
-    StatusOr<std::string> text = ReadBoundedFile(path.string(), kMaxSourceBytes, "runner source");
-    if (!text.ok()) return text.status();
-    keyed +=
-        std::string(module) + " " + std::to_string(text->size()) + " " + Sha256Hex(*text) + "\n";
-    s.text.push_back(std::move(*text));
-  }
-  s.key = Sha256Hex(keyed);
-  return s;
+ModuleSet RunnerSet(const fs::path& source_dir) {
+  return {"codeact-runner-cache 1", "runner", source_dir, "",
+          std::vector<std::string>(std::begin(kRunnerModules), std::end(kRunnerModules))};
 }
 
-std::string EntryName(const std::string& key) { return "runner-" + key.substr(0, 32); }
+// The package's modules, sorted: every <identifier>.py but __main__ (nothing a child runs).
+StatusOr<ModuleSet> PackageSet(const fs::path& dir, std::string name) {
+  ModuleSet set{"codeact-package-cache 1", "package", dir, std::move(name), {}};
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return NotFound("the " + set.subdir + " package is not at " + dir.string());
+  while (const dirent* e = readdir(d)) {
+    const std::string_view file = e->d_name;
+    if (!file.ends_with(".py")) continue;
+    const std::string module(file.substr(0, file.size() - 3));
+    const bool identifier =
+        !module.empty() && !std::isdigit(static_cast<unsigned char>(module[0])) &&
+        std::all_of(module.begin(), module.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (identifier && module != "__main__") set.modules.push_back(module);
+  }
+  closedir(d);
+  std::sort(set.modules.begin(), set.modules.end());
+  if (std::find(set.modules.begin(), set.modules.end(), "__init__") == set.modules.end())
+    return NotFound("the " + set.subdir + " package is not at " + dir.string());
+  if (set.modules.size() > kMaxPackageModules)
+    return InvalidArgument("the " + set.subdir + " package at " + dir.string() +
+                           " has more modules than the runner stages");
+  return set;
+}
+
+// The set's cache key: the sha256 of its sources and the bytecode's version.
+StatusOr<std::string> SourcesKey(const ModuleSet& set) {
+  std::string keyed =
+      std::string(set.magic) + "\n" + kEmbeddedPythonVersion + "\n" + set.subdir + "\n";
+  for (const std::string& module : set.modules) {
+    const fs::path path = set.source_dir / (module + ".py");
+    StatusOr<std::string> text = ReadBoundedFile(path.string(), kMaxSourceBytes, "runner source");
+    if (!text.ok()) return text.status();
+    keyed += module + " " + std::to_string(text->size()) + " " + Sha256Hex(*text) + "\n";
+  }
+  return Sha256Hex(keyed);
+}
+
+std::string EntryName(const ModuleSet& set, const std::string& key) {
+  return std::string(set.entry_name) + "-" + key.substr(0, 32);
+}
 
 // entry: "<magic> <key>\n", then per module "<name> <size> <sha256>\n", then the bytes of each.
-std::string EncodeEntry(const std::string& key, const std::vector<std::string_view>& pyc) {
-  std::string out = std::string(kCacheMagic) + " " + key + "\n";
-  for (std::size_t i = 0; i < kModuleCount; ++i) {
-    out += std::string(kRunnerModules[i]) + " " + std::to_string(pyc[i].size()) + " " +
-           Sha256Hex(pyc[i]) + "\n";
+std::string EncodeEntry(const ModuleSet& set, const std::string& key,
+                        const std::vector<std::string_view>& pyc) {
+  std::string out = std::string(set.magic) + " " + key + "\n";
+  for (std::size_t i = 0; i < set.modules.size(); ++i) {
+    out += set.modules[i] + " " + std::to_string(pyc[i].size()) + " " + Sha256Hex(pyc[i]) + "\n";
   }
   for (const auto& p : pyc) out += p;
   return out;
@@ -70,13 +107,14 @@ std::optional<std::string_view> Line(std::string_view text, std::size_t& at) {
 
 // The .pyc of each module (views into `entry`) when `entry` is for `key` and every module matches
 // its hash.
-std::optional<std::vector<std::string_view>> DecodeEntry(const std::string& key,
+std::optional<std::vector<std::string_view>> DecodeEntry(const ModuleSet& set,
+                                                         const std::string& key,
                                                          std::string_view entry) {
   std::size_t at = 0;
   const auto header = Line(entry, at);
-  if (!header || *header != std::string(kCacheMagic) + " " + key) return std::nullopt;
+  if (!header || *header != std::string(set.magic) + " " + key) return std::nullopt;
   std::vector<std::pair<std::size_t, std::string_view>> sizes;
-  for (const char* module : kRunnerModules) {
+  for (const std::string& module : set.modules) {
     const auto line = Line(entry, at);
     if (!line) return std::nullopt;
     // "<name> <size> <64 hex digits>"
@@ -104,70 +142,102 @@ std::optional<std::vector<std::string_view>> DecodeEntry(const std::string& key,
 }
 
 // Every module compiled by the embedded interpreter; empty when one fails.
-std::vector<std::string> Compile(const fs::path& source_dir) {
+std::vector<std::string> Compile(const ModuleSet& set) {
   if (!Validator::Embedded().ok()) return {};
   std::vector<std::string> compiled;
-  for (const char* module : kRunnerModules) {
-    auto pyc = CompileToPyc((source_dir / (std::string(module) + ".py")).string());
+  for (const std::string& module : set.modules) {
+    auto pyc = CompileToPyc((set.source_dir / (module + ".py")).string());
     if (!pyc.ok()) return {};
     compiled.push_back(std::move(*pyc));
   }
   return compiled;
 }
 
+// A set's bytecode, from the cache or compiled now (and then cached); `compiled` is empty when
+// it could not be compiled. The views point into `entry` or `fresh`.
+struct SetBytecode {
+  std::optional<std::string> entry;
+  std::vector<std::string> fresh;
+  std::vector<std::string_view> compiled;
+};
+
+void LoadBytecode(const ModuleSet& set, const std::optional<UserCache>& cache, SetBytecode& out) {
+  auto key = SourcesKey(set);
+  if (cache && key.ok()) {
+    out.entry = cache->Read(EntryName(set, *key), kMaxEntryBytes);
+    if (out.entry) {
+      if (auto pyc = DecodeEntry(set, *key, *out.entry)) out.compiled = std::move(*pyc);
+    }
+  }
+  if (!out.compiled.empty()) return;
+  out.fresh = Compile(set);
+  out.compiled.assign(out.fresh.begin(), out.fresh.end());
+  if (cache && key.ok() && !out.compiled.empty()) {
+    (void)cache->Write(EntryName(set, *key), EncodeEntry(set, *key, out.compiled));
+  }
+}
+
+// The set's files in `dir` (its .pyc, or its sources where it could not be compiled).
+Status WriteSet(const std::string& dir, const ModuleSet& set, const SetBytecode& code) {
+  const std::string to = set.subdir.empty() ? dir : dir + "/" + set.subdir;
+  std::error_code made;
+  if (!set.subdir.empty() && !fs::create_directory(to, made) && made)
+    return Internal("cannot create " + to + ": " + made.message());
+  for (std::size_t i = 0; i < set.modules.size(); ++i) {
+    const std::string& name = set.modules[i];
+    const std::string path = to + "/" + name + (code.compiled.empty() ? ".py" : ".pyc");
+    std::error_code written;
+    if (code.compiled.empty()) {
+      fs::copy_file(set.source_dir / (name + ".py"), path, written);
+    } else {
+      std::ofstream out(path, std::ios::binary);
+      out.write(code.compiled[i].data(), static_cast<std::streamsize>(code.compiled[i].size()));
+      out.close();
+      if (!out.good()) written = std::make_error_code(std::errc::io_error);
+    }
+    if (written) return Internal("cannot write the runner to " + path + ": " + written.message());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::string> RunnerCacheEntryName(const std::string& runner) {
-  auto sources = ReadSources(fs::path(runner).parent_path());
-  if (!sources.ok()) return sources.status();
-  return EntryName(sources->key);
+  const ModuleSet set = RunnerSet(fs::path(runner).parent_path());
+  auto key = SourcesKey(set);
+  if (!key.ok()) return key.status();
+  return EntryName(set, *key);
 }
 
 StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner,
                                                   const RunnerFilesOptions& options) {
-  const fs::path source_dir = fs::path(runner).parent_path();
-  std::vector<std::string_view> compiled;  // into `entry` or `fresh`
-  std::optional<std::string> entry;
-  std::vector<std::string> fresh;
-  auto sources = ReadSources(source_dir);
+  const ModuleSet set = RunnerSet(fs::path(runner).parent_path());
   std::optional<UserCache> cache;
-  if (options.use_cache && sources.ok()) cache = UserCache::Open();
-  if (cache) {
-    entry = cache->Read(EntryName(sources->key), kMaxEntryBytes);
-    if (entry) {
-      if (auto pyc = DecodeEntry(sources->key, *entry)) compiled = std::move(*pyc);
-    }
-  }
-  if (compiled.empty()) {
-    fresh = Compile(source_dir);
-    compiled.assign(fresh.begin(), fresh.end());
-    if (cache && !compiled.empty()) {
-      (void)cache->Write(EntryName(sources->key), EncodeEntry(sources->key, compiled));
-    }
-  }
-  if (compiled.empty() && !options.runtime_guard) return std::optional<TempDir>();
+  if (options.use_cache) cache = UserCache::Open();
+  SetBytecode code;
+  LoadBytecode(set, cache, code);
+  if (code.compiled.empty() && !options.required) return std::optional<TempDir>();
   auto dir = TempDir::Create("codeact-runner-");
   if (!dir.ok())
-    return options.runtime_guard ? StatusOr<std::optional<TempDir>>(dir.status())
-                                 : std::optional<TempDir>();
-  for (std::size_t i = 0; i < kModuleCount; ++i) {
-    const std::string name = kRunnerModules[i];
-    const std::string path = dir->path() + "/" + name + (compiled.empty() ? ".py" : ".pyc");
-    std::error_code written;
-    if (compiled.empty()) {
-      fs::copy_file(source_dir / (name + ".py"), path, written);
-    } else {
-      std::ofstream out(path, std::ios::binary);
-      out.write(compiled[i].data(), static_cast<std::streamsize>(compiled[i].size()));
-      out.close();
-      if (!out.good()) written = std::make_error_code(std::errc::io_error);
-    }
-    if (written && options.runtime_guard)
-      return Internal("cannot write the runner to " + path + ": " + written.message());
-    if (written) return std::optional<TempDir>();
+    return options.required ? StatusOr<std::optional<TempDir>>(dir.status())
+                            : std::optional<TempDir>();
+  if (Status s = WriteSet(dir->path(), set, code); !s.ok()) {
+    if (options.required) return s;
+    return std::optional<TempDir>();
   }
-  runner = dir->path() + (compiled.empty() ? "/runner.py" : "/runner.pyc");
+  runner = dir->path() + (code.compiled.empty() ? "/runner.py" : "/runner.pyc");
   return std::optional<TempDir>(std::move(*dir));
+}
+
+Status StageValidatorPackage(const std::string& dir, const std::string& package_dir,
+                             bool use_cache) {
+  auto set = PackageSet(package_dir, "validator");
+  if (!set.ok()) return set.status();
+  std::optional<UserCache> cache;
+  if (use_cache) cache = UserCache::Open();
+  SetBytecode code;
+  LoadBytecode(*set, cache, code);
+  return WriteSet(dir, *set, code);
 }
 
 }  // namespace codeact::internal

@@ -137,6 +137,10 @@ class LocalSession final : public ExecutorSession {
   }
 
   ExecutionResult RunLocked(const ExecutionRequest& request) {
+    if (request.validate_in_child) {
+      return NotRunResult(Outcome::kSetupError,
+                          "a session's runs are validated in the host, not in its interpreter");
+    }
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
