@@ -14,7 +14,7 @@ during the walk and resolved afterwards; the extra walks run only when such a re
 """
 
 from . import nodes as ast  # the ast module's nodes and walkers, without its import cost
-import operator
+from _operator import attrgetter  # operator's own, without operator.py (~0.6 ms to import)
 import time
 
 from . import bindings
@@ -34,7 +34,7 @@ _Tuple = ast.Tuple
 _List = ast.List
 _Subscript = ast.Subscript
 _BinOp = ast.BinOp
-_get_id = operator.attrgetter("id")
+_get_id = attrgetter("id")
 
 _PARSE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
