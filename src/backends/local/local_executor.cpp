@@ -259,7 +259,7 @@ class LocalExecutor final : public Executor {
       t.network = DescribeEgress(*targets);
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
-    t.validates_in_child = options_.validate_in_child;
+    t.validates_in_child = validate_in_child_;
     return t;
   }
 
@@ -343,7 +343,7 @@ class LocalExecutor final : public Executor {
 
  private:
   Status StageValidator() {
-    if (!options_.validate_in_child) return Status::Ok();
+    if (!validate_in_child_) return Status::Ok();
     std::call_once(validator_once_, [this] {
       const std::string package = DefaultDataDir() + "/validator";  // Validator::Embedded's
       validator_staged_ = StageValidatorPackage(bytecode_dir_->path(), package, use_cache_);
@@ -969,9 +969,8 @@ class LocalExecutor final : public Executor {
   // when runner_ points there; at the namespaces level also the guard's module.
   const std::optional<TempDir> bytecode_dir_;
   const bool use_cache_;  // the per-user cache for the runner's files (RunnerFilesOptions)
-  // ExecutorOptions::validate_in_child: the validator package in bytecode_dir_, staged once, by
-  // the first Warm or run that needs it (a one-shot's child starts meanwhile: it imports the
-  // package only when its request comes).
+  // The validator package in bytecode_dir_, staged once, by the first Warm or run that needs it
+  // (a one-shot's child starts meanwhile: it imports the package only when its request comes).
   std::once_flag validator_once_;
   Status validator_staged_;
   const std::string python_;
@@ -979,6 +978,11 @@ class LocalExecutor final : public Executor {
   const bool site_packages_;
   const std::optional<SandboxPlan> sandbox_;  // set at the namespaces level
   const ExecutorOptions options_;
+  // ExecutorOptions::validate_in_child, where the per-user cache can hold the validator's
+  // bytecode. Where it cannot (the process level on a non-root host, whose runs could write
+  // it), the embedded interpreter compiles the runner for every executor anyway, so the host
+  // validates instead of compiling the package too.
+  const bool validate_in_child_ = options_.validate_in_child && use_cache_;
   // One per core, up to 4 (each holds an interpreter with everything preloaded), and no more
   // than the pool keeps ready per key.
   const std::size_t zygotes_per_key_ = std::clamp<std::size_t>(
@@ -1074,8 +1078,8 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   // level on a non-root host has read it once; the runs it serves write nothing to it that a
   // later run of this host could use at another level (none is available here).
   RunnerFilesOptions files;
-  files.required = options.runtime_guard || options.validate_in_child;
   files.use_cache = RunsNeedOwnUids() || options.isolation != IsolationLevel::kProcess;
+  files.required = options.runtime_guard || (options.validate_in_child && files.use_cache);
   auto bytecode_dir = PrivateRunnerDir(*runner, files);
   if (!bytecode_dir.ok()) return bytecode_dir.status();
   const std::string runner_dir = std::filesystem::path(*runner).parent_path().string();
