@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -92,6 +93,46 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   ASSERT_TRUE(third.ok() && third->has_value());
   EXPECT_EQ(ReadFile(uncached), compiled);
   EXPECT_FALSE(fs::exists(entry));
+}
+
+// The validator package, for children that validate their code, is staged like the runner: every
+// module but __main__ as bytecode under validator/, from one cache entry checked on every use.
+TEST_F(CacheDirTest, TheValidatorPackageIsStagedFromTheCacheLikeTheRunner) {
+  ASSERT_TRUE(Validator::Embedded().ok());
+  const std::string package = SourcePath("validator");
+  auto first = internal::TempDir::Create("codeact-oneshot-stage-");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(internal::StageValidatorPackage(first->path(), package, true).ok());
+  std::vector<std::string> staged;
+  for (const auto& e : fs::directory_iterator(first->path() + "/validator"))
+    staged.push_back(e.path().filename());
+  std::sort(staged.begin(), staged.end());
+  std::vector<std::string> expected;
+  for (const auto& e : fs::directory_iterator(package)) {
+    const std::string name = e.path().filename();
+    if (name.ends_with(".py") && name != "__main__.py") expected.push_back(name + "c");
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(staged, expected);
+
+  std::string entry;
+  for (const auto& e : fs::directory_iterator(cache_dir_)) {
+    if (e.path().filename().string().rfind("package-", 0) == 0) entry = e.path();
+  }
+  ASSERT_FALSE(entry.empty()) << "no package entry in " << cache_dir_;
+  const std::string stored = ReadFile(entry);
+  std::string corrupt = stored;
+  corrupt[corrupt.size() / 2] ^= 0x01;
+  std::ofstream(entry, std::ios::binary | std::ios::trunc) << corrupt;
+  auto second = internal::TempDir::Create("codeact-oneshot-stage-");
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(internal::StageValidatorPackage(second->path(), package, true).ok());
+  EXPECT_EQ(ReadFile(second->path() + "/validator/checker.pyc"),
+            ReadFile(first->path() + "/validator/checker.pyc"));
+  EXPECT_EQ(ReadFile(entry), stored) << "the corrupt entry was not replaced";
+
+  const Status missing = internal::StageValidatorPackage(second->path(), cache_dir_, true);
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound) << missing.ToString();
 }
 
 TEST_F(CacheDirTest, TheInterpreterVersionIsAskedOnceForAnUnchangedFile) {
