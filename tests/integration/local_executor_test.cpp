@@ -96,6 +96,35 @@ TEST(LocalExecutorTest, NetworkTargetsWithoutEgressAreRefusedNotIgnored) {
       << r.message;
 }
 
+// A request that asks the child to validate reaches only an executor made to (its traits say
+// so); any other refuses it rather than run code no one validated.
+TEST(LocalExecutorTest, ValidationInTheChildIsRefusedWhereTheExecutorDoesNotOfferIt) {
+  ExecutorOptions options;
+  options.warm_pool_size = 0;
+  options.isolation = IsolationLevel::kNamespaces;
+  auto executor = CreateExecutor(options);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  const RunSnapshot snapshot = Snapshot();
+  EXPECT_FALSE((*executor)->Traits(snapshot).validates_in_child);
+  ExecutionRequest request{"print('ran')"};
+  request.validate_in_child = ValidationPolicy{};
+  const ExecutionResult refused = (*executor)->Execute(request, snapshot);
+  EXPECT_EQ(refused.outcome, Outcome::kSetupError);
+  EXPECT_EQ(refused.stdout_text, "");
+  EXPECT_NE(refused.message.find("do not validate code"), std::string::npos) << refused.message;
+
+  options.validate_in_child = true;
+  auto validating = CreateExecutor(options);
+  ASSERT_TRUE(validating.ok()) << validating.status().ToString();
+  EXPECT_TRUE((*validating)->Traits(snapshot).validates_in_child);
+  request.code = "print('ran')\nimport subprocess\n";
+  const ExecutionResult rejected = (*validating)->Execute(request, snapshot);
+  EXPECT_EQ(rejected.outcome, Outcome::kValidationFailed);
+  EXPECT_EQ(rejected.stdout_text, "");
+  ASSERT_EQ(rejected.violations.size(), 1u);
+  EXPECT_EQ(rejected.violations[0].rule, "import-blocked");
+}
+
 TEST(LocalExecutorTest, MalformedTargetsAndToolsNamedLikeEgressToolsAreRefused) {
   RunSnapshot snapshot = Snapshot();
   snapshot.network_targets = {"api.example.com:FETCH"};

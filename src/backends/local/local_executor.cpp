@@ -338,12 +338,17 @@ class LocalExecutor final : public Executor {
     } else {
       Prestart(snapshot);
     }
-    (void)StageValidator();  // while the child starts; a failure is the run's to report
+    // While the child starts; a failure is the run's to report.
+    if (validate_in_child_) (void)StageValidator();
   }
 
  private:
   Status StageValidator() {
-    if (!validate_in_child_) return Status::Ok();
+    if (!validate_in_child_) {
+      return FailedPrecondition(
+          "this executor's children do not validate code (ExecutorOptions::validate_in_child is "
+          "off, or the per-user cache cannot hold the validator here): validate it in the host");
+    }
     std::call_once(validator_once_, [this] {
       const std::string package = DefaultDataDir() + "/validator";  // Validator::Embedded's
       validator_staged_ = StageValidatorPackage(bytecode_dir_->path(), package, use_cache_);
@@ -434,7 +439,7 @@ class LocalExecutor final : public Executor {
     }
     if (request.validate_in_child) {
       if (Status s = StageValidator(); !s.ok())
-        return NotRunResult(Outcome::kSetupError, "the validator for the child: " + s.message());
+        return NotRunResult(Outcome::kSetupError, s.message());
     }
     if (guard_ && !request.validate_in_child) {
       // The embedded validator is up by now (the provider validated the code with it); a child
