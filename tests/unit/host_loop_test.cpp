@@ -69,8 +69,10 @@ TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
   EXPECT_LT(result.tool_calls, limits.max_tool_calls);
 }
 
-// Runs the loop over frames the "child" wrote (and then closed its end of).
-LoopResult RunOver(const std::string& frames, bool child_ready) {
+// Runs the loop over frames the "child" wrote (and then closed its end of); `sent`, when given,
+// gets what the loop wrote to the child (the request).
+LoopResult RunOverFrames(const std::string& frames, bool child_ready, const RunExtras& extras,
+                         std::string* sent = nullptr) {
   Pipe from_child;
   Pipe to_child;
   EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
@@ -80,7 +82,18 @@ LoopResult RunOver(const std::string& frames, bool child_ready) {
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
-  return loop.Run("pass", std::chrono::steady_clock::now() + 10s, child_ready);
+  const LoopResult result =
+      loop.Run("pass", std::chrono::steady_clock::now() + 10s, child_ready, extras);
+  if (sent != nullptr) {
+    char buf[4096];
+    const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+    *sent = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+  }
+  return result;
+}
+
+LoopResult RunOver(const std::string& frames, bool child_ready) {
+  return RunOverFrames(frames, child_ready, {});
 }
 
 // Only the sandbox launcher writes before the runner's ready frame; after it, a setup_error frame
@@ -101,17 +114,7 @@ TEST(HostLoopTest, ASetupErrorCountsOnlyBeforeTheReadyFrame) {
 
 // Runs the loop as for a runner (its bridge closes with the run) over what the "child" wrote.
 LoopResult RunOverRunner(const std::string& frames) {
-  Pipe from_child;
-  Pipe to_child;
-  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
-            static_cast<ssize_t>(frames.size()));
-  close(from_child.write_fd);
-  from_child.write_fd = -1;
-  const std::vector<HostTool> tools;
-  const ExecutionLimits limits;
-  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
-  return loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true,
-                  {nullptr, /*bridge_closes_after_run=*/true});
+  return RunOverFrames(frames, /*child_ready=*/true, {nullptr, /*bridge_closes_after_run=*/true});
 }
 
 // The runner's terminal frame is the last thing on its bridge: a second one (the code forged the
@@ -176,29 +179,13 @@ TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
   EXPECT_EQ(RunOver(call + guard + complete, /*child_ready=*/true).end, LoopEnd::kComplete);
 }
 
-// Runs the loop for a child that validates the code itself (RunExtras::validate) over what it
-// wrote; `sent` gets the request.
+// Runs the loop as for a runner that validates the code itself (RunExtras::validate).
 LoopResult RunOverValidatingChild(const std::string& frames, std::string* sent = nullptr) {
-  Pipe from_child;
-  Pipe to_child;
-  EXPECT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
-            static_cast<ssize_t>(frames.size()));
-  close(from_child.write_fd);
-  from_child.write_fd = -1;
-  const std::vector<HostTool> tools;
-  const ExecutionLimits limits;
   ValidationPolicy policy;
   policy.extra_blocked_imports = {"json"};
   policy.tool_names = {"lookup"};
-  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
-  const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 10s, true,
-                                     {nullptr, /*bridge_closes_after_run=*/true, &policy});
-  if (sent != nullptr) {
-    char buf[4096];
-    const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
-    *sent = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
-  }
-  return result;
+  return RunOverFrames(frames, /*child_ready=*/true,
+                       {nullptr, /*bridge_closes_after_run=*/true, &policy}, sent);
 }
 
 // The child's verdict is its first frame after the request: a rejection ends the run with the
