@@ -174,6 +174,30 @@ bj::value RunJson(const testing::ProgramRun& run) {
   }
 }
 
+// With the per-user cache filled, a one-shot run needs no embedded interpreter at all: its child
+// validates. A run whose embedded module cannot even be found still runs, and still rejects.
+TEST_F(CacheDirTest, AOneShotRunWithTheCacheFilledNeedsNoEmbeddedInterpreter) {
+  ASSERT_EQ(RunCli({"run", "-"}, "print(1)\n").exit_code, 0);  // fills the cache
+  const std::vector<std::string> argv = {
+      "/bin/sh", "-c", "CODEACT_PYTHON_MODULE=/nonexistent/codeact_python.so exec \"$0\" run -",
+      CODEACT_BINARY};
+  const auto ran = RunProgram(argv, "print(1)\n");
+  ASSERT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_EQ(RunJson(ran).at("stdout").as_string(), "1\n");
+  const auto refused = RunProgram(argv, "import subprocess\n");
+  ASSERT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_EQ(RunJson(refused).at("outcome").as_string(), "validation_failed");
+  // The flags that need the embedded validator in the host still fail without it, clearly.
+  const auto unvalidated = RunProgram(
+      {"/bin/sh", "-c",
+       "CODEACT_PYTHON_MODULE=/nonexistent/codeact_python.so exec \"$0\" run --no-validate -",
+       CODEACT_BINARY},
+      "print(1)\n");
+  EXPECT_EQ(unvalidated.exit_code, 2) << unvalidated.out;
+  EXPECT_NE(unvalidated.err.find("codeact_python.so was not found"), std::string::npos)
+      << unvalidated.err;
+}
+
 TEST(OneShotTest, ResultsNameTheDefaultInterpreterAndTheOneGiven) {
   const std::string python = internal::EmbeddedInstallationInterpreter();
   if (python.empty()) GTEST_SKIP() << "the build's interpreter is not installed here";
