@@ -133,12 +133,13 @@ struct ExecutorOptions {
   // accepts them as rlimits alone (RLIMIT_AS, RLIMIT_NPROC); every result's `message` then
   // names the bounds that do not apply. Defaults degrade that way in any case, and say so.
   bool accept_weaker_limits = false;
-  // Local backend: each stateless run's child validates its code itself, with the validator
-  // package imported from the runner's private directory, before any of it runs (the request's
-  // policy; a rejection is validation_failed, nothing run), and computes its guard's import list
-  // from that policy. A process that runs once (`codeact run`) then never starts the embedded
-  // interpreter, ~50 ms of CPU. The provider validates in the host when this is off, and always
-  // for sessions (BackendTraits::validates_in_child).
+  // Local backend: each stateless run's child validates its code itself, before any of it runs,
+  // with the validator package staged in the runner's private directory (the data directory's,
+  // which Validator::Embedded() loads by default), under the request's policy (a rejection is
+  // validation_failed, nothing run), and computes its guard's import list from that policy. A
+  // process that runs once (`codeact run`) then never starts the embedded interpreter, ~50 ms of
+  // CPU. The provider validates in the host when this is off, where the per-user cache cannot
+  // hold the package, and always for sessions (BackendTraits::validates_in_child).
   bool validate_in_child = false;
   RunUidRange run_uids;
   HyperlightOptions hyperlight;
