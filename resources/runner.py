@@ -637,7 +637,7 @@ def _main():
     # A pooled child (CODEACT_WARM=1) loads everything before it says ready, so no run waits for
     # an import; a child started for a waiting run loads lazily while no request has come; one
     # started ahead of a run still being validated (CODEACT_WARM=arm) arms its guard, loads
-    # nothing (the validation needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads everything;
+    # nothing (a validation in the host needs the CPU). A fork server (CODEACT_ZYGOTE=1) loads all;
     # its child, idle, walks the hot path once.
     todo = list(_PRELOAD)
     ahead = False

@@ -338,8 +338,8 @@ class LocalExecutor final : public Executor {
     } else {
       Prestart(snapshot);
     }
-    // While the child starts; a failure is the run's to report.
-    if (validate_in_child_) (void)StageValidator();
+    // While the child starts; a failure (or no package to stage) is the run's to report.
+    (void)StageValidator();
   }
 
  private:
