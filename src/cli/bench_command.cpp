@@ -22,6 +22,7 @@
 #include "codeact/executor.hpp"
 #include "codeact/provider.hpp"
 #include "codeact/validator.hpp"
+#include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "server/mcp_server.hpp"
@@ -99,7 +100,8 @@ struct Bench {
   double bare_start_p50_us = 0;
   double bare_no_site_p50_us = 0;  // python3 -I -S -c pass: the yardstick
   double oneshot_bare_p50_us = 0;
-  double bwrap_p50_us = 0;  // the bwrap one-shot (oneshot section); 0: not measured
+  double bwrap_p50_us = 0;      // the bwrap one-shot (oneshot section); 0: not measured
+  double fork_floor_per_s = 0;  // two forkers (mcp-sustained section); 0: not measured
   std::vector<Figure> figures;
 };
 
@@ -594,7 +596,33 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   return true;
 }
 
-// 10. Sustained runs through one `codeact mcp`: two clients' worth of tools/call of print(1)
+// 10. The fork floor (bench::kForkFloorProgram): the child interpreter, loaded as a fork server
+// loads it, forking print(1) runs with nothing of codeact around them, from one process and from
+// two. The sustained figures below are read against it: a fork per run cannot go faster.
+bool MeasureForkFloor(Bench& b) {
+  const int forks = std::max(100, b.runs * 2);
+  for (int forkers : {1, 2}) {
+    auto r = internal::RunCommand({b.python, "-I", "-S", "-c", bench::kForkFloorProgram,
+                                   internal::DefaultDataDir() + "/resources",
+                                   std::to_string(forkers), std::to_string(forks / forkers)},
+                                  "", std::chrono::seconds(300));
+    const double rate = r.ok() && r->exit.exited && r->exit.exit_code == 0
+                            ? std::strtod(r->stdout_text.c_str(), nullptr)
+                            : 0;
+    if (rate <= 0) {
+      std::cerr << "codeact bench: the fork floor failed: "
+                << (r.ok() ? r->stdout_text + r->stderr_text : r.status().message()) << "\n";
+      return false;
+    }
+    b.figures.push_back({"fork floor: print(1) forked from the interpreter, " +
+                             std::to_string(forkers) + (forkers == 1 ? " forker" : " forkers"),
+                         "forks/s", 0, 0, 0, rate, "reference"});
+    if (forkers == 2) b.fork_floor_per_s = rate;
+  }
+  return true;
+}
+
+// 11. Sustained runs through one `codeact mcp`: two clients' worth of tools/call of print(1)
 // back to back (two calls in flight at all times, each answered call replaced at once), refills
 // included.
 bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
@@ -609,7 +637,7 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
     return false;
   std::this_thread::sleep_for(
       std::chrono::seconds(1));  // the pool refilled, as at a session's start
-  const int total = std::max(20, b.runs / 2);
+  const int total = std::max(100, b.runs * 2);
   long next_id = 10;
   const auto t0 = Clock::now();
   int sent = 0, answered = 0;
@@ -631,6 +659,10 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
   b.figures.push_back(
       {"sustained through codeact mcp, 2 in flight" + std::string(LevelSuffix(level)), "runs/s", 0,
        0, 0, answered / secs, level == IsolationLevel::kProcess ? ">= 100" : ">= 50"});
+  if (b.fork_floor_per_s > 0) {
+    b.figures.push_back({"sustained / fork floor, 2 forkers" + std::string(LevelSuffix(level)), "x",
+                         0, 0, 0, answered / secs / b.fork_floor_per_s, "reference"});
+  }
   return true;
 }
 
@@ -668,7 +700,7 @@ void WriteJson(const std::string& path, int runs, const std::vector<Figure>& fig
   std::ofstream(path) << out.str();
 }
 
-// 8. A call into a live session (session.hpp): the interpreter is there, so a run costs the
+// 12. A call into a live session (session.hpp): the interpreter is there, so a run costs the
 // bridge round trip and the run itself, no process start. Namespaces level; where sessions cannot
 // run here the rows are left out with the reason.
 void MeasureSessionCall(Bench& b) {
@@ -708,7 +740,9 @@ int CmdBench(const std::vector<std::string>& argv) {
       "--only: a comma-separated list of sections (default: all of them): core (validation,\n"
       "executors in process, the runtime guard, MCP in process), oneshot (codeact run against a\n"
       "bare start and a bwrap one-shot), mcp-stdio (codeact mcp over stdio, calls 0.3 s apart),\n"
-      "mcp-sustained (codeact mcp, two calls in flight). The bare starts are always measured.\n";
+      "mcp-sustained (codeact mcp, two calls in flight, and the fork floor they are read "
+      "against).\n"
+      "The bare starts are always measured.\n";
   if (WantsHelp(argv)) {
     std::cout << kHelp;
     return kExitOk;
@@ -768,6 +802,7 @@ int CmdBench(const std::vector<std::string>& argv) {
   for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
     if (wanted("mcp-stdio") && !MeasureMcpStdio(b, level)) return kExitFailed;
   }
+  if (wanted("mcp-sustained") && !MeasureForkFloor(b)) return kExitFailed;
   for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
     if (wanted("mcp-sustained") && !MeasureMcpSustained(b, level)) return kExitFailed;
   }

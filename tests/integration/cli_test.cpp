@@ -9,6 +9,7 @@
 
 #include "bench/programs.hpp"
 #include "cli_support.hpp"
+#include "common/data_dir.hpp"
 #include "process/child.hpp"
 
 namespace codeact {
@@ -49,6 +50,26 @@ TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
   EXPECT_EQ(RunCli({"validate", "--bogus", "-"}, "x=1").exit_code, 2);
   EXPECT_EQ(RunCli({"validate"}).exit_code, 2);
   EXPECT_EQ(RunCli({"validate", "/nonexistent/file.py"}).exit_code, 2);
+}
+
+// The fork floor of `codeact bench` loads the runner's own preload list: a change there fails
+// here, not in a benchmark run. Its rate counts forks that all ended well, and it fails (no rate)
+// where the runner is missing.
+TEST(CliTest, TheBenchsForkFloorLoadsTheRunnerAndCountsItsForks) {
+  auto floor = [](const std::string& runner_dir) {
+    return internal::RunCommand({internal::EmbeddedInstallationInterpreter(), "-I", "-S", "-c",
+                                 bench::kForkFloorProgram, runner_dir, "2", "3"},
+                                "", std::chrono::seconds(60));
+  };
+  const auto r = floor(SourcePath("resources"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->exit.exit_code, 0) << r->stderr_text;
+  EXPECT_GT(std::strtod(r->stdout_text.c_str(), nullptr), 0) << r->stdout_text;
+  const auto missing = floor("/nonexistent");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_NE(missing->exit.exit_code, 0);
+  EXPECT_NE(missing->stderr_text.find("No module named 'runner'"), std::string::npos)
+      << missing->stderr_text;
 }
 
 TEST(CliTest, RunTimeoutIsQuickAndSpecific) {
