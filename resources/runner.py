@@ -24,24 +24,22 @@ compact JSON. After the terminal frame the runner exits: 0 after complete, 1 aft
 or guard_error. A malformed host frame ends the run with an error frame of error_type
 "BridgeError". EOF on the read fd before a request: exit 0 without a word (the host shut a
 pooled child down). A failed write to the host: exit 3 at once. The process ends with os._exit:
-no atexit handlers, no finalizers of user objects, pending tasks are dropped.
-The write fd is non-blocking: while the host is not reading, the runner keeps reading its
-answers, so a host that answers each call before reading the next cannot deadlock with it. The
-terminal frame is the last thing on the bridge: the runner closes it and exits, and the host
-ends a run whose bridge carries anything after its first terminal frame as a BridgeError (the
-code can write to the bridge fds itself; what it forges gains it nothing it could not print or
-raise, and a second terminal frame gives it away).
+no atexit handlers, no finalizers of user objects, pending tasks are dropped; what the code
+wrote to files it left open is flushed first, as an interpreter's exit would. The write fd is
+non-blocking: while the host is not reading, the runner keeps reading its answers, so a host
+that answers each call before reading the next cannot deadlock with it. The terminal frame is
+the last thing on the bridge: the host ends a run whose bridge carries anything after its first
+terminal frame as a BridgeError (what the code forges on the bridge fds gains it nothing it
+could not print or raise, and a second terminal frame gives it away).
 
 Runtime guard (src/guard, README "Threat model"): with a "guard" field in the request, the
-runner arms the guard after its own preload and before any user code, or ends the run with
-guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock (read+execute
-beneath "exec", read beneath "read", read+write beneath "write", nothing else: no /proc), the
-guard's seccomp filters, a C audit hook (clear PermissionError "codeact guard: <rule>: ...";
-it refuses to open the "bridge_fds"); TMPDIR = "tmp" when given. limit_imports: a guarded
-__import__ that checks the user's own imports against "imports" (validator/runtime_policy.py).
-A pooled or forked child runs arm with the guard frame while it waits (seccomp and Landlock
-cost ~1 ms to load on the test VM), and the request's other fields must then be the same. The
-zygote loads the module, whose loop forks the children (runner_zygote.py), and never arms it.
+runner arms it after its own preload and before any user code, or ends the run with
+guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock over the spec's
+"exec", "read" and "write" paths, the seccomp filters, a C audit hook that also refuses to open
+the "bridge_fds"; TMPDIR = "tmp". limit_imports: a guarded __import__ that checks the user's own
+imports against "imports" (validator/runtime_policy.py). A pooled or forked child arms with the
+guard frame while it waits, and the request's other fields must then be the same. The zygote
+loads the module, whose loop forks the children (runner_zygote.py), and never arms it.
 
 Execution: the code is parsed with top-level ``await`` allowed; a final bare expression becomes an
 assignment to a hidden name (same line numbers) and its value the output (None: no output). Code
@@ -61,7 +59,9 @@ that, then traceback and asyncio piece by piece, checking for its request betwee
 """
 
 import _ast
+import _io
 import builtins
+import gc
 import posix  # os without its import (~2.5 ms of a cold start: _collections_abc, posixpath, ...)
 import sys
 
@@ -111,6 +111,9 @@ _reserve = [bytes(4 << 20)]
 
 # Private references, taken before any user code runs (the code may patch modules).
 _write = posix.write
+_gc_objects = gc.get_objects
+_gc_freeze = gc.freeze
+_WRITERS = (_io.TextIOWrapper, _io.BufferedWriter, _io.BufferedRandom)
 _read = posix.read
 _exit = posix._exit
 
@@ -140,6 +143,7 @@ class _State:
     guard_system = None  # the system part of the spec its OS layers were armed with
     imports_limited = False  # the guard's import check is on (once per process)
     session = False     # runner_session.py: a terminal frame ends the run, not the process
+    flush_files = False  # the code ran, in a process it ends: _flush_std flushes its files
     session_module = None  # a session's __main__, kept from run to run
     created = 0         # tool coroutines made by the run
     unawaited = None    # token -> (tool name, line) of those not started yet
@@ -167,35 +171,11 @@ def _send_bytes(data):
             try:
                 n = _write(fd, view)
             except BlockingIOError:
-                _wait_to_write(watch_reads)
+                _load_cold().wait_to_write(watch_reads)
                 continue
             view = view[n:]
     except BaseException:
         _exit(3)
-
-
-def _wait_to_write(watch_reads):
-    """The host is not reading our frames just now (the write fd is non-blocking). Meanwhile,
-    read its frames into _state.buf: a host that writes one answer before it reads the next call
-    would otherwise deadlock with us once both pipes are full (a gather of many calls)."""
-    import select
-    st = _state
-    rlist = [st.rfd] if watch_reads[0] and not st.eof else []
-    readable = select.select(rlist, [st.wfd], [])[0]
-    if not readable:
-        return
-    try:
-        data = _read(st.rfd, 1 << 18)
-    except BlockingIOError:
-        return
-    except OSError:
-        data = b""
-    if not data:
-        watch_reads[0] = False  # EOF stays readable; the normal reader will see it
-        return
-    st.buf += data
-    if st.loop is not None and not st.loop.is_closed():
-        st.loop.call_soon(_load_cold().dispatch_buffer)  # the loop's reader will not fire for these
 
 
 def _send_text(text):
@@ -203,11 +183,20 @@ def _send_text(text):
 
 
 def _flush_std():
-    seen = []
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        if stream is None or any(stream is s for s in seen):
+    """Flushes the standard streams and, once the code of a run (not a session's) has run, what
+    it wrote to files it left open, as the interpreter's exit would: the built-in writers among
+    the objects made since _run froze the others."""
+    streams = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__]
+    if _state.flush_files:
+        try:
+            streams += [obj for obj in _gc_objects() if type(obj) in _WRITERS]
+        except BaseException:  # MemoryError: those buffers are lost, as in a crash
+            pass
+    seen = set()
+    for stream in streams:
+        if stream is None or id(stream) in seen:
             continue
-        seen.append(stream)
+        seen.add(id(stream))
         try:
             stream.flush()
         except BaseException:
@@ -588,6 +577,9 @@ def _run(req):
     try:
         code_obj, has_output = _compile_user_code(code)
         g = _user_globals(tools)
+        if not st.session:
+            _gc_freeze()  # what _flush_std walks: the objects the code makes
+            st.flush_files = True
         if code_obj.co_flags & _CO_COROUTINE:
             asyncio = _import_asyncio()
             loop = asyncio.new_event_loop()
@@ -623,7 +615,7 @@ def _main():
         _exit(2)
     _state.rfd = rfd
     _state.wfd = wfd
-    posix.set_blocking(wfd, False)  # see _wait_to_write
+    posix.set_blocking(wfd, False)  # see runner_cold.wait_to_write
 
     sys.dont_write_bytecode = True
     sys.argv = [_CODE_NAME]

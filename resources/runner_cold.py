@@ -183,6 +183,30 @@ def _on_readable():
     dispatch_buffer()
 
 
+def wait_to_write(watch_reads):
+    """The host is not reading our frames just now (runner.py's write fd is non-blocking).
+    Meanwhile, read its frames into _state.buf: a host that writes one answer before it reads the
+    next call would otherwise deadlock with us once both pipes are full (a gather of many calls)."""
+    import select
+    st = _state
+    rlist = [st.rfd] if watch_reads[0] and not st.eof else []
+    readable = select.select(rlist, [st.wfd], [])[0]
+    if not readable:
+        return
+    try:
+        data = _read(st.rfd, 1 << 18)
+    except BlockingIOError:
+        return
+    except OSError:
+        data = b""
+    if not data:
+        watch_reads[0] = False  # EOF stays readable; the normal reader will see it
+        return
+    st.buf += data
+    if st.loop is not None and not st.loop.is_closed():
+        st.loop.call_soon(dispatch_buffer)  # the loop's reader will not fire for these
+
+
 def dispatch_buffer():
     buf = _state.buf
     start = 0

@@ -170,6 +170,36 @@ TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
   EXPECT_TRUE(r.files.empty());  // the working directory is not a mount
 }
 
+// The runner ends its process with _exit: what the code wrote to a file it left open is flushed
+// before the terminal frame, as an interpreter's exit would, so the capture after that frame and
+// the host's copy hold all of it. A cold child and a fork server's, at both levels.
+TEST_F(FileCaptureTest, WhatTheCodeWroteToAFileItLeftOpenIsCaptured) {
+  const std::string code =
+      "import os\n"
+      "d = '/out' if os.path.isdir('/out') else os.environ['RW']\n"
+      "text = open(d + '/open.txt', 'w')\ntext.write('left open')\n"
+      "data = open(d + '/open.bin', 'wb')\ndata.write(b'\\x00' * 10000)\n";
+  const std::pair<const char*, std::shared_ptr<Executor>> executors[] = {
+      {"process, cold", testing::LocalExecutor()},
+      {"namespaces, cold", testing::LocalExecutor(IsolationLevel::kNamespaces)},
+      {"process, fork server", testing::NewLocalExecutor(1)},
+      {"namespaces, fork server",
+       testing::NewLocalExecutor(1, 60'000, true, IsolationLevel::kNamespaces)}};
+  for (const auto& [name, executor] : executors) {
+    fs::remove(root_ / "rw" / "open.txt");
+    fs::remove(root_ / "rw" / "open.bin");
+    const ExecutionResult r = Run(code, {}, 1 << 20, executor);
+    ASSERT_EQ(r.outcome, Outcome::kOk) << name << ": " << r.message << r.stderr_text;
+    const CapturedFile* text = Find(r, "/out/open.txt");
+    const CapturedFile* data = Find(r, "/out/open.bin");
+    ASSERT_TRUE(text != nullptr && data != nullptr) << name;
+    EXPECT_EQ(text->size, 9) << name;
+    EXPECT_EQ(data->size, 10000) << name;
+    EXPECT_EQ(fs::file_size(root_ / "rw" / "open.txt"), 9u) << name;
+    EXPECT_EQ(fs::file_size(root_ / "rw" / "open.bin"), 10000u) << name;
+  }
+}
+
 // Resident memory of this process in bytes: "VmRSS" now, or "VmHWM", the peak since the last
 // ResetPeakResident(); -1 when /proc does not say.
 std::int64_t ProcStatusBytes(const std::string& field) {

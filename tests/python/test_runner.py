@@ -344,6 +344,34 @@ class StartupAndShutdownTest(RunnerTestCase):
         self.assertComplete(frame, rc)
         self.assertEqual(out, "")
 
+    def test_files_left_open_are_flushed_before_the_terminal_frame(self):
+        # The runner ends with os._exit. What the code wrote to files it never closed reaches
+        # them before the terminal frame (after which the host captures them), as an
+        # interpreter's exit would flush them: after a result, an exception or sys.exit; text,
+        # binary and read-write files, named or held in a container. One whose fd the code
+        # closed itself cannot be flushed, and costs the others nothing.
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        endings = ("'done'", "raise ValueError('late')", "import sys\nsys.exit(3)")
+        for i, ending in enumerate(endings):
+            base = os.path.join(d, "f%d" % i)
+            frame, _, rc, _, _ = self.run_code(
+                "import os\n"
+                "lost = open(%r, 'w'); lost.write('gone')\n"
+                "t = open(%r, 'w'); t.write('text %d')\n"
+                "b = open(%r, 'wb'); b.write(b'bytes')\n"
+                "r = open(%r, 'w+b'); r.write(b'read-write')\n"
+                "kept = {'f': open(%r, 'a')}; kept['f'].write('nested')\n"
+                "os.close(lost.fileno())\n%s\n"
+                % (base + ".lost", base + ".txt", i, base + ".bin", base + ".rw", base + ".nested",
+                   ending))
+            self.assertEqual((frame["type"], rc), [("complete", 0), ("error", 1), ("error", 1)][i],
+                             frame)
+            for suffix, content in ((".txt", b"text %d" % i), (".bin", b"bytes"),
+                                    (".rw", b"read-write"), (".nested", b"nested"), (".lost", b"")):
+                with open(base + suffix, "rb") as f:
+                    self.assertEqual(f.read(), content, (ending, suffix))
+
 
 class OutputTest(RunnerTestCase):
 
