@@ -11,6 +11,11 @@ namespace codeact::internal {
 std::string Sha256(std::string_view data);
 std::string Sha256Hex(std::string_view data);
 
+// The hex digest by the portable code, whatever the CPU offers, and whether Sha256 uses the
+// CPU's SHA instructions instead (x86-64 SHA-NI): for the tests that hold the two together.
+std::string PortableSha256Hex(std::string_view data);
+bool Sha256UsesCpuInstructions();
+
 // HMAC-SHA256 of `data` under `key`: 32 bytes.
 std::string HmacSha256(std::string_view key, std::string_view data);
 

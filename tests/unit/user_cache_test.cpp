@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "common/sha256.hpp"
@@ -16,14 +17,34 @@
 namespace codeact::internal {
 namespace {
 
+// FIPS 180-2's examples, by the code Sha256 uses here (the CPU's SHA instructions where it has
+// them) and by the portable code.
 TEST(Sha256Test, KnownDigests) {
-  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // 56 bytes: the length no longer fits the first padding block.
-  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  for (auto* hex : {&Sha256Hex, &PortableSha256Hex}) {
+    EXPECT_EQ(hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    // 56 bytes: the length no longer fits the first padding block.
+    EXPECT_EQ(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(hex(std::string(1000000, 'a')),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  }
+}
+
+// The CPU's SHA instructions and the portable code agree on every length around the block and
+// padding boundaries, on random bytes.
+TEST(Sha256Test, TheCpuInstructionsAgreeWithThePortableCode) {
+  if (!Sha256UsesCpuInstructions()) GTEST_SKIP() << "this CPU has no SHA instructions";
+  std::mt19937 random(15);
+  std::string data;
+  for (std::size_t length = 0; length <= 1100; ++length) {
+    data.resize(length);
+    for (char& c : data) c = static_cast<char>(random());
+    ASSERT_EQ(Sha256Hex(data), PortableSha256Hex(data)) << length << " bytes";
+  }
+  data.resize(3 << 20);
+  for (char& c : data) c = static_cast<char>(random());
+  EXPECT_EQ(Sha256Hex(data), PortableSha256Hex(data));
 }
 
 // Points the cache at a fresh directory for one test, and back afterwards.
