@@ -27,16 +27,22 @@ class CallerQuotas {
   std::optional<int> TakeRequest(const std::string& owner) {
     if (rate_ <= 0) return std::nullopt;
     std::lock_guard lock(mu_);
-    Bucket& b = buckets_.try_emplace(owner, Bucket{burst_, Clock::now()}).first->second;
     const auto now = Clock::now();
-    b.tokens =
-        std::min(burst_, b.tokens + rate_ * std::chrono::duration<double>(now - b.at).count());
+    if (buckets_.size() >= prune_at_) Prune(now);
+    Bucket& b = buckets_.try_emplace(owner, Bucket{burst_, now}).first->second;
+    b.tokens = Refilled(b, now);
     b.at = now;
     if (b.tokens >= 1) {
       b.tokens -= 1;
       return std::nullopt;
     }
     return std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate_)));
+  }
+
+  // The callers whose bucket is remembered (for the tests).
+  std::size_t tracked_callers() {
+    std::lock_guard lock(mu_);
+    return buckets_.size();
   }
 
   // A run slot of the caller, released when the returned guard goes; nothing when all are taken.
@@ -57,11 +63,26 @@ class CallerQuotas {
     double tokens;
     Clock::time_point at;
   };
+  double Refilled(const Bucket& b, Clock::time_point now) const {
+    return std::min(burst_, b.tokens + rate_ * std::chrono::duration<double>(now - b.at).count());
+  }
+
+  // Forgets the buckets that have refilled: a full bucket is what an unknown caller gets, so this
+  // changes no answer, and the map holds only the callers seen in the last burst/rate seconds
+  // (amortised: the next sweep waits until the map has doubled).
+  void Prune(Clock::time_point now) {
+    std::erase_if(buckets_,
+                  [&](const auto& entry) { return Refilled(entry.second, now) >= burst_; });
+    prune_at_ = std::max(kMinPruneAt, 2 * buckets_.size());
+  }
+
+  static constexpr std::size_t kMinPruneAt = 1024;
   const int max_concurrent_;
   const double rate_;
   const double burst_;
   std::mutex mu_;
   std::map<std::string, Bucket> buckets_;
+  std::size_t prune_at_ = kMinPruneAt;
   std::map<std::string, int> running_;
 };
 
