@@ -115,4 +115,11 @@ int AttachTree(int tree_fd, const char* target) {
              : errno;
 }
 
+int AttachTree(int tree_fd, int target_fd) {
+  return ::syscall(SYS_move_mount, tree_fd, "", target_fd, "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0
+             ? 0
+             : errno;
+}
+
 }  // namespace codeact::internal

@@ -35,8 +35,10 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
 int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
                  bool* idmap_unsupported = nullptr);
 
-// Moves a detached tree onto `target` (an existing file or directory). Returns 0 or an errno.
-// Async-signal-safe (one system call).
+// Moves a detached tree onto `target` (an existing file or directory), or onto the one
+// `target_fd` is open on (O_PATH will do). Returns 0 or an errno. Async-signal-safe (one system
+// call).
 int AttachTree(int tree_fd, const char* target);
+int AttachTree(int tree_fd, int target_fd);
 
 }  // namespace codeact::internal

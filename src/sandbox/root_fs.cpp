@@ -1,13 +1,17 @@
 #include "sandbox/root_fs.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sandbox/idmap.hpp"
 #include "sandbox/mount_steps.hpp"
@@ -16,29 +20,85 @@
 namespace codeact::internal {
 namespace {
 
-// mkdir -p of `path` (absolute) under `root`; the parts that exist are left alone.
-void MakeDirs(const std::string& root, const std::string& path) {
-  std::string at = root;
-  std::size_t pos = 1;
-  while (pos <= path.size()) {
-    std::size_t next = path.find('/', pos);
-    if (next == std::string::npos) next = path.size();
-    at += "/" + path.substr(pos, next - pos);
-    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) FailStep("mkdir " + at, errno);
-    pos = next + 1;
-  }
+// Opens `name` beneath the directory `dir_fd` without following a symbolic link on the way
+// (openat2 RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH). A mount point beneath another mount lies in
+// that mount's host directory, which a run may have written: a link there must lead nowhere.
+int OpenBeneath(int dir_fd, const std::string& name, int flags) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
+  return static_cast<int>(::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof how));
 }
 
-// An empty file (or directory) at root+path to bind the host path onto.
-void MakeMountPoint(const std::string& root, const std::string& path, bool directory) {
+// The file systems of the sandbox's own tmpfs mounts (its root, /tmp, the working directory):
+// the only ones a mount point is made in. A missing one beneath a bind would be made in the host's
+// directory (the host refuses such a layout first: sandbox_plan.hpp CheckSandboxMounts). The
+// launcher is single-threaded and builds one root.
+std::vector<dev_t> own_filesystems;
+
+void AddOwnFilesystem(const std::string& path) {
+  struct stat st {};
+  Must(::stat(path.c_str(), &st) == 0, "stat " + path);
+  own_filesystems.push_back(st.st_dev);
+}
+
+// Whether a mount point may be made in the directory `dir_fd`.
+bool OnOwnFilesystem(int dir_fd) {
+  struct stat st {};
+  return ::fstat(dir_fd, &st) == 0 && std::find(own_filesystems.begin(), own_filesystems.end(),
+                                                st.st_dev) != own_filesystems.end();
+}
+
+// mkdir -p of `path` (absolute) under `root`, a component at a time and never through a link;
+// the parts that exist are left alone. Returns the last directory, open O_PATH.
+int MakeDirs(const std::string& root, const std::string& path) {
+  int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  Must(fd >= 0, "open " + root);
+  std::string at = root;
+  std::size_t pos = 1;
+  while (pos < path.size()) {
+    std::size_t next = path.find('/', pos);
+    if (next == std::string::npos) next = path.size();
+    const std::string name = path.substr(pos, next - pos);
+    at += "/" + name;
+    struct stat st {};
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (!OnOwnFilesystem(fd))
+        FailStep("mount point " + at + " is missing in a host directory", ENOENT);
+      if (::mkdirat(fd, name.c_str(), 0755) != 0 && errno != EEXIST) FailStep("mkdir " + at, errno);
+    }
+    const int sub = OpenBeneath(fd, name, O_PATH | O_DIRECTORY);
+    const int err = errno;
+    ::close(fd);
+    if (sub < 0) FailStep("open " + at + (err == ELOOP ? " (a symbolic link)" : ""), err);
+    fd = sub;
+    pos = next + 1;
+  }
+  return fd;
+}
+
+// An empty file (or directory) at root+path to bind the host path onto, open O_PATH: mounts go
+// onto the fd (/proc/self/fd/N), never through the path again.
+int MakeMountPoint(const std::string& root, const std::string& path, bool directory) {
   if (directory) return MakeDirs(root, path);
   const std::size_t slash = path.rfind('/');
-  if (slash > 0) MakeDirs(root, path.substr(0, slash));
-  const std::string target = root + path;
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  Must(fd >= 0, "create mount point " + target);
-  ::close(fd);
+  const int dir = MakeDirs(root, path.substr(0, slash));
+  const std::string name = path.substr(slash + 1);
+  // O_EXCL: made if absent, and an existing file (a bind's, say) is not opened for writing.
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && OnOwnFilesystem(dir)) {
+    const int made =
+        ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (made >= 0) ::close(made);
+  }
+  const int fd = OpenBeneath(dir, name, O_PATH);
+  const int err = errno;
+  ::close(dir);
+  if (fd < 0) FailStep("create mount point " + root + path, err);
+  return fd;
 }
+
+std::string FdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // A bind keeps the flags the kernel locked on the source mount (nodev, nosuid, noexec, atime
 // flags): a remount in a user namespace that drops one of them fails with EPERM.
@@ -60,9 +120,10 @@ void Attach(int tree_fd, const std::string& host, const std::string& root,
             const std::string& path) {
   struct stat st {};
   Must(::fstat(tree_fd, &st) == 0, "fstat the tree of " + host);
-  MakeMountPoint(root, path, S_ISDIR(st.st_mode));
-  if (int err = AttachTree(tree_fd, (root + path).c_str()); err != 0)
+  const int point = MakeMountPoint(root, path, S_ISDIR(st.st_mode));
+  if (int err = AttachTree(tree_fd, point); err != 0)
     FailStep("attach " + host + " at " + path, err);
+  ::close(point);
   ::close(tree_fd);
 }
 
@@ -71,14 +132,18 @@ void Bind(const std::string& host, const std::string& root, const std::string& p
   if (tree_fd >= 0) return Attach(tree_fd, host, root, path);
   struct stat st {};
   Must(::stat(host.c_str(), &st) == 0, "stat " + host);
-  MakeMountPoint(root, path, S_ISDIR(st.st_mode));
-  const std::string target = root + path;
-  Must(::mount(host.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
+  const int point = MakeMountPoint(root, path, S_ISDIR(st.st_mode));
+  Must(::mount(host.c_str(), FdPath(point).c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
        "bind " + host + " at " + path);
+  ::close(point);
+  // The new mount's root, found again the same way (the fd above is the point beneath it).
+  const int bound = MakeMountPoint(root, path, S_ISDIR(st.st_mode));
+  const std::string target = FdPath(bound);
   const unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | LockedFlags(target) |
                               (read_only ? MS_RDONLY : 0);
   Must(::mount(nullptr, target.c_str(), nullptr, flags, nullptr) == 0,
        std::string("remount ") + path + (read_only ? " read-only" : " nosuid"));
+  ::close(bound);
 }
 
 // A system path: a symlink is recreated (merged-/usr systems link /bin, /lib, ... into /usr),
@@ -96,17 +161,18 @@ void AddSystemPath(const std::string& root, const std::string& path, int tree_fd
   Must(n >= 0, "readlink " + path);
   target[n] = '\0';
   const std::size_t slash = path.rfind('/');
-  if (slash > 0) MakeDirs(root, path.substr(0, slash));
-  Must(::symlink(target, (root + path).c_str()) == 0, "symlink " + path);
+  const int dir = MakeDirs(root, path.substr(0, slash));
+  Must(::symlinkat(target, dir, path.substr(slash + 1).c_str()) == 0, "symlink " + path);
+  ::close(dir);
 }
 
 void AddDev(const std::string& root) {
-  MakeDirs(root, "/dev");
+  ::close(MakeDirs(root, "/dev"));
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}) {
-    MakeMountPoint(root, node, /*directory=*/false);
-    const std::string target = root + node;
-    Must(::mount(node, target.c_str(), nullptr, MS_BIND, nullptr) == 0,
+    const int point = MakeMountPoint(root, node, /*directory=*/false);
+    Must(::mount(node, FdPath(point).c_str(), nullptr, MS_BIND, nullptr) == 0,
          std::string("bind ") + node);
+    ::close(point);
   }
   const std::pair<const char*, const char*> links[] = {{"/proc/self/fd", "/dev/fd"},
                                                        {"/proc/self/fd/0", "/dev/stdin"},
@@ -124,21 +190,24 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   const std::string root = c.scratch_dir + "/root";
   Must(::mkdir(root.c_str(), 0700) == 0, "mkdir " + root);
   MountTmpfs(root, "size=1m,nr_inodes=4096,mode=0755", "mount the root tmpfs");
+  AddOwnFilesystem(root);
 
   for (std::size_t i = 0; i < c.system_paths.size(); ++i) {
     AddSystemPath(root, c.system_paths[i], i < c.system_trees.size() ? c.system_trees[i] : -1);
   }
   AddDev(root);
-  MakeDirs(root, "/proc");
+  ::close(MakeDirs(root, "/proc"));
   MountMaskedProc(root);
-  MakeDirs(root, "/tmp");
+  ::close(MakeDirs(root, "/tmp"));
   MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777",
              "mount the /tmp tmpfs");
+  AddOwnFilesystem(root + "/tmp");
   // The working directory is memory too (a tmpfs, counted by the run's memory cgroup) and
   // bounded in size: past it, writes fail with ENOSPC.
-  MakeDirs(root, kSandboxWorkDir);
+  ::close(MakeDirs(root, kSandboxWorkDir));
   MountTmpfs(root + kSandboxWorkDir, "size=" + std::to_string(c.work_bytes) + ",mode=0700",
              "mount the working directory's tmpfs");
+  AddOwnFilesystem(root + kSandboxWorkDir);
   for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only, b.tree_fd);
   Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
                nullptr) == 0,

@@ -477,6 +477,86 @@ TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
   EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
 }
 
+// A mount beneath another is bound, whichever order the two were added in, where its mount point
+// is a directory in the outer mount's host directory; where it is missing or a link, the run is
+// refused before anything starts, naming the point, and nothing is made in that directory.
+TEST(NamespacesTest, AMountBeneathAnotherNeedsItsPointInTheOuterHostDirectory) {
+  auto scratch = internal::TempDir::Create("codeact-ns-beneath-");
+  ASSERT_TRUE(scratch.ok());
+  const std::string outer = scratch->path() + "/outer", inner = scratch->path() + "/inner";
+  fs::create_directories(outer);
+  fs::create_directories(inner);
+  std::ofstream(inner + "/in.txt") << "inner";
+  ::chmod(scratch->path().c_str(), 0755);
+  RunSnapshot s;
+  s.mounts.push_back({inner, "/data/sub", MountMode::kReadOnly});  // the inner one first
+  s.mounts.push_back({outer, "/data", MountMode::kReadWrite});
+  const std::string code = "print(open('/data/sub/in.txt').read())";
+  auto executor = LocalExecutor(IsolationLevel::kNamespaces);
+
+  ExecutionResult r = executor->Execute({code}, s);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError) << r.stdout_text;
+  EXPECT_NE(r.message.find("mount /data/sub lies beneath the mount /data, so its mount point is " +
+                           outer + "/sub in that mount's host directory, which does not exist"),
+            std::string::npos)
+      << r.message;
+  EXPECT_FALSE(fs::exists(outer + "/sub"));
+
+  fs::create_directory(outer + "/sub");
+  r = executor->Execute({code}, s);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "inner\n");
+
+  fs::remove(outer + "/sub");
+  fs::create_directory_symlink(inner, outer + "/sub");
+  r = executor->Execute({code}, s);
+  EXPECT_EQ(r.outcome, Outcome::kSetupError);
+  EXPECT_NE(r.message.find("which is a symbolic link"), std::string::npos) << r.message;
+}
+
+// A mount beneath another is bound onto its point as the launcher finds it in the outer mount's
+// host directory: never made there, never reached through a symbolic link (a run that could
+// write that directory could otherwise send a later run's mount elsewhere). The host refuses such
+// a layout before it starts anything (CheckSandboxMounts); this is the launcher's own line, for a
+// directory changed in between.
+TEST(NamespacesTest, TheLauncherMakesNoMountPointInAHostDirectoryAndFollowsNoLinkToOne) {
+  for (const bool as_link : {false, true}) {
+    auto scratch = internal::TempDir::Create("codeact-ns-nested-");
+    ASSERT_TRUE(scratch.ok());
+    const std::string outer = scratch->path() + "/outer", inner = scratch->path() + "/inner",
+                      decoy = scratch->path() + "/decoy";
+    for (const auto& d : {outer, inner, decoy, scratch->path() + "/work"}) {
+      fs::create_directories(d);
+    }
+    if (as_link) fs::create_directory_symlink(decoy, outer + "/sub");
+    internal::SandboxConfig c;
+    c.scratch_dir = scratch->path();
+    c.system_paths = internal::DefaultSystemPaths();
+    c.binds.push_back({outer, "/data", false});
+    c.binds.push_back({inner, "/data/sub", true});
+    c.command = {"/usr/bin/python3.11", "-c", "pass"};
+    internal::LaunchSpec spec;
+    spec.executable = internal::SandboxLauncherPath();
+    spec.args = internal::EncodeSandboxArgs(c);
+    spec.working_dir = scratch->path();
+    auto child = internal::Child::Start(spec);
+    ASSERT_TRUE(child.ok()) << child.status().ToString();
+    const Status frame =
+        internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+    EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition) << frame.message();
+    EXPECT_NE(frame.message().find(as_link ? "/root/data/sub (a symbolic link)"
+                                           : "/root/data/sub is missing in a host directory"),
+              std::string::npos)
+        << frame.message();
+    EXPECT_EQ((*child)->Wait().exit_code, internal::kSandboxSetupFailedExit);
+    if (as_link) {
+      EXPECT_TRUE(fs::is_empty(decoy));
+    } else {
+      EXPECT_FALSE(fs::exists(outer + "/sub"));
+    }
+  }
+}
+
 TEST(NamespacesTest, BadLauncherArgumentsAreASetupErrorToo) {
   internal::LaunchSpec spec;
   spec.executable = internal::SandboxLauncherPath();

@@ -106,8 +106,52 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   return plan;
 }
 
+namespace {
+
+// The mount that `inner` lies beneath most closely; null when none.
+const FileMount* EnclosingMount(const std::vector<FileMount>& mounts, const FileMount& inner) {
+  const FileMount* outer = nullptr;
+  for (const FileMount& m : mounts) {
+    if (m.mount_path == inner.mount_path || !PathWithin(inner.mount_path, m.mount_path)) continue;
+    if (outer == nullptr || PathWithin(m.mount_path, outer->mount_path)) outer = &m;
+  }
+  return outer;
+}
+
+// A mount beneath another is bound onto a point inside the other's host directory: it must be a
+// directory there already, reached through directories only (the launcher follows no link).
+Status CheckNestedMountPoint(const FileMount& inner, const FileMount& outer) {
+  std::string at = outer.host_path;
+  const std::string rest = inner.mount_path.substr(outer.mount_path.size());
+  for (std::size_t pos = 1; pos <= rest.size();) {
+    std::size_t next = rest.find('/', pos);
+    if (next == std::string::npos) next = rest.size();
+    at += "/" + rest.substr(pos, next - pos);
+    pos = next + 1;
+    struct stat st {};
+    const bool missing = ::lstat(at.c_str(), &st) != 0;
+    if (missing || !S_ISDIR(st.st_mode)) {
+      return FailedPrecondition(
+          "mount " + inner.mount_path + " lies beneath the mount " + outer.mount_path +
+          ", so its mount point is " + at + " in that mount's host directory, which " +
+          (missing               ? "does not exist"
+           : S_ISLNK(st.st_mode) ? "is a symbolic link"
+                                 : "is not a directory") +
+          ": the namespaces level binds onto an existing directory there and changes nothing "
+          "in the host's directory to make one; create the directory, or mount " +
+          inner.mount_path + " elsewhere");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
   for (const auto& m : mounts) {
+    if (const FileMount* outer = EnclosingMount(mounts, m)) {
+      if (Status s = CheckNestedMountPoint(m, *outer); !s.ok()) return s;
+    }
     // A read-write mount at the working directory (ProviderOptions::working_directory) is bound
     // over its private tmpfs: the run starts in the host directory instead.
     if (m.mount_path == kSandboxWorkDir && m.mode == MountMode::kReadWrite) continue;
@@ -132,9 +176,17 @@ Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
   c.cgroup_procs = cgroup_procs;
   c.run_as_uid = run_as_uid;
   c.system_paths = plan.system_paths;
+  if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return s;
   c.binds.push_back({plan.resource_dir, kSandboxResourceDir, /*read_only=*/true});
-  for (const auto& m : snapshot.mounts) {
-    c.binds.push_back({m.host_path, m.mount_path, m.mode == MountMode::kReadOnly});
+  // Outer mounts before the ones beneath them (a path sorts before the paths below it), whatever
+  // order they were added in: bound later, an outer mount would hide them.
+  std::vector<const FileMount*> mounts;
+  for (const auto& m : snapshot.mounts) mounts.push_back(&m);
+  std::stable_sort(mounts.begin(), mounts.end(), [](const FileMount* a, const FileMount* b) {
+    return a->mount_path < b->mount_path;
+  });
+  for (const FileMount* m : mounts) {
+    c.binds.push_back({m->host_path, m->mount_path, m->mode == MountMode::kReadOnly});
   }
   // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them.
   c.tmp_bytes = snapshot.limits.max_file_size_bytes;

@@ -30,7 +30,9 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
 // does not start a whole probe interpreter before its own; a failure is probed again each time.
 Status ProbeSandbox(const SandboxPlan& plan, const std::string& python);
 
-// Mount paths the sandbox can bind: not over what the sandbox itself provides.
+// Mount paths the sandbox can bind: not over what the sandbox itself provides; and a mount
+// beneath another one only where its mount point already is a directory (no link on the way) in
+// the outer mount's host directory, which the sandbox never changes to make one.
 Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 
 // Turns `spec` (which runs `python python_args...` with `scratch_dir` as its directory) into the
