@@ -144,6 +144,7 @@ class _State:
     imports_limited = False  # the guard's import check is on (once per process)
     session = False     # runner_session.py: a terminal frame ends the run, not the process
     flush_files = False  # the code ran, in a process it ends: _flush_std flushes its files
+    heap_frozen = False  # gc.freeze() was called (by a fork server, before forking this child)
     session_module = None  # a session's __main__, kept from run to run
     created = 0         # tool coroutines made by the run
     unawaited = None    # token -> (tool name, line) of those not started yet
@@ -183,11 +184,13 @@ def _send_text(text):
 
 
 def _flush_std():
-    """Flushes the standard streams and, once the code of a run (not a session's) has run, what
+    """Flushes the standard streams and, once the code of a run (not a session's) has run and
+    opened something that may write (the guard's audit hook tells; without a guard, always), what
     it wrote to files it left open, as the interpreter's exit would: the built-in writers among
-    the objects made since _run froze the others."""
+    the objects made since the heap was frozen."""
     streams = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__]
-    if _state.flush_files:
+    st = _state
+    if st.flush_files and (st.guard_system is None or st.guard.opened_for_writing()):
         try:
             streams += [obj for obj in _gc_objects() if type(obj) in _WRITERS]
         except BaseException:  # MemoryError: those buffers are lost, as in a crash
@@ -578,7 +581,8 @@ def _run(req):
         code_obj, has_output = _compile_user_code(code)
         g = _user_globals(tools)
         if not st.session:
-            _gc_freeze()  # what _flush_std walks: the objects the code makes
+            if not st.heap_frozen:  # a fork server's child has a frozen heap already
+                _gc_freeze()  # what _flush_std walks: the objects the code makes
             st.flush_files = True
         if code_obj.co_flags & _CO_COROUTINE:
             asyncio = _import_asyncio()

@@ -29,6 +29,7 @@ def serve(namespaces=False):
     # collector from walking it in every child (each object it visits is a page copied).
     gc.collect()
     gc.freeze()
+    _state.heap_frozen = True
     token = guard.serve_forks(_state.rfd, cpu_limit, namespaces)
     posix.environ[b"CODEACT_RUN_TOKEN"] = token
     random = sys.modules.get("random")

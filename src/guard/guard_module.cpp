@@ -14,6 +14,9 @@
 //                             "<code>") against the patterns (import_patterns.hpp); the
 //                             standard library's own imports pass.
 //
+//   opened_for_writing()      whether the audit hook has seen an "open" that may write since
+//                             arm(): the runner flushes the files the code left open (a walk of
+//                             the objects it made) only then.
 //   serve_forks(...) -> bytes the fork server's zygote (zygote_loop.hpp): returns only in each
 //                             child it forks, set up for its run.
 //
@@ -30,6 +33,7 @@
 // with a guard_error frame instead of running the code unguarded.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -66,6 +70,7 @@ struct Guard {
   bool patterns_parsed = false;
   ImportPatterns patterns;              // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
+  bool opened_for_writing = false;      // an "open" event that may write (opened_for_writing())
 };
 
 Guard guard;
@@ -272,8 +277,28 @@ int CheckAttribute(const AuditRule& rule, const char* event, PyObject* args) {
   return -1;
 }
 
+// An "open" event's (path, mode, flags) that may write: a mode of open() with w, a, x or +, or
+// flags of os.open() with O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND.
+bool MayWrite(PyObject* args) {
+  if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 3) return true;
+  PyObject* mode = PyTuple_GET_ITEM(args, 1);
+  if (PyUnicode_Check(mode)) {
+    const char* text = PyUnicode_AsUTF8(mode);
+    if (text == nullptr) {
+      PyErr_Clear();
+      return true;
+    }
+    return std::strpbrk(text, "wax+") != nullptr;
+  }
+  return (IntArg(args, 2, O_WRONLY) & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
+}
+
 int AuditHook(const char* event, PyObject* args, void*) {
   const AuditRule rule = ClassifyAuditEvent(event);
+  if (!guard.opened_for_writing && rule.action == AuditAction::kCheckPath &&
+      std::strcmp(event, "open") == 0 && MayWrite(args)) {
+    guard.opened_for_writing = true;
+  }
   switch (rule.action) {
     case AuditAction::kAllow:
       return 0;
@@ -419,6 +444,10 @@ PyObject* ServeForksCall(PyObject*, PyObject* args) {
   return PyBytes_FromStringAndSize(token.data(), static_cast<Py_ssize_t>(token.size()));
 }
 
+PyObject* OpenedForWriting(PyObject*, PyObject*) {
+  return PyBool_FromLong(guard.opened_for_writing);
+}
+
 PyMethodDef kMethods[] = {
     {"serve_forks", ServeForksCall, METH_VARARGS,
      "serve_forks(socket_fd, run_cpu_seconds, namespaces) -> bytes: the zygote's loop "
@@ -429,6 +458,9 @@ PyMethodDef kMethods[] = {
      "hook. Returns the Landlock ABI applied (0: the kernel has none). Once per process."},
     {"limit_imports", LimitImports, METH_O,
      "limit_imports(patterns): the guarded __import__ for the user's code. Once per process."},
+    {"opened_for_writing", OpenedForWriting, METH_NOARGS,
+     "opened_for_writing() -> bool: whether, since arm, anything was opened in a mode that may "
+     "write (the runner flushes open files at the end only then)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,

@@ -958,6 +958,24 @@ class RuntimeGuardTest(RunnerTestCase):
         self.assertEqual(c.finish(), 1)
         self.assertEqual(bytes(c.stdout), b"")
 
+    def test_files_left_open_are_flushed_however_the_code_opened_them(self):
+        # Armed, the runner walks the code's objects for open files only when the guard's audit
+        # hook saw an "open" that may write: each way of opening one must count.
+        opens = ("open('a', 'w')", "open('b', 'a')", "open('c', 'x')", "open('d', 'wb')",
+                 "open(os.open('e', os.O_WRONLY | os.O_CREAT), 'w')",
+                 "os.fdopen(os.open('f', os.O_RDWR | os.O_CREAT), 'r+')",
+                 "pathlib.Path('g').open('w')", "io.open('h', 'w')")
+        for i, opened in enumerate(opens):
+            c = self.guarded_child()
+            c.ready()
+            c.request("import io, os, pathlib\nf = %s\nf.write('data' if 'b' not in f.mode "
+                      "else b'data')\n" % opened, guard=guard_spec(c.tmp, ("io", "os", "pathlib")))
+            frame, _ = c.serve()
+            self.assertComplete(frame)
+            self.assertEqual(c.finish(), 0)
+            with open(os.path.join(c.tmp, "abcdefgh"[i]), "rb") as f:
+                self.assertEqual(f.read(), b"data", opened)
+
     def test_armed_before_the_code_and_the_module_path_is_gone(self):
         c = self.guarded_child()
         c.ready()
