@@ -449,30 +449,38 @@ TEST(NamespacesTest, ManyRunsLeaveNoZombieFdTempDirOrCgroup) {
   EXPECT_TRUE(testing::Eventually([&] { return cgroups() == 0; })) << cgroups() << " cgroups left";
 }
 
+// The launcher run directly with `binds` in `scratch` (which has a work/): the setup_error frame it
+// sent (OK when none came) and how it ended.
+std::pair<Status, internal::ExitInfo> LaunchWithBinds(const std::string& scratch,
+                                                      std::vector<internal::SandboxBind> binds) {
+  fs::create_directories(scratch + "/work");
+  internal::SandboxConfig c;
+  c.scratch_dir = scratch;
+  c.system_paths = internal::DefaultSystemPaths();
+  c.binds = std::move(binds);
+  c.command = {"/usr/bin/python3.11", "-c", "pass"};
+  internal::LaunchSpec spec;
+  spec.executable = internal::SandboxLauncherPath();
+  spec.args = internal::EncodeSandboxArgs(c);
+  spec.working_dir = scratch;
+  auto child = internal::Child::Start(spec);
+  if (!child.ok()) return {child.status(), {}};
+  const Status frame =
+      internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  return {frame, (*child)->Wait()};
+}
+
 // A failed containment step reaches the host as the launcher's setup_error frame, naming the step
 // and the errno, and the launcher exits with kSandboxSetupFailedExit.
 TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
   auto scratch = internal::TempDir::Create("codeact-ns-fail-");
   ASSERT_TRUE(scratch.ok());
-  fs::create_directories(scratch->path() + "/work");
-  internal::SandboxConfig c;
-  c.scratch_dir = scratch->path();
-  c.system_paths = internal::DefaultSystemPaths();
-  c.binds.push_back({"/nonexistent-codeact-host-path", "/data", true});
-  c.command = {"/usr/bin/python3.11", "-c", "pass"};
-  internal::LaunchSpec spec;
-  spec.executable = internal::SandboxLauncherPath();
-  ASSERT_FALSE(spec.executable.empty());
-  spec.args = internal::EncodeSandboxArgs(c);
-  spec.working_dir = scratch->path();
-  auto child = internal::Child::Start(spec);
-  ASSERT_TRUE(child.ok()) << child.status().ToString();
-  const Status frame =
-      internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+  ASSERT_FALSE(internal::SandboxLauncherPath().empty());
+  const auto [frame, exit] =
+      LaunchWithBinds(scratch->path(), {{"/nonexistent-codeact-host-path", "/data", true}});
   EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(frame.message(),
             "sandbox setup: stat /nonexistent-codeact-host-path failed: No such file or directory");
-  const internal::ExitInfo exit = (*child)->Wait();
   EXPECT_TRUE(exit.exited);
   EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
 }
@@ -525,30 +533,16 @@ TEST(NamespacesTest, TheLauncherMakesNoMountPointInAHostDirectoryAndFollowsNoLin
     ASSERT_TRUE(scratch.ok());
     const std::string outer = scratch->path() + "/outer", inner = scratch->path() + "/inner",
                       decoy = scratch->path() + "/decoy";
-    for (const auto& d : {outer, inner, decoy, scratch->path() + "/work"}) {
-      fs::create_directories(d);
-    }
+    for (const auto& d : {outer, inner, decoy}) fs::create_directories(d);
     if (as_link) fs::create_directory_symlink(decoy, outer + "/sub");
-    internal::SandboxConfig c;
-    c.scratch_dir = scratch->path();
-    c.system_paths = internal::DefaultSystemPaths();
-    c.binds.push_back({outer, "/data", false});
-    c.binds.push_back({inner, "/data/sub", true});
-    c.command = {"/usr/bin/python3.11", "-c", "pass"};
-    internal::LaunchSpec spec;
-    spec.executable = internal::SandboxLauncherPath();
-    spec.args = internal::EncodeSandboxArgs(c);
-    spec.working_dir = scratch->path();
-    auto child = internal::Child::Start(spec);
-    ASSERT_TRUE(child.ok()) << child.status().ToString();
-    const Status frame =
-        internal::WaitForReadyFrame((*child)->bridge_from_child_fd(), std::chrono::seconds(10));
+    const auto [frame, exit] =
+        LaunchWithBinds(scratch->path(), {{outer, "/data", false}, {inner, "/data/sub", true}});
     EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition) << frame.message();
     EXPECT_NE(frame.message().find(as_link ? "/root/data/sub (a symbolic link)"
                                            : "/root/data/sub is missing in a host directory"),
               std::string::npos)
         << frame.message();
-    EXPECT_EQ((*child)->Wait().exit_code, internal::kSandboxSetupFailedExit);
+    EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
     if (as_link) {
       EXPECT_TRUE(fs::is_empty(decoy));
     } else {
