@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -87,10 +88,14 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
   return fd;
 }
 
-int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
-                 bool* idmap_unsupported) {
-  const int tree = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path.c_str(),
-                                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+namespace {
+
+// open_tree of `dir_fd` + `pathname` (flags: AT_EMPTY_PATH for an fd alone), then its attributes.
+int CloneTree(int dir_fd, const char* pathname, unsigned extra_flags, const std::string& path,
+              int userns_fd, bool read_only, IdmapError& error, bool* idmap_unsupported) {
+  const int tree =
+      static_cast<int>(::syscall(SYS_open_tree, dir_fd, pathname,
+                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | extra_flags));
   if (tree < 0) return Fail(error, errno, "open_tree(" + path + ")");
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0);
@@ -107,6 +112,32 @@ int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapEr
     return Fail(error, err, "mount_setattr(" + path + (userns_fd >= 0 ? ", idmap)" : ")"));
   }
   return tree;
+}
+
+}  // namespace
+
+int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
+                 bool* idmap_unsupported) {
+  return CloneTree(AT_FDCWD, path.c_str(), 0, path, userns_fd, read_only, error, idmap_unsupported);
+}
+
+int DetachedTree(int source_fd, const std::string& name, int userns_fd, bool read_only,
+                 IdmapError& error, bool* idmap_unsupported) {
+  return CloneTree(source_fd, "", AT_EMPTY_PATH, name, userns_fd, read_only, error,
+                   idmap_unsupported);
+}
+
+int OpenMountSource(const std::string& path, IdmapError& error) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd >= 0) return fd;
+  const int err = errno;
+  return Fail(
+      error, err,
+      "open the mount source " + path +
+          (err == ELOOP ? " (a symbolic link on its path, which was stored without one)" : ""));
 }
 
 int AttachTree(int tree_fd, const char* target) {

@@ -34,6 +34,15 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
 // caller can fall back to a plain bind.
 int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
                  bool* idmap_unsupported = nullptr);
+// The same of the directory or file `source_fd` is open on (O_PATH will do); `name` for errors.
+int DetachedTree(int source_fd, const std::string& name, int userns_fd, bool read_only,
+                 IdmapError& error, bool* idmap_unsupported = nullptr);
+
+// A mount's host directory or file, open O_PATH (O_CLOEXEC), reached through no symbolic link
+// at all (openat2 RESOLVE_NO_SYMLINKS). A mount's host path is stored resolved (ValidateMount),
+// so a link on it appeared since: a run that can write a read-write mount above it could
+// otherwise choose which host directory a later run's mount shows. Returns -1 and sets `error`.
+int OpenMountSource(const std::string& path, IdmapError& error);
 
 // Moves a detached tree onto `target` (an existing file or directory), or onto the one
 // `target_fd` is open on (O_PATH will do). Returns 0 or an errno. Async-signal-safe (one system

@@ -127,15 +127,24 @@ void Attach(int tree_fd, const std::string& host, const std::string& root,
   ::close(tree_fd);
 }
 
+// `mount_source`: a mount's host path, reached through no link (idmap.hpp OpenMountSource); a
+// system path may be one.
 void Bind(const std::string& host, const std::string& root, const std::string& path, bool read_only,
-          int tree_fd = -1) {
+          int tree_fd = -1, bool mount_source = false) {
   if (tree_fd >= 0) return Attach(tree_fd, host, root, path);
+  IdmapError error;
+  const int source =
+      mount_source ? OpenMountSource(host, error) : ::open(host.c_str(), O_PATH | O_CLOEXEC);
+  if (source < 0)
+    FailStep(mount_source ? error.step : "open " + host, mount_source ? error.err : errno);
   struct stat st {};
-  Must(::stat(host.c_str(), &st) == 0, "stat " + host);
+  Must(::fstat(source, &st) == 0, "stat " + host);
   const int point = MakeMountPoint(root, path, S_ISDIR(st.st_mode));
-  Must(::mount(host.c_str(), FdPath(point).c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0,
+  Must(::mount(FdPath(source).c_str(), FdPath(point).c_str(), nullptr, MS_BIND | MS_REC, nullptr) ==
+           0,
        "bind " + host + " at " + path);
   ::close(point);
+  ::close(source);
   // The new mount's root, found again the same way (the fd above is the point beneath it).
   const int bound = MakeMountPoint(root, path, S_ISDIR(st.st_mode));
   const std::string target = FdPath(bound);
@@ -208,7 +217,9 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   MountTmpfs(root + kSandboxWorkDir, "size=" + std::to_string(c.work_bytes) + ",mode=0700",
              "mount the working directory's tmpfs");
   AddOwnFilesystem(root + kSandboxWorkDir);
-  for (const auto& b : c.binds) Bind(b.host_path, root, b.sandbox_path, b.read_only, b.tree_fd);
+  for (const auto& b : c.binds) {
+    Bind(b.host_path, root, b.sandbox_path, b.read_only, b.tree_fd, /*mount_source=*/true);
+  }
   Must(::mount(nullptr, root.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
                nullptr) == 0,
        "remount the root read-only");

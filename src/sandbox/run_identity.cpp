@@ -22,15 +22,18 @@ namespace {
 // filesystem that cannot be idmapped, a plain nosuid/nodev tree: the run's files are then its
 // own uid's, and the directory must let that uid in (README, mounts).
 int MountTree(const SandboxBind& b, uid_t run_uid) {
-  struct stat st {};
-  Must(::stat(b.host_path.c_str(), &st) == 0, "stat " + b.host_path);
   IdmapError error;
+  const int source = OpenMountSource(b.host_path, error);
+  if (source < 0) FailIdmap(error);
+  struct stat st {};
+  Must(::fstat(source, &st) == 0, "stat " + b.host_path);
   const int userns = MakeIdmapUserns(st.st_uid, st.st_gid, run_uid, error);
   if (userns < 0) FailIdmap(error);
   bool unsupported = false;
-  int tree = DetachedTree(b.host_path, userns, b.read_only, error, &unsupported);
+  int tree = DetachedTree(source, b.host_path, userns, b.read_only, error, &unsupported);
   ::close(userns);
-  if (tree < 0 && unsupported) tree = DetachedTree(b.host_path, -1, b.read_only, error);
+  if (tree < 0 && unsupported) tree = DetachedTree(source, b.host_path, -1, b.read_only, error);
+  ::close(source);
   if (tree < 0) FailIdmap(error);
   return tree;
 }

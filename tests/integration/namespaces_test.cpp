@@ -480,7 +480,8 @@ TEST(NamespacesTest, AFailedStepIsReportedWithItsNameAndErrno) {
       LaunchWithBinds(scratch->path(), {{"/nonexistent-codeact-host-path", "/data", true}});
   EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(frame.message(),
-            "sandbox setup: stat /nonexistent-codeact-host-path failed: No such file or directory");
+            "sandbox setup: open the mount source /nonexistent-codeact-host-path failed: No such "
+            "file or directory");
   EXPECT_TRUE(exit.exited);
   EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
 }
@@ -520,6 +521,42 @@ TEST(NamespacesTest, AMountBeneathAnotherNeedsItsPointInTheOuterHostDirectory) {
   r = executor->Execute({code}, s);
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_NE(r.message.find("which is a symbolic link"), std::string::npos) << r.message;
+}
+
+// A mount's host path is stored resolved (ValidateMount). A link that appears on it later (a run
+// that can write a read-write mount above it could make one) must not choose which host
+// directory a later run's mount shows: the run is refused, and the link's target stays unseen.
+// At both levels on a root host (mount trees); the process level of a non-root host reaches
+// mounts by their paths (README, threat model).
+TEST(NamespacesTest, ALinkThatAppearsOnAMountsHostPathIsRefused) {
+  std::vector<IsolationLevel> levels = {IsolationLevel::kNamespaces};
+  if (::geteuid() == 0) levels.push_back(IsolationLevel::kProcess);
+  for (const IsolationLevel level : levels) {
+    auto scratch = internal::TempDir::Create("codeact-ns-link-");
+    ASSERT_TRUE(scratch.ok());
+    ::chmod(scratch->path().c_str(), 0755);
+    const std::string mine = scratch->path() + "/proj/sub/data";
+    const std::string other = scratch->path() + "/elsewhere/data";
+    fs::create_directories(mine);
+    fs::create_directories(other);
+    std::ofstream(mine + "/in.txt") << "mine";
+    std::ofstream(other + "/in.txt") << "secret";
+    RunSnapshot s;
+    s.mounts.push_back({mine, "/data", MountMode::kReadOnly});
+    const std::string path = level == IsolationLevel::kNamespaces ? "/data" : mine;
+    const std::string code = "print(open('" + path + "/in.txt').read())";
+    auto executor = LocalExecutor(level);
+    ExecutionResult r = executor->Execute({code}, s);
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "mine\n");
+
+    fs::rename(scratch->path() + "/proj/sub", scratch->path() + "/proj/sub.old");
+    fs::create_directory_symlink(scratch->path() + "/elsewhere", scratch->path() + "/proj/sub");
+    r = executor->Execute({code}, s);
+    EXPECT_EQ(r.outcome, Outcome::kSetupError) << IsolationName(level) << ": " << r.stdout_text;
+    EXPECT_NE(r.message.find("a symbolic link on its path"), std::string::npos) << r.message;
+    EXPECT_EQ(r.stdout_text.find("secret"), std::string::npos);
+  }
 }
 
 // A mount beneath another is bound onto its point as the launcher finds it in the outer mount's

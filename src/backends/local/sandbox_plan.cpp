@@ -89,6 +89,8 @@ StatusOr<SandboxPlan> PlanSandbox(const std::string& python, const std::string& 
   plan.system_paths = DefaultSystemPaths();
   plan.resource_dir = resource_dir;
   std::error_code ec;
+  plan.resource_source = fs::canonical(resource_dir, ec).string();
+  if (ec) return NotFound("the runner's directory " + resource_dir + ": " + ec.message());
   const fs::path real = fs::canonical(python, ec);
   if (ec) return NotFound("interpreter " + python + ": " + ec.message());
   for (const auto& p : plan.system_paths) {
@@ -177,7 +179,7 @@ Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
   c.run_as_uid = run_as_uid;
   c.system_paths = plan.system_paths;
   if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return s;
-  c.binds.push_back({plan.resource_dir, kSandboxResourceDir, /*read_only=*/true});
+  c.binds.push_back({plan.resource_source, kSandboxResourceDir, /*read_only=*/true});
   // Outer mounts before the ones beneath them (a path sorts before the paths below it), whatever
   // order they were added in: bound later, an outer mount would hide them.
   std::vector<const FileMount*> mounts;

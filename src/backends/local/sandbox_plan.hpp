@@ -18,6 +18,8 @@ struct SandboxPlan {
   std::string launcher;                   // the codeact-sandbox program
   std::vector<std::string> system_paths;  // shown read-only at the same path
   std::string resource_dir;               // host directory holding runner.py
+  // The same resolved: bound like a mount, whose source the launcher reaches through no link.
+  std::string resource_source;
 };
 
 // Finds the launcher and checks that the interpreter's installation can be shown inside.
