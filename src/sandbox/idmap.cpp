@@ -6,10 +6,12 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 
 namespace codeact::internal {
@@ -121,23 +123,37 @@ int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapEr
   return CloneTree(AT_FDCWD, path.c_str(), 0, path, userns_fd, read_only, error, idmap_unsupported);
 }
 
-int DetachedTree(int source_fd, const std::string& name, int userns_fd, bool read_only,
-                 IdmapError& error, bool* idmap_unsupported) {
-  return CloneTree(source_fd, "", AT_EMPTY_PATH, name, userns_fd, read_only, error,
-                   idmap_unsupported);
+int OpenWithoutLinks(int dir_fd, const char* path, int flags, bool beneath) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
+  return static_cast<int>(::syscall(SYS_openat2, dir_fd, path, &how, sizeof how));
 }
 
-int OpenMountSource(const std::string& path, IdmapError& error) {
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-  if (fd >= 0) return fd;
-  const int err = errno;
-  return Fail(
-      error, err,
-      "open the mount source " + path +
-          (err == ELOOP ? " (a symbolic link on its path, which was stored without one)" : ""));
+int MountTree(const std::string& host_path, bool read_only, uid_t run_uid, IdmapError& error) {
+  const int source = OpenWithoutLinks(AT_FDCWD, host_path.c_str(), O_PATH, /*beneath=*/false);
+  if (source < 0) {
+    const int err = errno;
+    return Fail(
+        error, err,
+        "open the mount source " + host_path +
+            (err == ELOOP ? " (a symbolic link on its path, which was stored without one)" : ""));
+  }
+  struct stat st {};
+  int tree = -1;
+  if (::fstat(source, &st) != 0) {
+    tree = Fail(error, errno, "stat " + host_path);
+  } else if (const int userns = MakeIdmapUserns(st.st_uid, st.st_gid, run_uid, error);
+             userns >= 0) {
+    bool unsupported = false;
+    tree = CloneTree(source, "", AT_EMPTY_PATH, host_path, userns, read_only, error, &unsupported);
+    ::close(userns);
+    if (tree < 0 && unsupported) {
+      tree = CloneTree(source, "", AT_EMPTY_PATH, host_path, -1, read_only, error, nullptr);
+    }
+  }
+  ::close(source);
+  return tree;
 }
 
 int AttachTree(int tree_fd, const char* target) {

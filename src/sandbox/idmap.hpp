@@ -34,15 +34,18 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
 // caller can fall back to a plain bind.
 int DetachedTree(const std::string& path, int userns_fd, bool read_only, IdmapError& error,
                  bool* idmap_unsupported = nullptr);
-// The same of the directory or file `source_fd` is open on (O_PATH will do); `name` for errors.
-int DetachedTree(int source_fd, const std::string& name, int userns_fd, bool read_only,
-                 IdmapError& error, bool* idmap_unsupported = nullptr);
 
-// A mount's host directory or file, open O_PATH (O_CLOEXEC), reached through no symbolic link
-// at all (openat2 RESOLVE_NO_SYMLINKS). A mount's host path is stored resolved (ValidateMount),
-// so a link on it appeared since: a run that can write a read-write mount above it could
-// otherwise choose which host directory a later run's mount shows. Returns -1 and sets `error`.
-int OpenMountSource(const std::string& path, IdmapError& error);
+// Opens `path` (relative to `dir_fd`, or absolute with AT_FDCWD) with `flags` | O_CLOEXEC through
+// no symbolic link at all (openat2 RESOLVE_NO_SYMLINKS; with `beneath`, RESOLVE_BENEATH too).
+// Returns -1 with errno set (ELOOP: a link on the way).
+int OpenWithoutLinks(int dir_fd, const char* path, int flags, bool beneath);
+
+// A mount's tree: its host path opened through no link (a mount's host path is stored resolved,
+// ValidateMount, so a link on it appeared since: a run that can write a read-write mount above it
+// could otherwise choose which host directory a later run's mount shows), then DetachedTree of
+// it idmapped so that `run_uid` acts as its owner; a plain tree where the filesystem cannot be
+// idmapped. Returns -1 and sets `error`.
+int MountTree(const std::string& host_path, bool read_only, uid_t run_uid, IdmapError& error);
 
 // Moves a detached tree onto `target` (an existing file or directory), or onto the one
 // `target_fd` is open on (O_PATH will do). Returns 0 or an errno. Async-signal-safe (one system

@@ -1,7 +1,6 @@
 #include "sandbox/root_fs.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -9,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,14 +18,10 @@
 namespace codeact::internal {
 namespace {
 
-// Opens `name` beneath the directory `dir_fd` without following a symbolic link on the way
-// (openat2 RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH). A mount point beneath another mount lies in
-// that mount's host directory, which a run may have written: a link there must lead nowhere.
+// Opens `name` beneath the directory `dir_fd` through no link: a mount point beneath another
+// mount lies in that mount's host directory, which a run may have written.
 int OpenBeneath(int dir_fd, const std::string& name, int flags) {
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(flags) | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH;
-  return static_cast<int>(::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof how));
+  return OpenWithoutLinks(dir_fd, name.c_str(), flags, /*beneath=*/true);
 }
 
 // The file systems of the sandbox's own tmpfs mounts (its root, /tmp, the working directory):
@@ -127,16 +121,19 @@ void Attach(int tree_fd, const std::string& host, const std::string& root,
   ::close(tree_fd);
 }
 
-// `mount_source`: a mount's host path, reached through no link (idmap.hpp OpenMountSource); a
+// `mount_source`: a mount's host path, reached through no link (idmap.hpp MountTree says why); a
 // system path may be one.
 void Bind(const std::string& host, const std::string& root, const std::string& path, bool read_only,
           int tree_fd = -1, bool mount_source = false) {
   if (tree_fd >= 0) return Attach(tree_fd, host, root, path);
-  IdmapError error;
-  const int source =
-      mount_source ? OpenMountSource(host, error) : ::open(host.c_str(), O_PATH | O_CLOEXEC);
-  if (source < 0)
-    FailStep(mount_source ? error.step : "open " + host, mount_source ? error.err : errno);
+  const int source = mount_source ? OpenWithoutLinks(AT_FDCWD, host.c_str(), O_PATH, false)
+                                  : ::open(host.c_str(), O_PATH | O_CLOEXEC);
+  if (source < 0) {
+    const int err = errno;
+    FailStep(
+        "open the mount source " + host + (err == ELOOP ? " (a symbolic link on its path)" : ""),
+        err);
+  }
   struct stat st {};
   Must(::fstat(source, &st) == 0, "stat " + host);
   const int point = MakeMountPoint(root, path, S_ISDIR(st.st_mode));

@@ -18,26 +18,6 @@ namespace {
 
 [[noreturn]] void FailIdmap(const IdmapError& e) { FailStep(e.step, e.err); }
 
-// A tree for a mount: idmapped so that the run's uid stands for the directory's owner. On a
-// filesystem that cannot be idmapped, a plain nosuid/nodev tree: the run's files are then its
-// own uid's, and the directory must let that uid in (README, mounts).
-int MountTree(const SandboxBind& b, uid_t run_uid) {
-  IdmapError error;
-  const int source = OpenMountSource(b.host_path, error);
-  if (source < 0) FailIdmap(error);
-  struct stat st {};
-  Must(::fstat(source, &st) == 0, "stat " + b.host_path);
-  const int userns = MakeIdmapUserns(st.st_uid, st.st_gid, run_uid, error);
-  if (userns < 0) FailIdmap(error);
-  bool unsupported = false;
-  int tree = DetachedTree(source, b.host_path, userns, b.read_only, error, &unsupported);
-  ::close(userns);
-  if (tree < 0 && unsupported) tree = DetachedTree(source, b.host_path, -1, b.read_only, error);
-  ::close(source);
-  if (tree < 0) FailIdmap(error);
-  return tree;
-}
-
 }  // namespace
 
 void PrepareTreesAsRoot(SandboxConfig& c) {
@@ -51,7 +31,12 @@ void PrepareTreesAsRoot(SandboxConfig& c) {
     c.system_trees[i] = DetachedTree(c.system_paths[i], -1, /*read_only=*/true, error);
     if (c.system_trees[i] < 0) FailIdmap(error);
   }
-  for (SandboxBind& b : c.binds) b.tree_fd = MountTree(b, uid);
+  // Idmapped so that the run's uid stands for each directory's owner (README, mounts).
+  for (SandboxBind& b : c.binds) {
+    IdmapError error;
+    b.tree_fd = MountTree(b.host_path, b.read_only, uid, error);
+    if (b.tree_fd < 0) FailIdmap(error);
+  }
   Must(::chown(c.scratch_dir.c_str(), uid, uid) == 0, "chown " + c.scratch_dir);
 }
 

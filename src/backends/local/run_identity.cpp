@@ -11,18 +11,7 @@ namespace codeact::internal {
 
 StatusOr<UniqueFd> MountTree(const std::string& host_path, bool read_only, uid_t run_uid) {
   IdmapError error;
-  UniqueFd source(OpenMountSource(host_path, error));
-  if (!source) return ErrnoStatus(error.step, error.err);
-  struct stat st {};
-  if (::fstat(source.get(), &st) != 0) return ErrnoStatus("stat " + host_path, errno);
-  UniqueFd userns(MakeIdmapUserns(st.st_uid, st.st_gid, run_uid, error));
-  if (!userns) return ErrnoStatus(error.step, error.err);
-  bool unsupported = false;
-  UniqueFd tree(
-      DetachedTree(source.get(), host_path, userns.get(), read_only, error, &unsupported));
-  if (!tree && unsupported) {
-    tree = UniqueFd(DetachedTree(source.get(), host_path, -1, read_only, error));
-  }
+  UniqueFd tree(internal::MountTree(host_path, read_only, run_uid, error));
   if (!tree) return ErrnoStatus(error.step, error.err);
   return tree;
 }
