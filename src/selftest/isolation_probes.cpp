@@ -23,6 +23,7 @@
 
 #include "backends/local/local_executor.hpp"
 #include "codeact/json.hpp"
+#include "files/bounded_read.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
@@ -94,9 +95,12 @@ std::set<pid_t> ProcessesWith(const std::string& needle) {
   if (d == nullptr) return found;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (Contains(cmdline, needle)) found.insert(static_cast<pid_t>(std::atoi(e->d_name)));
+    // A process that exits meanwhile fails the read (ESRCH): it holds nothing then.
+    const auto cmdline =
+        ReadBoundedFile(std::string("/proc/") + e->d_name + "/cmdline", 1 << 20, "command line");
+    if (cmdline.ok() && Contains(*cmdline, needle)) {
+      found.insert(static_cast<pid_t>(std::atoi(e->d_name)));
+    }
   }
   closedir(d);
   return found;
