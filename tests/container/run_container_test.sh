@@ -64,15 +64,22 @@ test -r "$seccomp" || skip "Docker's seccomp profile $seccomp is missing (golang
 
 tmp=$(mktemp -d "$build_dir/container-test.XXXXXX")
 store=$(mktemp -d /tmp/codeact-podman.XXXXXX)  # podman wants a runroot of at most 50 characters
-cleanup() { rm -rf "$tmp" "$store" 2>/dev/null || true; }
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
 chmod 755 "$tmp"
 
 # A storage of its own (nothing in the machine's podman store is touched or needed), the
 # cgroupfs manager and a file events log (no systemd here), vfs (no image layers: --rootfs).
 podman_cmd="podman --root $store/storage --runroot $store/run --tmpdir $store/tmp
   --storage-driver vfs --cgroup-manager cgroupfs --events-backend file --runtime runc"
+cleanup() {
+  $podman_cmd rm --all --force >/dev/null 2>&1 || true
+  # The overlay of a container whose cleanup (conmon's, asynchronous) had not run yet: unmounted
+  # before anything is removed, and the removal never crosses into a mount.
+  awk -v s="$store/" 'index($2, s) == 1 { print $2 }' /proc/mounts | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  rm -rf --one-file-system "$tmp" "$store" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
 common="run --rm -i --network none --ulimit nofile=4096:4096 --ulimit nproc=4096:4096"
 
 if ! probe=$($podman_cmd $common --rootfs /:O /bin/true 2>&1); then
