@@ -1,5 +1,6 @@
 #include "sandbox/mount_steps.hpp"
 
+#include <errno.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 
@@ -49,10 +50,17 @@ void MountTmpfs(const std::string& target, const std::string& options, const std
 }
 
 void MountMaskedProc(const std::string& root) {
-  Must(::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-               nullptr) == 0,
-       "mount /proc");
+  Must(MountMaskedProcUnlessRefused(root), "mount /proc");
+}
+
+bool MountMaskedProcUnlessRefused(const std::string& root) {
+  if (::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              nullptr) != 0) {
+    if (errno == EPERM) return false;
+    FailStep("mount /proc", errno);
+  }
   MaskProc(root);
+  return true;
 }
 
 }  // namespace codeact::internal

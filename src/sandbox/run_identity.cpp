@@ -1,5 +1,6 @@
 #include "sandbox/run_identity.hpp"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -18,18 +19,35 @@ namespace {
 
 [[noreturn]] void FailIdmap(const IdmapError& e) { FailStep(e.step, e.err); }
 
+// A root refused open_tree (EPERM: no CAP_SYS_ADMIN, a container's default profile) takes the
+// path of an unprivileged caller, as bubblewrap does: it drops to the run's uid all the same, and
+// binds every path itself from inside its user namespace (root_fs.cpp), with the same flags. No
+// idmap can be made there: a read-write mount is a plain bind, as on a filesystem that cannot be
+// idmapped (README, mounts), whose files the run's uid owns and whose directory must let it in.
+void PrepareUnprivilegedPath(SandboxConfig& c) {
+  c.system_trees.assign(c.system_paths.size(), -1);
+  Must(::chown(c.scratch_dir.c_str(), static_cast<uid_t>(c.run_as_uid),
+               static_cast<gid_t>(c.run_as_uid)) == 0,
+       "chown " + c.scratch_dir);
+}
+
 }  // namespace
 
 void PrepareTreesAsRoot(SandboxConfig& c) {
   const auto uid = static_cast<uid_t>(c.run_as_uid);
   c.system_trees.assign(c.system_paths.size(), -1);
+  bool first = true;
   for (std::size_t i = 0; i < c.system_paths.size(); ++i) {
     struct stat st {};
     if (::lstat(c.system_paths[i].c_str(), &st) != 0 || S_ISLNK(st.st_mode))
       continue;  // see root_fs.cpp
     IdmapError error;
     c.system_trees[i] = DetachedTree(c.system_paths[i], -1, /*read_only=*/true, error);
+    if (c.system_trees[i] < 0 && first && error.err == EPERM) {
+      return PrepareUnprivilegedPath(c);
+    }
     if (c.system_trees[i] < 0) FailIdmap(error);
+    first = false;
   }
   // Idmapped so that the run's uid stands for each directory's owner (README, mounts).
   for (SandboxBind& b : c.binds) {

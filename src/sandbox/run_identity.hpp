@@ -11,7 +11,9 @@
 
 namespace codeact::internal {
 
-// Fills config.system_trees and each bind's tree_fd; chowns the scratch directory.
+// Fills config.system_trees and each bind's tree_fd; chowns the scratch directory. A root that
+// open_tree refuses (EPERM on the first tree: no CAP_SYS_ADMIN) makes no tree at all and binds
+// the paths itself after the drop, as an unprivileged caller does (plain binds, no idmap).
 void PrepareTreesAsRoot(SandboxConfig& config);
 
 // setgroups({}), setresgid, setresuid to `uid`; the process stays dumpable so that it may write
