@@ -1071,13 +1071,36 @@ class RuntimeGuardTest(RunnerTestCase):
         c.ready()
         c.request("import os\nprint('CODEACT_GUARD' in os.environ)\n"
                   "try:\n    os.fork()\nexcept PermissionError as e:\n    print(e)\n"
-                  "try:\n    import json\nexcept PermissionError as e:\n    print(e)\n",
-                  guard=guard_spec(c.tmp, imports=("os",)))
+                  "try:\n    import socket\nexcept PermissionError as e:\n    print(e)\n",
+                  guard=guard_spec(c.tmp, imports=("os", "!socket")))
         frame, _ = c.serve()
         self.assertComplete(frame)
         self.assertEqual(bytes(c.stdout).decode(),
                          "False\ncodeact guard: process creation: os.fork is not allowed\n"
-                         "codeact guard: import: json is not allowed by the policy\n")
+                         "codeact guard: import: socket is not allowed by the policy\n")
+
+    def test_an_import_no_pattern_names_is_a_module_not_found_and_the_fallback_runs(self):
+        # With the validator off: what `try: import numpy / except ImportError:` relies on. A
+        # module the patterns refuse ("!name", as the host sends every blocked one) is still a
+        # PermissionError, which `except ImportError` does not catch.
+        c = self.guarded_child()
+        c.ready()
+        c.request(_fixture("try_import_fallback.py"),
+                  guard=guard_spec(c.tmp, imports=("math", "!socket", "!sys", "!ctypes")))
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(bytes(c.stdout).decode(),
+                         "numpy: ModuleNotFoundError: No module named 'numpy' (name numpy)\n"
+                         "fallback ran: 6\n"
+                         "from pandas: ModuleNotFoundError: No module named 'pandas'\n"
+                         "socket: PermissionError: codeact guard: import: socket is not allowed "
+                         "by the policy\n"
+                         "__import__ sys: PermissionError: codeact guard: import: sys is not "
+                         "allowed by the policy\n"
+                         "ctypes.util: PermissionError: codeact guard: import: ctypes.util is not "
+                         "allowed by the policy\n"
+                         "subprocess: PermissionError: codeact guard: import: subprocess is not "
+                         "allowed by the policy\n")
 
     def test_a_policy_that_allows_sys_gets_the_real_module_else_the_view(self):
         for imports, printed in ((("sys",), "module True\n"), ((), "_Sys False\n")):
