@@ -9,7 +9,7 @@ descendants by it). Stdlib only. ``-I`` puts nothing of ours on ``sys.path``: th
 its own directory, where its modules are (the host compiles them all to .pyc beside it):
 
   codeact_protocol.py  every frame, built and checked (the exchange is documented there)
-  runner_cold.py       tool calls, error reports, output conversion: imported on first need
+  runner_cold.py       tool calls, errors, outputs, the curated forms: imported on first need
   codeact_convert.py   output values -> JSON (the hyperlight guest runs the same code)
   runner_zygote.py     the fork server's side (CODEACT_ZYGOTE=1)
   runner_session.py    a session's loop: request after request, globals kept (CODEACT_SESSION=1)
@@ -148,6 +148,7 @@ class _State:
     session_module = None  # a session's __main__, kept from run to run
     created = 0         # tool coroutines made by the run
     unawaited = None    # token -> (tool name, line) of those not started yet
+    curated = False     # the code names getattr/hasattr/vars/__dict__/sys (runner_cold)
 
 
 class _RunEnded(BaseException):
@@ -310,6 +311,7 @@ def _user_globals(tool_names):
     g["__builtins__"] = builtins
     g["call_tool"] = call_tool
     g["ToolError"] = ToolError
+    _state.curated and _load_cold().bind_curated(g)  # the guarded getattr, the sys view ...
     for name in tool_names:
         _add_tool(g, name)
     # ``import __main__`` finds the user's namespace, not the runner's (kept alive as "runner").
@@ -505,7 +507,7 @@ def _arm_guard(req):
         elif guard_system_part(spec) != _state.guard_system:
             raise RuntimeError("codeact guard: the request's paths differ from those armed "
                                "ahead of it")
-        imports = spec.get("imports")
+        imports = _state.imports = spec.get("imports")  # "sys" in it: the real one (runner_cold)
         if not _state.imports_limited:  # a session's later runs: on since its first
             _load_guard().limit_imports(imports if type(imports) is list else [])
             _state.imports_limited = True
@@ -527,6 +529,8 @@ def _compile_user_code(code):
     name instead (same positions, so line numbers stay those of the submitted code)."""
     tree = compile(code, _CODE_NAME, "exec", _PyCF_ONLY_AST | _PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
     body = tree.body
+    _state.curated = any(w in code for w in ("getattr", "hasattr", "vars", "__dict__", "sys")) \
+        and _load_cold().rewrite_user_tree(tree)  # validator/README.md "Accepted forms"
     has_output = bool(body) and type(body[-1]) is _ast.Expr
     if has_output:
         last = body[-1]

@@ -1,6 +1,7 @@
 """The runner's cold half: what a run needs only when it calls a tool, raises, or ends with an
-output that is not a simple value. runner.py imports it on first need (a warm child while it
-waits for its request), so that a cold start compiles and loads none of it. It shares the
+output that is not a simple value, and the curated forms of code that names them (the rewrite
+here; what the code gets is runner_curated.py). runner.py imports it on first need (a warm
+child while it waits for its request), so that a cold start compiles and loads none of it. It shares the
 runner's state and frame writers (runner.py); the frames themselves are codeact_protocol.py's.
 """
 
@@ -410,3 +411,143 @@ async def call_tool(name, kwargs):
     if type(message) is not str:
         message = "" if message is None else safe_str(message)
     raise ToolError(error_type, message, name)
+
+
+# The curated forms of the code (validator/README.md "Accepted forms") ----------------------------
+
+import _ast  # noqa: E402
+
+# What `import sys` and `obj.__dict__` are rewritten to read.
+_SYS_NAME = "__codeact_sys__"
+_VARS_NAME = "__codeact_vars__"
+_uses_sys = [False]   # the code of the run being compiled imports sys
+_POSITION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _at(new, old):
+    for field in _POSITION:
+        setattr(new, field, getattr(old, field, None) or 0)
+    return new
+
+
+def _sys_name(at):
+    return _at(_ast.Name(id=_SYS_NAME, ctx=_ast.Load()), at)
+
+
+def _replaced_statement(node):
+    """The statements that stand for `import sys [as s]` / `from sys import a [as b]`, or None
+    when `node` is neither: assignments from the curated view (sys_view) instead of the module,
+    so that the view is what the code holds whether or not the validator ran. Other imports of
+    the same statement stay imports, in their order."""
+    cls = node.__class__
+    if cls is _ast.Import:
+        if not any(a.name == "sys" for a in node.names):
+            return None
+        out = []
+        for alias in node.names:
+            if alias.name == "sys":
+                target = _at(_ast.Name(id=alias.asname or "sys", ctx=_ast.Store()), alias)
+                out.append(_at(_ast.Assign(targets=[target], value=_sys_name(alias),
+                                           type_comment=None), node))
+            else:
+                out.append(_at(_ast.Import(names=[alias]), node))
+        return out
+    if cls is _ast.ImportFrom and node.module == "sys" and not node.level \
+            and all(a.name != "*" for a in node.names):
+        out = []
+        for alias in node.names:
+            target = _at(_ast.Name(id=alias.asname or alias.name, ctx=_ast.Store()), alias)
+            value = _at(_ast.Attribute(value=_sys_name(alias), attr=alias.name,
+                                       ctx=_ast.Load()), alias)
+            out.append(_at(_ast.Assign(targets=[target], value=value, type_comment=None), node))
+        return out
+    return None
+
+
+def _replaced_expression(node):
+    """`obj.__dict__` read: the guarded vars(obj) (runner._user_vars), a read-only copy."""
+    if (node.__class__ is _ast.Attribute and node.attr == "__dict__"
+            and node.ctx.__class__ is _ast.Load):
+        func = _at(_ast.Name(id=_VARS_NAME, ctx=_ast.Load()), node)
+        return _at(_ast.Call(func=func, args=[node.value], keywords=[]), node)
+    return None
+
+
+def rewrite_user_tree(tree):
+    """Rewrites, in place, the imports of sys into reads of the curated view and the reads of
+    `.__dict__` into the guarded vars(); returns True (the run's globals get the curated forms:
+    bind_curated), and remembers whether the code imports sys (they get the view under
+    _SYS_NAME). Iterative: a deep tree does not recurse here."""
+    uses_sys = False
+    # A policy that allows sys itself (the guard's patterns name it) gives the real module.
+    imports = getattr(_state, "imports", None)
+    real_sys = type(imports) is list and "sys" in imports
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                changed = False
+                items = []
+                for item in value:
+                    if not isinstance(item, _ast.AST):
+                        items.append(item)
+                        continue
+                    statements = None if real_sys else _replaced_statement(item)
+                    if statements is not None:
+                        uses_sys = changed = True
+                        items.extend(statements)
+                        todo.extend(statements)
+                        continue
+                    expression = _replaced_expression(item)
+                    if expression is not None:
+                        changed = True
+                        item = expression
+                    items.append(item)
+                    todo.append(item)
+                if changed:
+                    setattr(node, field, items)
+            elif isinstance(value, _ast.AST):
+                expression = _replaced_expression(value)
+                if expression is not None:
+                    setattr(node, field, expression)
+                    value = expression
+                todo.append(value)
+    _uses_sys[0] = uses_sys
+    return True
+
+
+def bind_curated(g):
+    """Binds the guarded getattr/hasattr/vars (runner_curated) in the code's globals `g`, over
+    the builtins of those names, and the sys view when the code imports sys. Only code that
+    names one of them gets them (runner._compile_user_code): other code can call them only
+    by reaching for the builtins module itself, which is not a form the validator accepts."""
+    curated = _curated()
+    g["getattr"] = curated.user_getattr
+    g["hasattr"] = curated.user_hasattr
+    g["vars"] = g[_VARS_NAME] = curated.user_vars
+    if _uses_sys[0]:
+        g[_SYS_NAME] = curated.view
+
+
+def _curated():
+    """runner_curated, loaded once and cut off from the import system: out of sys.modules and
+    without its loader, spec and file, so that its functions' globals hold no module and no
+    path to one (nothing reachable from what the code gets leads to the real sys)."""
+    module = _curated_module[0]
+    if module is None:
+        import sys
+        import runner_curated as module
+        sys.modules.pop("runner_curated", None)
+        for name in ("__loader__", "__spec__", "__file__", "__cached__", "__package__"):
+            module.__dict__.pop(name, None)
+        module.init(type(sys), sys.stderr, sys.getrecursionlimit(), {
+            "version": sys.version, "version_info": sys.version_info, "platform": sys.platform,
+            "maxsize": sys.maxsize, "byteorder": sys.byteorder, "float_info": sys.float_info,
+            "int_info": sys.int_info})
+        _curated_module[0] = module
+    return module
+
+
+_curated_module = [None]

@@ -19,6 +19,7 @@ import time
 
 from . import bindings
 from . import classes
+from . import forms
 from . import policy as P
 from . import report as R
 from . import scopes
@@ -199,8 +200,8 @@ _HINT_PROCESS = ("processes cannot be started; use `await call_tool(...)` to rea
 _HINT_OS = ("os is limited to os.environ and os.path: use os.environ.get(name) instead of "
             "os.getenv, pathlib.Path for files (Path.cwd, Path.iterdir, Path.mkdir, "
             "Path.unlink), and `await call_tool(...)` to reach host capabilities")
-_HINT_DUNDER = ("use isinstance(), type(x).__name__ or the object's public API; readable dunder "
-                "attributes: %s")
+_HINT_DUNDER = ("use isinstance(), type(x).__name__ or the object's public API; vars(obj) copies "
+                "an instance's public attributes; readable dunder attributes: %s")
 _HINT_PRIVATE = "use the module's public API"
 _HINT_PIVOT = ("import the modules you need directly (allowed ones only); reaching a module "
                "through another module is not allowed")
@@ -299,11 +300,13 @@ class Checker:
         "class_decorators", "function_decorators", "import_names", "import_tops", "params",
         "defs", "others", "module_binds", "class_with_bases",
         "alias_targets", "alias_sources_of", "call_targets", "annotation_only", "classes",
-        "class_infos", "positional_patterns", "dataclass_positions",
+        "class_infos", "positional_patterns", "dataclass_positions", "guarded_imports",
     )
 
-    def __init__(self, cp, nesting=0):
+    def __init__(self, cp, nesting=0, guarded_imports=frozenset()):
         self.cp = cp
+        # id of the imports inside `try:` with an `except ImportError` (forms.guarded_imports)
+        self.guarded_imports = guarded_imports
         self.nesting = nesting      # > 0 inside a string annotation
         self.found = []             # (line, col, rule, message, hint)
         self.names = []             # every Name node
@@ -551,7 +554,7 @@ class Checker:
         cp = self.cp
         for alias in node.names:
             name = alias.name
-            why = cp.import_allowed(name)
+            why = self._import_refused(node, name)
             if why:
                 line, col = _loc(alias)
                 self.add(line, col, R.IMPORT_BLOCKED,
@@ -574,7 +577,7 @@ class Checker:
                      "a package")
             return
         module = node.module or ""
-        why = cp.import_allowed(module)
+        why = self._import_refused(node, module)
         if why:
             line, col = _loc(node)
             self.add(line, col, R.IMPORT_BLOCKED,
@@ -590,7 +593,13 @@ class Checker:
                          "from %s import * is not allowed" % module,
                          "import the names you need: from %s import a, b" % module)
                 continue
-            if module != "__future__":
+            if module == "sys" and not why and cp.import_allowed("sys"):  # the view
+                problem = forms.sys_problem(name)
+                if problem is not None:
+                    aline, acol = _loc(alias)
+                    self.add(aline, acol, R.IMPORT_BLOCKED, "from sys import %s: %s"
+                             % (name, problem[0]), problem[1])
+            elif module != "__future__":
                 problems = memo.get((module, name))
                 if problems is None:
                     problems = _from_name_problems(module, name, cp)
@@ -601,6 +610,19 @@ class Checker:
                     for rule, message, hint in problems:
                         self.add(aline, acol, rule, message, hint)
             bind(alias.asname or name, module + "." + name)
+
+    def _import_refused(self, node, dotted):
+        """import_allowed(dotted), less the accepted forms: `sys` (the read-only view) and a
+        module that is not available imported inside `try:` with an `except ImportError`."""
+        cp = self.cp
+        why = cp.import_allowed(dotted)
+        if not why:
+            return None
+        if dotted == "sys" and "sys" not in cp.blocked_user:
+            return None
+        if id(node) in self.guarded_imports and cp.import_unavailable(dotted):
+            return None
+        return why
 
     def _bind(self, name, origin):
         self.import_names.add(name)
@@ -910,6 +932,37 @@ class Checker:
             self._check_environ(os_aliases, origins)
         if self.positional_patterns or self.dataclass_positions or self.class_with_bases:
             self._check_classes()
+        if "sys" in imported and cp.import_allowed("sys"):  # the view, not an allowed sys
+            self._check_sys(origins)
+
+    def _check_sys(self, origins):
+        """`import sys` is a read-only view (forms.SYS_FIELDS): its other attributes, and those
+        of sys.stdout / sys.stderr but write and flush, are refused. Underscore attributes are
+        the module-chain rule's (attribute-private)."""
+        views = {name for name, o in origins.items() if "sys" in o}
+        streams = {}
+        for name, o in origins.items():
+            for stream in ("stdout", "stderr"):
+                if "sys." + stream in o:
+                    streams[name] = stream
+        if not views and not streams:
+            return
+        for node in ast.walk(self.tree):
+            if node.__class__ is not _Attribute or node.attr[:1] == "_":
+                continue
+            value = node.value
+            problem = None
+            if value.__class__ is _Name:
+                if value.id in views:
+                    problem = forms.sys_problem(node.attr)
+                elif value.id in streams:
+                    problem = forms.sys_stream_problem(streams[value.id], node.attr)
+            elif (value.__class__ is _Attribute and value.attr in ("stdout", "stderr")
+                    and value.value.__class__ is _Name and value.value.id in views):
+                problem = forms.sys_stream_problem(value.attr, node.attr)
+            if problem is not None:
+                line, col = _attr_loc(node)
+                self.add(line, col, R.IMPORT_BLOCKED, problem[0], problem[1])
 
     # --- modules as values ----------------------------------------------------------------
 
@@ -1158,6 +1211,9 @@ class Checker:
                     continue
                 root_origins = {root.id}
             attr = node.attr
+            if (node.value is root and root_origins == _SYS_ORIGIN
+                    and attr in forms.SYS_FIELDS):
+                continue    # sys.platform: a field of the view, not the module platform
             # The dotted text of the object, for messages and the exception table.
             parts = []
             value = node.value
@@ -1269,6 +1325,8 @@ def _from_name_problems(module, name, cp):
 
 _EXCEPTION_ATTRS = frozenset(a for _, a in P.MODULE_ATTRIBUTE_EXCEPTIONS)
 
+_SYS_ORIGIN = {"sys"}
+
 _DECORATOR_ONLY_BY_ORIGIN = {dotted: short for short, dotted in P.DECORATOR_ONLY.items()}
 
 # The dunders a module may show: plain strings. Every other underscore attribute of a module
@@ -1305,9 +1363,11 @@ def _import_hint(name, cp):
     top = name.split(".", 1)[0]
     if top in P.NETWORK_MODULES:
         return cp.network_hint + "; " + cp.import_hint
-    specific = P.MODULE_HINTS.get(top)
+    specific = P.MODULE_HINTS.get(name) or P.MODULE_HINTS.get(top)
     if specific:
         return specific + "; " + cp.import_hint
+    if cp.import_unavailable(name):
+        return P.UNAVAILABLE_MODULE_HINT % name + "; " + cp.import_hint
     return cp.import_hint
 
 
@@ -1422,7 +1482,11 @@ def check_code(code, cp, started=None):
         return [(line, col, R.SYNTAX_ERROR, "the code cannot be compiled: %s" % e,
                  _syntax_hint())]
     deadline = started + cp.timeout_s if cp.timeout_s else None
-    found = Checker(cp).check(tree, deadline)
+    guarded = forms.guarded_imports(tree, code)
+    early = forms.prepare(tree, code, cp)
+    found = Checker(cp, guarded_imports=guarded).check(tree, deadline)
+    if early:
+        found = early + found
     unawaited = find_unawaited(tree, code, cp.policy.tool_names)
     if unawaited:
         found = found + unawaited

@@ -26,7 +26,7 @@ DEFAULT_ALLOWED_IMPORTS = (
     "operator", "typing", "dataclasses", "enum", "abc", "contextlib", "copy", "pprint",
     "decimal", "fractions", "numbers", "random", "heapq", "bisect", "array", "base64",
     "binascii", "hashlib", "hmac", "uuid", "zlib", "difflib", "unicodedata", "asyncio",
-    "pathlib", "os",
+    "pathlib", "os", "secrets",
     # Pure submodules of the above.
     "collections.abc", "os.path", "json.decoder", "json.encoder",
 )
@@ -45,13 +45,29 @@ DEFAULT_BLOCKED_MODULES = (
     "ftplib", "smtplib", "telnetlib", "xmlrpc", "socketserver", "bltns",
 )
 
+# The child's own modules beside the runner (resources/) and the validator staged there: they
+# are importable in the child, so an import of one is never "not available".
+RUNNER_MODULES = frozenset({
+    "runner", "runner_cold", "runner_session", "runner_verdict", "runner_zygote",
+    "codeact_protocol", "codeact_convert", "hyperlight_guest", "hyperlight_worker", "validator",
+})
+
+
+def _stdlib_modules():
+    import sys
+    return frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
+_STDLIB_MODULES = _stdlib_modules()
+
 # `from __future__ import ...` is a compiler directive, not a module the code can use.
 ALWAYS_ALLOWED_IMPORTS = frozenset({"__future__"})
 
 # Shown in the hint of import-blocked for the modules agents reach for most often.
 MODULE_HINTS = {
-    "sys": "sys is not available: print() writes to stdout and raising an exception reports "
-           "failure",
+    "sys": "`import sys` gives a read-only view (version, version_info, platform, maxsize, "
+           "byteorder, float_info, int_info, argv, stdout/stderr write and flush, getsizeof, "
+           "getrecursionlimit); its submodules and internals are not available",
     "subprocess": "processes cannot be started; use `await call_tool(...)` to reach host "
                   "capabilities",
     "threading": "use asyncio (asyncio.gather, asyncio.create_task) for concurrency",
@@ -63,7 +79,26 @@ MODULE_HINTS = {
     "shutil": "use pathlib (Path.read_text, Path.write_text, Path.unlink) for files",
     "tempfile": "write files under the working directory or a mounted folder with pathlib",
     "importlib": "use a plain import statement of an allowed module",
+    "ctypes": "native code is not available; compute in Python or use struct/array",
+    "socket": "there is no network; use the host's tools through `await call_tool(...)`",
+    "signal": "use asyncio.wait_for(...) for timeouts",
+    "inspect": "use isinstance(), type(x).__name__ and the object's public attributes",
+    "types": "use isinstance() and collections.abc; types.SimpleNamespace: write a small class "
+             "or a dataclass",
+    "gc": "memory is managed for you; delete references with `del name`",
+    "resource": "the sandbox sets the limits; the description lists them",
+    "builtins": "use the builtins directly by name",
+    "code": "write the code directly instead of building it as a string",
+    "codeop": "write the code directly instead of building it as a string",
+    "ast": "parse data with json.loads, int(), float() or re",
+    "dis": "there is no bytecode access; print() what you need to see",
+    "os.path": "use pathlib.Path",
 }
+
+# The hint for a module that is not available (a third-party package, a module off the list).
+UNAVAILABLE_MODULE_HINT = ("%s is not available here: write the code with the allowed modules, "
+                           "or import it inside `try:` with an `except ImportError:` fallback "
+                           "that does without it")
 
 # --- Builtins and names ----------------------------------------------------------------------
 
@@ -83,17 +118,21 @@ BUILTIN_HINTS = {
     "__import__": "use a plain import statement of an allowed module",
     "globals": "keep shared values in your own dict",
     "locals": "keep shared values in your own dict",
-    "vars": "keep values in your own dict, or use dataclasses.asdict() for a dataclass",
-    "dir": "use the documented attributes directly",
-    "getattr": "access attributes directly (obj.name) or keep values in a dict",
+    "vars": "vars(obj) (one argument) gives a read-only copy of an instance's public "
+            "attributes; dataclasses.asdict(obj) for a dataclass, or a to_dict() method",
+    "dir": "use the documented attributes directly; vars(obj) copies an instance's public "
+           "attributes",
+    "getattr": "call getattr(obj, \"name\", default) with the name as a string literal, or "
+               "keep values in a dict (d.get(key, default))",
     "setattr": "assign attributes directly (obj.name = value) or keep values in a dict",
     "delattr": "delete attributes directly (del obj.name) or keep values in a dict",
-    "hasattr": "use isinstance() or keep values in a dict and test `key in d`",
+    "hasattr": "call hasattr(obj, \"name\") with the name as a string literal, or keep "
+               "values in a dict and test `key in d`",
     "breakpoint": "there is no debugger; print() what you need to see",
     "help": "there is no interactive help; the tool description lists what is available",
     "input": "stdin is closed; pass data as literals or fetch it with `await call_tool(...)`",
     "memoryview": "use bytes or bytearray",
-    "__build_class__": "use a class statement",
+    "__build_class__": "write a class statement (classes, dataclasses and Enum work)",
     "exit": "let the program end, or raise an exception to report failure",
     "quit": "let the program end, or raise an exception to report failure",
     "__builtins__": "use the builtins directly by name",
@@ -525,6 +564,24 @@ class CompiledPolicy:
             self.flagged_names | frozenset(DEFAULT_BLOCKED_MODULES) | self.blocked_user
             | INTERNAL_ATTRIBUTES | PIVOT_ATTRIBUTES_ANYWHERE | MODULE_ATTRIBUTES_ANYWHERE
             | NETWORK_ATTRIBUTES | frozenset(a for _, a in MODULE_ATTRIBUTE_EXCEPTIONS))
+
+    def import_unavailable(self, dotted):
+        """Whether module `dotted`, which import_allowed() refuses, is merely not available
+        (a third-party package) rather than refused: not in the standard library (whose
+        modules off the allow-list exist in the child and stay refused: pydoc starts
+        processes), not one of the runner's own modules, on no block list, no private part,
+        not a module pivot, not "subprocess". The runtime guard raises ModuleNotFoundError for
+        such an import (runtime_policy.py), and a child without site-packages (-S, the
+        default) has none of them anyway."""
+        if "subprocess" in dotted.lower():
+            return False
+        parts = dotted.split(".")
+        if (any(part.startswith("_") for part in parts) or parts[0] in PIVOT_ATTRIBUTES_ANYWHERE
+                or parts[0] in _STDLIB_MODULES or parts[0] in RUNNER_MODULES):
+            return False
+        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        blocked = self.blocked_user | self.blocked_default | frozenset(DEFAULT_BLOCKED_MODULES)
+        return not any(p in blocked for p in prefixes)
 
     def is_module(self, dotted):
         """Whether the dotted origin `dotted` (`json`, `os.path`, `json.loads`) names a

@@ -15,11 +15,18 @@ A dotted name is allowed when it does not contain "subprocess" (case-insensitive
 is named exactly, or of the "pkg.*" and "!name" patterns that match it (name == p or name
 starts with p + ".") the longest is a "pkg.*" one. pattern_allows() is that rule in Python; the
 C++ twin is src/guard/import_patterns.cpp, and tests check both against import_allowed().
+
+Every blocked module (the default block list and the user's) is a "!" pattern, so that the
+guard can tell a refused import from one of a module that is merely not allowed: the first
+raises PermissionError, the second ModuleNotFoundError (pattern_refuses() tells which), which
+an `except ImportError` fallback catches, as the validator accepts for such modules inside
+`try` (validator/README.md "Accepted forms").
 """
 
 from .policy import compiled as _compiled
 
-__all__ = ["runtime_import_patterns", "pattern_allows", "blocked_builtin_names"]
+__all__ = ["runtime_import_patterns", "pattern_allows", "pattern_refuses",
+           "blocked_builtin_names"]
 
 _cache = {}
 _CACHE_LIMIT = 64
@@ -57,11 +64,9 @@ def _patterns(cp):
                  if not any(w == b or w.startswith(b + ".") for b in user_blocked)}
     # A blocked default below a wildcard wins over it (`asyncio.*` does not allow
     # asyncio.subprocess); one at or above the wildcard does not (import_allowed compares
-    # lengths), so only the former become "!" patterns.
-    denied = set(user_blocked)
-    for blocked in cp.blocked_default:
-        if any(blocked.startswith(w + ".") for w in wildcards):
-            denied.add(blocked)
+    # lengths, and so does pattern_allows: a "pkg.*" wins on equal length), so every blocked
+    # default can be a "!" pattern. Exact names are checked first, so `os` stays allowed.
+    denied = set(user_blocked) | set(cp.blocked_default)
     return tuple(sorted(exact) + sorted(w + ".*" for w in wildcards)
                  + sorted("!" + d for d in denied))
 
@@ -92,3 +97,27 @@ def pattern_allows(patterns, name):
                 below = name[len(prefix) + 1:].split(".") if name != prefix else []
                 best_allows = not any(part.startswith("_") for part in below)
     return best_allows
+
+
+def pattern_refuses(patterns, name):
+    """Whether `patterns` refuse `name` (a "!" pattern or "subprocess" decides), as opposed to
+    not allowing it because no pattern names it. Meaningful for a name pattern_allows()
+    refuses."""
+    if "subprocess" in name.lower():
+        return True
+    best_len = -1
+    best_denies = False
+    for p in patterns:
+        deny = p.startswith("!")
+        if deny:
+            prefix = p[1:]
+        elif p.endswith(".*"):
+            prefix = p[:-2]
+        else:
+            continue
+        if name != prefix and not name.startswith(prefix + "."):
+            continue
+        if len(prefix) > best_len or (len(prefix) == best_len and not deny):
+            best_len = len(prefix)
+            best_denies = deny
+    return best_denies

@@ -12,7 +12,8 @@
 //   limit_imports(patterns)   builtins.__import__ replaced by a wrapper that checks imports
 //                             made directly by the user's code (the calling frame's file name is
 //                             "<code>") against the patterns (import_patterns.hpp); the
-//                             standard library's own imports pass.
+//                             standard library's own imports pass. A refused name raises
+//                             PermissionError, one no pattern names ModuleNotFoundError.
 //
 //   opened_for_writing()      whether the audit hook has seen an "open" that may write since
 //                             arm(): the runner flushes the files the code left open (a walk of
@@ -339,9 +340,20 @@ bool CheckImport(PyObject* dotted) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(dotted, &size);
   if (text == nullptr) return false;
-  if (guard.patterns.Allows(std::string_view(text, static_cast<std::size_t>(size)))) return true;
-  PyErr_Format(PyExc_PermissionError, "codeact guard: import: %U is not allowed by the policy",
-               dotted);
+  const std::string_view name(text, static_cast<std::size_t>(size));
+  if (guard.patterns.Allows(name)) return true;
+  if (guard.patterns.Refuses(name)) {
+    PyErr_Format(PyExc_PermissionError, "codeact guard: import: %U is not allowed by the policy",
+                 dotted);
+    return false;
+  }
+  // Neither allowed nor refused: not available, as a module that is not installed, so that the
+  // code's `except ImportError` fallback runs.
+  PyObject* message = PyUnicode_FromFormat("No module named '%U'", dotted);
+  if (message != nullptr) {
+    PyErr_SetImportErrorSubclass(PyExc_ModuleNotFoundError, message, dotted, nullptr);
+    Py_DECREF(message);
+  }
   return false;
 }
 

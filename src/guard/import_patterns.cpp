@@ -32,9 +32,7 @@ ImportPatterns::ImportPatterns(const std::vector<std::string>& patterns) {
   }
 }
 
-bool ImportPatterns::Allows(std::string_view name) const {
-  if (name.empty() || MentionsSubprocess(name)) return false;
-  if (exact_.count(std::string(name)) != 0) return true;
+const ImportPatterns::Prefix* ImportPatterns::Longest(std::string_view name) const {
   const Prefix* best = nullptr;
   for (const auto& p : prefixes_) {
     if (!Below(name, p.name)) continue;
@@ -44,6 +42,19 @@ bool ImportPatterns::Allows(std::string_view name) const {
       best = &p;
     }
   }
+  return best;
+}
+
+bool ImportPatterns::Refuses(std::string_view name) const {
+  if (name.empty() || MentionsSubprocess(name)) return true;
+  const Prefix* best = Longest(name);
+  return best != nullptr && !best->allows;
+}
+
+bool ImportPatterns::Allows(std::string_view name) const {
+  if (name.empty() || MentionsSubprocess(name)) return false;
+  if (exact_.count(std::string(name)) != 0) return true;
+  const Prefix* best = Longest(name);
   if (best == nullptr || !best->allows) return false;
   // Below a wildcard, no part may be private.
   std::string_view below =

@@ -2,7 +2,10 @@
 // patterns come from the host (validator/runtime_policy.py computes them from the policy, which
 // documents their meaning): "name" allows exactly that module, "pkg.*" a package and its public
 // submodules, "!name" denies a module and everything below it; the longest matching prefix
-// decides, and a name containing "subprocess" is never allowed.
+// decides, and a name containing "subprocess" is never allowed. A name that is not allowed is
+// refused (Refuses: a "!" pattern or "subprocess" decided) or merely not available (no pattern
+// matched: the guard then raises ModuleNotFoundError, so that a fallback under
+// `except ImportError` runs).
 #pragma once
 
 #include <string>
@@ -18,6 +21,8 @@ class ImportPatterns {
   explicit ImportPatterns(const std::vector<std::string>& patterns);
 
   bool Allows(std::string_view dotted_name) const;
+  // Whether a name that is not allowed is refused by the policy rather than unavailable.
+  bool Refuses(std::string_view dotted_name) const;
 
  private:
   struct Prefix {
@@ -26,6 +31,8 @@ class ImportPatterns {
   };
   std::unordered_set<std::string> exact_;
   std::vector<Prefix> prefixes_;
+
+  const Prefix* Longest(std::string_view name) const;
 };
 
 }  // namespace codeact::internal

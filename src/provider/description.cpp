@@ -99,9 +99,11 @@ std::string CodeActProvider::Instructions(bool tools_visible_to_model) const {
          tools +
          "always `await` a tool call, check its result and catch `ToolError` where a call may "
          "fail. Print what you need to "
-         "see — only stdout, stderr and the value of a final bare expression come back. Nothing "
-         "persists between calls: pass values explicitly from one call to the next. If the result "
-         "has violations, fix the code as the hints say and try again.";
+         "see — only stdout, stderr and the value of a final bare expression come back. "
+         "Variables do not persist between calls (a session keeps its globals): pass values "
+         "explicitly from one call to the next; files persist only in the working directory the "
+         "tool's description names. If the result has violations, fix the code as the hints say "
+         "and try again.";
 }
 
 namespace {
@@ -123,6 +125,47 @@ std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
+}
+
+// The blocked builtins as the model reads them: without __build_class__, whose name would
+// suggest that class statements fail (they work: the interpreter calls it, the code does not),
+// and without getattr, hasattr and vars, which work in the forms the details name.
+std::vector<std::string> ListedBuiltins(std::vector<std::string> names) {
+  for (const char* usable : {"__build_class__", "getattr", "hasattr", "vars"}) {
+    names.erase(std::remove(names.begin(), names.end(), usable), names.end());
+  }
+  return names;
+}
+
+// The read-write mount at the working directory (ProviderOptions::working_directory), if any.
+const FileMount* WorkingDirectoryMount(const RunSnapshot& s) {
+  for (const auto& m : s.mounts) {
+    if (m.mount_path == kWorkingDirectoryMount && m.mode == MountMode::kReadWrite &&
+        m.kind == MountKind::kDirectory) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+// Where the run starts and what of it persists. The namespaces level starts the run in /work
+// (the working directory's mount when there is one); the process level starts it in a fresh
+// scratch directory, and the working directory is its host path.
+std::string WorkingDirectoryText(const RunSnapshot& s, const BackendTraits& traits) {
+  const FileMount* work = WorkingDirectoryMount(s);
+  if (work == nullptr) {
+    return std::string("Working directory: ") +
+           (traits.host_paths_visible ? "a fresh scratch directory"
+                                      : std::string("`") + kWorkingDirectoryMount + "`, fresh") +
+           " for each call: files written there are gone after it.\n";
+  }
+  if (traits.host_paths_visible) {
+    return "Working directory: `" + work->host_path +
+           "` (write it by that path; relative paths are a fresh scratch directory): files "
+           "written there persist from call to call.\n";
+  }
+  return std::string("Working directory: `") + kWorkingDirectoryMount +
+         "` (the run starts there): files written there persist from call to call.\n";
 }
 
 }  // namespace
@@ -152,9 +195,11 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
         if (std::find(blocked->begin(), blocked->end(), b) == blocked->end()) usable.push_back(b);
       }
       core << "Builtins: only " << (usable.empty() ? std::string("none") : Joined(usable)) << ".\n";
-    } else if (blocked.ok() && !blocked->empty()) {
-      core << "Builtins: all except " << Joined(*blocked) << ".\n";
+    } else if (blocked.ok() && !ListedBuiltins(*blocked).empty()) {
+      core << "Builtins: all except " << Joined(ListedBuiltins(*blocked)) << ".\n";
     }
+    core << "Classes, dataclasses, Enum work. Dunder attributes (x.__class__) are refused but "
+            "__name__, __doc__, methods like __init__ (Code forms below).\n";
     core << "Code: at most " << internal::BytesText(s.policy.max_code_bytes)
          << "; it is checked before it runs, and rejected code comes back as `violations` with "
             "hints.\n";
@@ -168,9 +213,17 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
        << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
        << "traceback}, violations [{line, col, rule, message, hint}], files (written to read-write "
        << "mounts), tool_calls.\n"
-       << "State does not persist between calls: " << traits.fresh_start << "\n";
+       << "State does not persist between calls: " << traits.fresh_start
+       << " A session keeps its globals.\n";
 
   std::ostringstream out;
+  if (options_.validate) {
+    out << "Code forms: getattr(obj, \"name\", default) and hasattr(obj, \"name\") take a "
+           "literal public name; vars(obj) and obj.__dict__ give a read-only copy of its public "
+           "attributes; `import sys` is a read-only view (version, version_info, platform, "
+           "maxsize, argv, stdout/stderr write and flush, getsizeof); a module that is not "
+           "available may be imported in `try:` with an `except ImportError:` fallback.\n\n";
+  }
   std::vector<const HostTool*> upstream;  // "server.tool": an upstream MCP server's
   bool any_host_tool = false;
   for (const auto& tool : s.tools) {
@@ -196,7 +249,8 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
     DescribeUpstreamTool(out, *tool);
   }
 
-  if (!s.mounts.empty() || !traits.files.empty()) out << "\nFiles:\n";
+  out << "\n" << WorkingDirectoryText(s, traits);
+  if (!s.mounts.empty() || !traits.files.empty()) out << "Files:\n";
   for (const auto& m : s.mounts) {
     const bool file = m.kind == MountKind::kFile;
     out << "- " << m.mount_path << " (" << (file ? "a single file, " : "")

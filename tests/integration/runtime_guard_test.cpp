@@ -339,6 +339,32 @@ TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOw
   EXPECT_EQ(Line(r.stdout_text, "asyncio"), "asyncio: ok");
 }
 
+// The validator is bypassed here: a module the policy neither allows nor blocks is not available
+// (ModuleNotFoundError, which the code's `except ImportError` fallback catches), while a blocked
+// one stays a PermissionError that such a fallback does not catch.
+TEST_P(RuntimeGuardTest, AModuleOffTheListIsNotFoundSoAFallbackRunsWhileABlockedOneIsRefused) {
+  RunSnapshot s;  // the default policy
+  const ExecutionResult r =
+      Run("try:\n"
+          "    import numpy as np\n"
+          "except ImportError as e:\n"
+          "    print('numpy:', type(e).__name__, e)\n"
+          "    np = None\n"
+          "print('fallback:', sum([1, 2, 3]) if np is None else 'numpy')\n"
+          "try:\n"
+          "    import ctypes\n"
+          "except ImportError:\n"
+          "    print('ctypes: caught as ImportError')\n"
+          "except PermissionError as e:\n"
+          "    print('ctypes:', type(e).__name__, e)\n",
+          s);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text,
+            "numpy: ModuleNotFoundError No module named 'numpy'\n"
+            "fallback: 6\n"
+            "ctypes: PermissionError codeact guard: import: ctypes is not allowed by the policy\n");
+}
+
 TEST_P(RuntimeGuardTest, TheGuardCannotBeDisabledFromInside) {
   const ExecutionResult r =
       Run(std::string("import sys, builtins, os\n") +

@@ -259,7 +259,7 @@ class StartupAndShutdownTest(RunnerTestCase):
 
     def test_request_sent_before_ready_runs_without_preloading(self):
         c = self.child()
-        c.request("import sys\nprint('hi')\n'asyncio' in sys.modules")
+        c.request("sys = __import__('sys')\nprint('hi')\n'asyncio' in sys.modules")
         c.ready()
         frame, _ = c.serve()
         self.assertEqual(frame, {"type": "complete", "output_present": True, "output": False})
@@ -272,7 +272,7 @@ class StartupAndShutdownTest(RunnerTestCase):
         c.wait_until_idle()
         with open("/proc/%d/maps" % c.proc.pid) as f:
             self.assertIn("_asyncio", f.read())  # asyncio's C part: the last preload step
-        c.request("print(await add(a=2, b=3))\nimport sys\n'asyncio' in sys.modules")
+        c.request("print(await add(a=2, b=3))\nsys = __import__('sys')\n'asyncio' in sys.modules")
         frame, calls = c.serve()
         self.assertEqual(frame["output"], True)
         self.assertEqual(len(calls), 1)
@@ -352,7 +352,7 @@ class StartupAndShutdownTest(RunnerTestCase):
         # closed itself cannot be flushed, and costs the others nothing.
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)
-        endings = ("'done'", "raise ValueError('late')", "import sys\nsys.exit(3)")
+        endings = ("'done'", "raise ValueError('late')", "sys = __import__('sys')\nsys.exit(3)")
         for i, ending in enumerate(endings):
             base = os.path.join(d, "f%d" % i)
             frame, _, rc, _, _ = self.run_code(
@@ -376,7 +376,7 @@ class StartupAndShutdownTest(RunnerTestCase):
 class OutputTest(RunnerTestCase):
 
     def test_print_and_complete(self):
-        frame, calls, rc, out, err = self.run_code("print('hello')\nimport sys\n"
+        frame, calls, rc, out, err = self.run_code("print('hello')\nsys = __import__('sys')\n"
                                                    "print('oops', file=sys.stderr)")
         self.assertEqual(frame, {"type": "complete", "output_present": False, "output": None})
         self.assertEqual((rc, out, err, calls), (0, "hello\n", "oops\n", []))
@@ -399,7 +399,8 @@ class OutputTest(RunnerTestCase):
              "<unrepresentable Bad object>"),
             ("import enum\nclass E(enum.IntEnum):\n    A = 7\nE.A", 7),
             ("a = [1]\na.append(a)\na", [1, "[...]"]),
-            ("import sys\nsys.set_int_max_str_digits(640)\n10 ** 1000", "<int of 3322 bits>"),
+            ("sys = __import__('sys')\nsys.set_int_max_str_digits(640)\n10 ** 1000",
+             "<int of 3322 bits>"),
             ("class L(list):\n    def __iter__(self):\n        raise RuntimeError\n"
              "L([1, 2])", "[1, 2]"),
         ]
@@ -476,18 +477,20 @@ class OutputTest(RunnerTestCase):
         self.assertEqual([c["id"] for c in calls], [1, 2, 3, 4, 5, 6])
 
     def test_user_namespace(self):
-        code = ("import os, subprocess, sys, __main__\n"
+        code = ("import os, subprocess, __main__\nsys = __import__('sys')\n"
                 "env = subprocess.run(['/usr/bin/env'], capture_output=True, text=True).stdout\n"
                 "[sorted(globals()), sys.argv, sys.dont_write_bytecode,\n"
                 " sorted(k for k in os.environ if k.startswith('CODEACT')),\n"
-                " __main__.__dict__ is globals(), __name__,\n"
+                " __builtins__.vars(__main__) is globals(), __name__,\n"
                 " 'CODEACT_RUN_TOKEN=0123abcd' in env.splitlines()]")
         present, out = self.output_of(code, tools=["add", "print", "call_tool", "ToolError",
                                                    "not-an-identifier", "class", "__name__"])
         names, argv, no_bytecode, codeact_env, same_main, name, token_inherited = out
-        self.assertEqual(names, ["ToolError", "__builtins__", "__doc__", "__loader__",
-                                 "__main__", "__name__", "__package__", "__spec__", "add",
-                                 "call_tool", "env", "os", "subprocess", "sys"])
+        # The code names sys: it gets the guarded getattr/hasattr/vars too (runner_curated).
+        self.assertEqual(names, ["ToolError", "__builtins__", "__codeact_vars__", "__doc__",
+                                 "__loader__", "__main__", "__name__", "__package__", "__spec__",
+                                 "add", "call_tool", "env", "getattr", "hasattr", "os",
+                                 "subprocess", "sys", "vars"])
         self.assertEqual(argv, ["<code>"])
         self.assertTrue(no_bytecode)
         # The bridge fds are internal; the run token must reach processes the code starts.
@@ -511,7 +514,8 @@ class OutputTest(RunnerTestCase):
         code = ("a = await srv.add(a=1)\n"
                 "b = await srv.get_weather(city='x')\n"
                 "c = await call_tool('len.x')\n"
-                "[a, b, c, srv.add.__name__, sorted(k for k in vars(srv) if k != '__name__'),"
+                "[a, b, c, srv.add.__name__,"
+                " sorted(k for k in __builtins__.vars(srv) if k != '__name__'),"
                 " type(len).__name__]")
         frame, calls, _, _, _ = self.run_code(
             code, tools=["srv.add", "srv.get_weather", "len.x", "srv.for", "a.b.c"],
@@ -842,7 +846,7 @@ class ErrorTest(RunnerTestCase):
         self.assertIn("[truncated", frame["message"])
 
     def test_system_exit_zero_is_success(self):
-        for code in ("print('a')\nimport sys\nsys.exit(0)\nprint('b')",
+        for code in ("print('a')\nsys = __import__('sys')\nsys.exit(0)\nprint('b')",
                      "print('a')\nexit()\n7",
                      "print('a')\nraise SystemExit(None)",
                      "print('a')\nimport asyncio\nawait asyncio.sleep(0)\nraise SystemExit"):
@@ -853,12 +857,12 @@ class ErrorTest(RunnerTestCase):
                 self.assertEqual((rc, out), (0, "a\n"))
 
     def test_system_exit_nonzero_is_an_error(self):
-        frame, _, rc, _, _ = self.run_code("import sys\nsys.exit(2)")
+        frame, _, rc, _, _ = self.run_code("sys = __import__('sys')\nsys.exit(2)")
         self.assertEqual((frame["type"], frame["error_type"], frame["message"]),
                          ("error", "SystemExit", "2"))
         self.assertIn('File "<code>", line 2', frame["traceback"])
         self.assertEqual(rc, 1)
-        frame, _, _, _, _ = self.run_code("import sys\nsys.exit('bad input')")
+        frame, _, _, _, _ = self.run_code("sys = __import__('sys')\nsys.exit('bad input')")
         self.assertEqual((frame["error_type"], frame["message"]), ("SystemExit", "bad input"))
 
     def test_keyboard_interrupt(self):
@@ -918,6 +922,92 @@ class ErrorTest(RunnerTestCase):
         self.assertIn("ValueError: 1", frame["traceback"])
         self.assertNotIn("runner.py", frame["traceback"])
 
+
+
+FIXTURES = os.path.join(HERE, "fixtures")
+
+
+def _fixture(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as f:
+        return f.read()
+
+
+class GuardedFormsTest(RunnerTestCase):
+    """The accepted forms (validator/forms.py) hold at run time with the validator off: the
+    runner binds the guarded getattr/hasattr/vars and rewrites `import sys` and `.__dict__`
+    reads whether or not anything validated the code."""
+
+    def run_fixture(self, name):
+        frame, _, rc, stdout, stderr = self.run_code(_fixture(name))
+        self.assertComplete(frame, rc)
+        return stdout, stderr
+
+    def test_getattr_and_hasattr_refuse_underscore_and_internal_names(self):
+        stdout, _ = self.run_fixture("guarded_getattr.py")
+        self.assertEqual(stdout.splitlines(), [
+            "public: 1 default: fallback has: True False",
+            "getattr __class__: PermissionError: getattr(): the name '__class__' starts with an "
+            "underscore; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "getattr _private: PermissionError: getattr(): the name '_private' starts with an "
+            "underscore; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "getattr default: PermissionError: getattr(): the name '__globals__' starts with an "
+            "underscore; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "hasattr __dict__: PermissionError: hasattr(): the name '__dict__' starts with an "
+            "underscore; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "getattr gi_frame: PermissionError: getattr(): 'gi_frame' is an interpreter internal "
+            "or a module; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "getattr sys: PermissionError: getattr(): 'sys' is an interpreter internal or a "
+            "module; getattr and hasattr read public attributes only (codeact rule "
+            "builtin-blocked)",
+            "str subclass: TypeError: getattr(): the attribute name must be a str, not S",
+        ])
+
+    def test_import_sys_is_the_read_only_view(self):
+        stdout, stderr = self.run_fixture("sys_view.py")
+        import sys as real
+        self.assertEqual(stdout.splitlines(), [
+            "written", "type: _Sys",
+            "fields: %s %s %s %s" % (real.version, real.platform, real.maxsize, real.byteorder),
+            "argv: []",
+            "modules: AttributeError: sys.modules is not available in the sandbox: import the "
+            "modules you need (allowed ones only)",
+            "_getframe: AttributeError",
+            "buffer: AttributeError: sys.stdout has write() and flush() only here; print() what "
+            "you need (print(..., file=sys.stdout) works too)",
+            "setattr: AttributeError: sys is read-only in the sandbox; keep your own values in "
+            "your own variables",
+            "from sys import modules: AttributeError",
+            "alias: True",
+            "getsizeof: True True",
+            # Only what the code's own __builtins__ gives as well: the builtins module (the
+            # __self__ of print) and io (of open); no sys, no frame, no runner module.
+            "reachable modules: ['module builtins', 'module io']",
+        ])
+        self.assertEqual(stderr, "to stderr\nprinted to stderr\n")
+
+    def test_vars_and_dict_reads_are_read_only_public_copies(self):
+        stdout, _ = self.run_fixture("guarded_vars.py")
+        self.assertEqual(stdout.splitlines(), [
+            "vars: {'a': 1, 'b': [2]}",
+            "__dict__: {'a': 1, 'b': [2]}",
+            "json: {\"a\": 1, \"b\": [2]}",
+            "write: TypeError: vars(obj) and obj.__dict__ give a read-only copy of the public "
+            "attributes: assign attributes directly (obj.name = value), or copy it with "
+            "dict(...)",
+            "update: TypeError",
+            "object unchanged: 1 False",
+            "vars(): PermissionError: vars() without an argument is not available: keep shared "
+            "values in your own dict",
+            "vars(module): TypeError: vars() and .__dict__ read an instance's attributes, not "
+            "those of a module: use the documented attributes directly",
+            "vars(class): TypeError",
+            "copy: {'a': 1, 'b': [2], 'c': 3}",
+        ])
 
 
 # The runtime guard's module, as ctest names it (tests/CMakeLists.txt); absent when run by hand.
@@ -981,13 +1071,46 @@ class RuntimeGuardTest(RunnerTestCase):
         c.ready()
         c.request("import os\nprint('CODEACT_GUARD' in os.environ)\n"
                   "try:\n    os.fork()\nexcept PermissionError as e:\n    print(e)\n"
-                  "try:\n    import json\nexcept PermissionError as e:\n    print(e)\n",
-                  guard=guard_spec(c.tmp, imports=("os",)))
+                  "try:\n    import socket\nexcept PermissionError as e:\n    print(e)\n",
+                  guard=guard_spec(c.tmp, imports=("os", "!socket")))
         frame, _ = c.serve()
         self.assertComplete(frame)
         self.assertEqual(bytes(c.stdout).decode(),
                          "False\ncodeact guard: process creation: os.fork is not allowed\n"
-                         "codeact guard: import: json is not allowed by the policy\n")
+                         "codeact guard: import: socket is not allowed by the policy\n")
+
+    def test_an_import_no_pattern_names_is_a_module_not_found_and_the_fallback_runs(self):
+        # With the validator off: what `try: import numpy / except ImportError:` relies on. A
+        # module the patterns refuse ("!name", as the host sends every blocked one) is still a
+        # PermissionError, which `except ImportError` does not catch.
+        c = self.guarded_child()
+        c.ready()
+        c.request(_fixture("try_import_fallback.py"),
+                  guard=guard_spec(c.tmp, imports=("math", "!socket", "!sys", "!ctypes")))
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(bytes(c.stdout).decode(),
+                         "numpy: ModuleNotFoundError: No module named 'numpy' (name numpy)\n"
+                         "fallback ran: 6\n"
+                         "from pandas: ModuleNotFoundError: No module named 'pandas'\n"
+                         "socket: PermissionError: codeact guard: import: socket is not allowed "
+                         "by the policy\n"
+                         "__import__ sys: PermissionError: codeact guard: import: sys is not "
+                         "allowed by the policy\n"
+                         "ctypes.util: PermissionError: codeact guard: import: ctypes.util is not "
+                         "allowed by the policy\n"
+                         "subprocess: PermissionError: codeact guard: import: subprocess is not "
+                         "allowed by the policy\n")
+
+    def test_a_policy_that_allows_sys_gets_the_real_module_else_the_view(self):
+        for imports, printed in ((("sys",), "module True\n"), ((), "_Sys False\n")):
+            c = self.guarded_child()
+            c.ready()
+            c.request("import sys\nprint(type(sys).__name__, 'modules' in dir(sys))\n",
+                      guard=guard_spec(c.tmp, imports=imports))
+            frame, _ = c.serve()
+            self.assertComplete(frame)
+            self.assertEqual(bytes(c.stdout).decode(), printed)
 
     def test_a_pooled_child_arms_with_the_guard_frame_before_ready(self):
         c = self.guarded_child(CODEACT_WARM="1")

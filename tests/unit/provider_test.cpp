@@ -299,7 +299,7 @@ TEST(ProviderTest, TheDescriptionsCoreStatesThePolicyWithinItsBudget) {
   EXPECT_NE(parts.core.find("os (only os.environ and os.path)"), std::string::npos);
   EXPECT_EQ(parts.core.find("subprocess"), std::string::npos) << "blocked modules are not listed";
   EXPECT_NE(parts.core.find("Builtins: all except "), std::string::npos);
-  for (const char* builtin : {"eval", "exec", "getattr", "__import__"}) {
+  for (const char* builtin : {"eval", "exec", "setattr", "__import__"}) {
     EXPECT_NE(parts.core.find(builtin), std::string::npos) << builtin;
   }
   EXPECT_NE(parts.core.find("Code: at most 64 KiB"), std::string::npos);
@@ -311,6 +311,49 @@ TEST(ProviderTest, TheDescriptionsCoreStatesThePolicyWithinItsBudget) {
   EXPECT_EQ(parts.core.find("tool_0"), std::string::npos) << "signatures belong to the details";
   EXPECT_NE(parts.details.find("`tool_0(q: string, n: integer = None)`"), std::string::npos);
   EXPECT_EQ(p->ToolDescription(snapshot), parts.core + "\n" + parts.details);
+}
+
+// What a model's first attempts need to know (issue 36): classes work, the dunder rule and the
+// accepted forms, the working directory and what persists there; no "Nothing persists", and no
+// __build_class__ among the builtins (it reads as if class statements failed).
+TEST(ProviderTest, TheDescriptionNamesClassesTheDunderRuleAndTheWorkingDirectory) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  fake->isolation_ = IsolationLevel::kNamespaces;
+  ToolDescriptionParts parts = p->DescribeRun(p->Snapshot());
+  EXPECT_LE(parts.core.size(), kDescriptionCoreBudget) << parts.core;
+  EXPECT_EQ(parts.core.find("__build_class__"), std::string::npos) << parts.core;
+  EXPECT_NE(parts.core.find("Classes, dataclasses, Enum work."), std::string::npos);
+  EXPECT_NE(parts.core.find("Dunder attributes (x.__class__) are refused but __name__, __doc__"),
+            std::string::npos)
+      << parts.core;
+  EXPECT_NE(parts.details.find("getattr(obj, \"name\", default)"), std::string::npos);
+  EXPECT_NE(parts.details.find("vars(obj) and obj.__dict__ give a read-only copy"),
+            std::string::npos);
+  EXPECT_NE(parts.details.find("`import sys` is a read-only view"), std::string::npos);
+  EXPECT_NE(parts.details.find("`except ImportError:` fallback"), std::string::npos);
+  EXPECT_NE(parts.details.find("Working directory: `/work`, fresh for each call: files written "
+                               "there are gone after it."),
+            std::string::npos)
+      << parts.details;
+  EXPECT_EQ(p->Instructions(false).find("Nothing persists"), std::string::npos);
+  EXPECT_NE(p->Instructions(false).find("files persist only in the working directory"),
+            std::string::npos);
+
+  const std::string dir = TempDirPath("workdir");
+  ASSERT_TRUE(p->AddMount({dir, kWorkingDirectoryMount}).ok());
+  parts = p->DescribeRun(p->Snapshot());
+  EXPECT_NE(parts.details.find("Working directory: `/work` (the run starts there): files "
+                               "written there persist from call to call."),
+            std::string::npos)
+      << parts.details;
+  // The process level starts the run in a scratch directory: the model is told the host path.
+  fake->isolation_ = IsolationLevel::kProcess;
+  parts = p->DescribeRun(p->Snapshot());
+  EXPECT_NE(parts.details.find("Working directory: `" + dir + "` (write it by that path"),
+            std::string::npos)
+      << parts.details;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {

@@ -55,6 +55,22 @@ TEST(ImportPatternsTest, ExactWildcardDenyAndTheLongestPrefix) {
   EXPECT_FALSE(ImportPatterns().Allows("math"));
 }
 
+// A name that is not allowed is refused (a "!" pattern or "subprocess" decided: the guard raises
+// PermissionError) or merely not available (no pattern matched: ModuleNotFoundError).
+TEST(ImportPatternsTest, RefusedNamesAreTheDeniedOnesNotTheUnknownOnes) {
+  const ImportPatterns p({"math", "os", "xml.*", "!xml.dom", "!sys", "!ctypes", "!asyncio.x"});
+  for (const char* refused :
+       {"sys", "sys.monitoring", "ctypes", "ctypes.util", "xml.dom", "xml.dom.minidom", "asyncio.x",
+        "subprocess", "numpy.subprocess", "SubProcess", ""}) {
+    EXPECT_TRUE(p.Refuses(refused)) << refused;
+  }
+  for (const char* unavailable : {"numpy", "numpy.linalg", "pandas", "asyncio", "syslog"}) {
+    EXPECT_FALSE(p.Allows(unavailable)) << unavailable;
+    EXPECT_FALSE(p.Refuses(unavailable)) << unavailable;
+  }
+  EXPECT_FALSE(p.Refuses("xml.etree"));  // allowed, so not refused
+}
+
 // --- Audit rules ---------------------------------------------------------------------------------
 
 TEST(AuditRulesTest, GuardedProcPaths) {

@@ -48,7 +48,7 @@ REJECT = [
      "importlib"),
     ("getattr_import_module",
      "import json\nimp = getattr(json.decoder, 'importlib')\nimp.import_module('os')\n",
-     "builtin-blocked", "getattr"),
+     "attribute-module-pivot", "importlib"),
     ("builtins_dunder_import", "__builtins__.__import__('os')\n", "builtin-blocked",
      "__builtins__"),
     ("loader_load_module", "__loader__.load_module('os')\n", "builtin-blocked", "__loader__"),
@@ -82,7 +82,7 @@ REJECT = [
     ("eval_as_value", "f = eval\nf('1')\n", "builtin-blocked", "eval"),
     ("eval_in_list", "fs = [eval]\nfs[0]('1')\n", "builtin-blocked", "eval"),
     ("exec_in_dict", "x = {'e': exec}\n", "builtin-blocked", "exec"),
-    ("getattr_call", "getattr(x, 'y')\n", "builtin-blocked", "getattr"),
+    ("getattr_call", "getattr(x, y)\n", "builtin-blocked", "getattr"),
     ("builtins_subscript", "__builtins__['eval']('1')\n", "builtin-blocked", "__builtins__"),
     ("vars_call", "v = vars()\n", "builtin-blocked", "vars"),
     ("globals_call", "g = globals()\n", "builtin-blocked", "globals"),
@@ -91,7 +91,7 @@ REJECT = [
     ("compile_default_arg", "def f(g=compile):\n    return g\n", "builtin-blocked", "compile"),
     ("eval_decorator", "@eval\ndef h():\n    pass\n", "builtin-blocked", "eval"),
     ("setattr_call", "setattr(obj, 'x', 1)\n", "builtin-blocked", "setattr"),
-    ("hasattr_call", "if hasattr(obj, 'x'):\n    pass\n", "builtin-blocked", "hasattr"),
+    ("hasattr_call", "if hasattr(obj, x):\n    pass\n", "builtin-blocked", "hasattr"),
     ("breakpoint_call", "breakpoint()\n", "builtin-blocked", "breakpoint"),
     ("input_call", "name = input('name? ')\n", "builtin-blocked", "input"),
     ("memoryview_call", "m = memoryview(b'abc')\n", "builtin-blocked", "memoryview"),
@@ -114,7 +114,7 @@ REJECT = [
      "__subclasses__"),
     ("function_globals", "def f():\n    pass\ng = f.__globals__\n", "attribute-dunder",
      "__globals__"),
-    ("object_dict", "d = x.__dict__\n", "attribute-dunder", "__dict__"),
+    ("object_dict", "x.__dict__['a'] = 1\n", "attribute-dunder", "__dict__"),
     ("type_mro", "m = type(x).__mro__\n", "attribute-dunder", "__mro__"),
     ("reduce", "r = obj.__reduce__()\n", "attribute-dunder", "__reduce__"),
     ("getattribute", "x.__getattribute__('y')\n", "attribute-dunder", "__getattribute__"),
@@ -214,7 +214,7 @@ REJECT = [
     ("relative_import_module", "from .mod import thing\n", "import-relative", None),
     ("star_import", "from json import *\n", "import-star", None),
     ("star_import_math", "from math import *\n", "import-star", None),
-    ("import_sys", "import sys\nprint(sys.argv)\n", "import-blocked", "sys"),
+    ("import_sys", "import sys\nprint(sys.modules)\n", "import-blocked", "sys.modules"),
     ("import_socket", "import socket\n", "import-blocked", "socket"),
     ("import_ctypes", "import ctypes\n", "import-blocked", "ctypes"),
     ("import_pickle", "import pickle\n", "import-blocked", "pickle"),
@@ -299,13 +299,13 @@ class RejectDetailsTest(unittest.TestCase):
         self.assertEqual((v["line"], v["col"], v["rule"]), (2, 6, "syntax-error"))
 
     def test_every_violation_is_reported(self):
-        code = "import sys\nimport os\nos.system('a')\nf = eval\nx.__class__\n"
+        code = "import socket\nimport os\nos.system('a')\nf = eval\nx.__class__\n"
         rules = [v["rule"] for v in validate(code)["violations"]]
         self.assertEqual(rules, ["import-blocked", "os-attribute", "builtin-blocked",
                                  "attribute-dunder"])
 
     def test_sorted_and_deduplicated(self):
-        code = "eval(1); eval(2)\nimport sys\nexec('x')\n"
+        code = "eval(1); eval(2)\nimport socket\nexec('x')\n"
         violations = validate(code)["violations"]
         keys = [(v["line"], v["col"], v["rule"]) for v in violations]
         self.assertEqual(keys, sorted(keys))
@@ -313,11 +313,11 @@ class RejectDetailsTest(unittest.TestCase):
         self.assertEqual(len(violations), 4)
 
     def test_attribute_column_points_at_the_name(self):
-        (v,) = validate("value = obj.inner.__dict__\n")["violations"]
+        (v,) = validate("value = obj.inner.__class__\n")["violations"]
         self.assertEqual((v["line"], v["col"]), (1, 18))
 
     def test_column_is_utf8_bytes(self):
-        (v,) = validate("s = 'é'; x.__dict__\n")["violations"]
+        (v,) = validate("s = 'é'; x.__class__\n")["violations"]
         self.assertEqual(v["col"], 12)  # 11 characters, 12 bytes
 
     def test_parenthesis_nesting(self):

@@ -3,7 +3,7 @@
 import unittest
 
 from validator.policy import compiled
-from validator.runtime_policy import (blocked_builtin_names, pattern_allows,
+from validator.runtime_policy import (blocked_builtin_names, pattern_allows, pattern_refuses,
                                       runtime_import_patterns)
 
 # Names around every kind of entry: exact, submodules of exact entries, blocked defaults,
@@ -55,7 +55,16 @@ class RuntimeImportPatternsTest(unittest.TestCase):
         self.assertIn("os", patterns)  # allowed exactly although it is also a blocked default
         self.assertIn("__future__", patterns)
         self.assertNotIn("sys", patterns)
-        self.assertFalse(any(p.endswith(".*") or p.startswith("!") for p in patterns))
+        self.assertFalse(any(p.endswith(".*") for p in patterns))
+        # Every blocked default is a "!" pattern: the guard refuses those (PermissionError) and
+        # reports any other module as not available (ModuleNotFoundError).
+        self.assertIn("!sys", patterns)
+        self.assertIn("!ctypes", patterns)
+        self.assertTrue(pattern_refuses(patterns, "sys"))
+        self.assertTrue(pattern_refuses(patterns, "ctypes.util"))
+        self.assertTrue(pattern_refuses(patterns, "asyncio.subprocess"))
+        self.assertFalse(pattern_refuses(patterns, "numpy"))
+        self.assertFalse(pattern_refuses(patterns, "pandas.core"))
 
     def test_user_blocks_become_deny_patterns_and_drop_the_wildcards_below_them(self):
         patterns = runtime_import_patterns({"extra_allowed_imports": ["pkg.sub.*"],
