@@ -30,6 +30,7 @@
 #include "common/ascii.hpp"
 #include "common/sha256.hpp"
 #include "http_server/caller_quotas.hpp"
+#include "http_server/host_header.hpp"
 #include "http_server/rest_sessions.hpp"
 #include "http_server/serve_metrics.hpp"
 #include "http_server/work_pool.hpp"
@@ -108,15 +109,6 @@ std::string MediaType(std::string_view value) {
   while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
   while (!type.empty() && type.front() == ' ') type.remove_prefix(1);
   return AsciiLower(type);
-}
-
-// The host part of a Host header value ("[::1]:8080" -> "[::1]", "a:1" -> "a").
-std::string HostPart(std::string_view value) {
-  if (!value.empty() && value.front() == '[') {
-    const std::size_t close = value.find(']');
-    return AsciiLower(value.substr(0, close == std::string_view::npos ? value.size() : close + 1));
-  }
-  return AsciiLower(value.substr(0, value.find(':')));
 }
 
 // ---- MCP sessions (Streamable HTTP) ----------------------------------------------------------
@@ -372,19 +364,12 @@ class Service {
     if (host_value.empty()) {
       return ErrorReply(http::status::bad_request, "bad_host", "a request needs a Host header");
     }
-    bool host_ok = false;
-    if (!options_.allowed_hosts.empty()) {
-      for (const auto& h : options_.allowed_hosts) {
-        host_ok = host_ok || AsciiLower(h) == AsciiLower(host_value) ||
-                  AsciiLower(h) == HostPart(host_value);
-      }
-    } else if (IsLoopbackHost(options_.host)) {
-      const std::string name = HostPart(host_value);
-      host_ok = name == "localhost" || name == "[::1]" || name.rfind("127.", 0) == 0;
-    } else {
-      host_ok = true;
+    const std::optional<HostHeader> host = ParseHostHeader(host_value);
+    if (!host) {
+      return ErrorReply(http::status::bad_request, "bad_host",
+                        "Host \"" + host_value.substr(0, 200) + "\" is not host[:port]");
     }
-    if (!host_ok) {
+    if (!HostAllowed(*host, options_.allowed_hosts, IsLoopbackHost(options_.host))) {
       return ErrorReply(http::status::forbidden, "forbidden_host",
                         "Host \"" + host_value.substr(0, 200) +
                             "\" is not one this server answers to (--allow-host)");
