@@ -930,6 +930,62 @@ class Service {
   std::set<std::shared_ptr<CancellationSource>> runs_;
 };
 
+// ---- Framing (RFC 9112) -----------------------------------------------------------------------
+
+// What the parser leaves to the application: a request whose length the server and a proxy in
+// front of it could read differently (request smuggling) is refused with 400 and the
+// connection closed, before its body is read.
+struct FramingRefusal {
+  http::status status;
+  std::string message;
+};
+
+std::optional<FramingRefusal> FramingError(const http::request_header<>& req) {
+  const auto bad = [](std::string message) {
+    return FramingRefusal{http::status::bad_request, std::move(message)};
+  };
+  if (req.count(http::field::host) > 1) {
+    return bad("a request has one Host header line (RFC 9112 3.2)");
+  }
+  const std::size_t lengths = req.count(http::field::content_length);
+  if (lengths > 1 ||
+      (lengths == 1 && req[http::field::content_length].find(',') != std::string_view::npos)) {
+    return bad("a request has at most one Content-Length, holding one number (RFC 9112 6.3)");
+  }
+  if (req.count(http::field::transfer_encoding) == 0) return std::nullopt;
+  if (req.version() < 11) {
+    return bad("Transfer-Encoding in an HTTP/1.0 request is faulty framing (RFC 9112 6.1)");
+  }
+  if (lengths > 0) {
+    return bad("a request has Transfer-Encoding or Content-Length, not both (RFC 9112 6.1)");
+  }
+  std::vector<std::string> codings;
+  const auto [first, last] = req.equal_range(http::field::transfer_encoding);
+  for (auto it = first; it != last; ++it) {
+    const std::string_view value = it->value();
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      std::string_view item = value.substr(start, comma - start);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      if (!item.empty()) codings.push_back(AsciiLower(item));
+      start = comma + 1;
+    }
+  }
+  if (codings.empty() || codings.back() != "chunked") {
+    return bad("the last transfer coding of a request must be chunked (RFC 9112 6.3)");
+  }
+  if (std::count(codings.begin(), codings.end(), "chunked") > 1) {
+    return bad("chunked is applied once (RFC 9112 7)");
+  }
+  if (codings.size() > 1) {
+    return FramingRefusal{http::status::not_implemented,
+                          "transfer codings other than chunked are not implemented"};
+  }
+  return std::nullopt;
+}
+
 // ---- One connection --------------------------------------------------------------------------
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -950,8 +1006,44 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(service_.options().max_body_bytes);
     parser_->header_limit(kMaxHeaderBytes);
     stream_.expires_after(service_.options().request_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Connection::OnHeader, shared_from_this()));
+  }
+
+  // The header alone first: its framing is checked before a body is read by it.
+  void OnHeader(beast::error_code ec, std::size_t bytes) {
+    if (ec) return OnRead(ec, bytes);
+    if (auto refused = FramingError(parser_->get().base())) {
+      started_ = Clock::now();
+      info_ = RequestInfo{};
+      info_.request_id = "req_" + RandomHex(8);
+      bytes_in_ = bytes;
+      method_ = std::string(parser_->get().method_string());
+      service_.metrics().CountRejected("bad_framing");
+      keep_alive_ = false;
+      service_.BeginRequest();
+      Reply r = ErrorReply(refused->status, "bad_framing", refused->message);
+      return Send(std::move(r));
+    }
+    const auto& fields = parser_->get().base();
+    header_fields_ = static_cast<std::size_t>(std::distance(fields.begin(), fields.end()));
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this(), bytes](beast::error_code body_ec, std::size_t more) {
+          self->DropTrailers();
+          self->OnRead(body_ec, bytes + more);
+        });
+  }
+
+  // Beast adds a chunked body's trailer fields to the header; a server must not merge them
+  // (RFC 9110 6.5.1): a trailer could otherwise add the Authorization, a second Host or the
+  // Mcp-Session-Id that the header did not have. They are dropped.
+  void DropTrailers() {
+    auto& fields = parser_->get().base();
+    std::size_t i = 0;
+    for (auto it = fields.begin(); it != fields.end();) {
+      it = i++ < header_fields_ ? std::next(it) : fields.erase(it);
+    }
   }
 
   void OnRead(beast::error_code ec, std::size_t bytes) {
@@ -1124,6 +1216,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Service& service_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::size_t header_fields_ = 0;  // the fields of the request's header (the rest are trailers)
   std::shared_ptr<http::response<http::string_body>> response_;
   std::shared_ptr<CancellationSource> source_;
   std::shared_ptr<std::array<char, 8192>> discard_;

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -81,6 +82,8 @@ class ServeHardeningTest : public ::testing::Test {
   fs::path dir_;
 };
 
+std::string Execute(const std::string& code) { return bj::serialize(bj::object{{"code", code}}); }
+
 // ---- Host ------------------------------------------------------------------------------------
 
 TEST_F(ServeHardeningTest, ALoopbackServerRefusesAHostThatOnlyStartsWith127) {
@@ -104,6 +107,102 @@ TEST_F(ServeHardeningTest, ALoopbackServerRefusesAHostThatOnlyStartsWith127) {
   }
   const HttpResponse bad = HttpCall(server->port(), "GET", "/v1/tools", "", {{"Host", "a b"}});
   EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
+// ---- Framing ---------------------------------------------------------------------------------
+
+std::string Chunked(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", data.size());
+  return std::string(size) + "\r\n" + data + "\r\n0\r\n\r\n";
+}
+
+// A chunked body that would be a second request if the first were framed without it.
+const std::string kSmuggled = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+TEST_F(ServeHardeningTest, ATransferEncodingNotEndingInChunkedIs400AndCloses) {
+  auto server = Serve({});
+  ASSERT_NE(server->port(), 0);
+  const std::string head =
+      "POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\n";
+  for (const std::string te : {"chunked, identity", "identity", "gzip", "chunked, chunked"}) {
+    const RawReply r = RawExchange(
+        server->port(), head + "Transfer-Encoding: " + te + "\r\n\r\n" + Chunked(kSmuggled));
+    EXPECT_EQ(r.Statuses(), std::vector<int>{400}) << te << ":\n" << r.text;
+    EXPECT_TRUE(r.closed) << te << ": the connection stayed open";
+    EXPECT_NE(r.text.find("\"bad_framing\""), std::string::npos) << r.text;
+    EXPECT_EQ(r.text.find("codeact_"), std::string::npos) << "the body was served as a request";
+  }
+  // A coding before chunked is not implemented: 501, and closed as well.
+  const RawReply gzip = RawExchange(
+      server->port(), head + "Transfer-Encoding: gzip, chunked\r\n\r\n" + Chunked(kSmuggled));
+  EXPECT_EQ(gzip.Statuses(), std::vector<int>{501}) << gzip.text;
+  EXPECT_TRUE(gzip.closed);
+  // Transfer-Encoding with Content-Length, in either order and whatever the coding.
+  const std::string body = Execute("1");
+  for (const std::string fields :
+       {"Transfer-Encoding: xchunked\r\nContent-Length: " + std::to_string(body.size()),
+        "Content-Length: " + std::to_string(body.size()) + "\r\nTransfer-Encoding: xchunked",
+        "Transfer-Encoding: chunked\r\nContent-Length: " + std::to_string(body.size())}) {
+    const RawReply r = RawExchange(server->port(), head + fields + "\r\n\r\n" + body);
+    EXPECT_EQ(r.Statuses(), std::vector<int>{400}) << fields << ":\n" << r.text;
+    EXPECT_TRUE(r.closed) << fields;
+  }
+  // HTTP/1.0 has no Transfer-Encoding.
+  const RawReply old = RawExchange(server->port(),
+                                   "POST /v1/execute HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                   "application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                       Chunked(body));
+  EXPECT_EQ(old.Statuses(), std::vector<int>{400}) << old.text;
+  // Plain chunked is served.
+  const RawReply good =
+      RawExchange(server->port(),
+                  head + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + Chunked(body));
+  EXPECT_EQ(good.Statuses(), std::vector<int>{200}) << good.text;
+}
+
+TEST_F(ServeHardeningTest, DuplicateHostAndContentLengthAre400) {
+  auto server = Serve({});
+  ASSERT_NE(server->port(), 0);
+  const RawReply hosts = RawExchange(
+      server->port(), "GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n");
+  EXPECT_EQ(hosts.Statuses(), std::vector<int>{400}) << hosts.text;
+  EXPECT_TRUE(hosts.closed);
+  const std::string body = Execute("1");
+  const std::string n = std::to_string(body.size());
+  for (const std::string lengths :
+       {"Content-Length: " + n + "\r\nContent-Length: " + n, "Content-Length: " + n + ", " + n,
+        "Content-Length: " + n + "\r\nContent-Length: 1"}) {
+    const RawReply r = RawExchange(server->port(),
+                                   "POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                   "application/json\r\n" +
+                                       lengths + "\r\n\r\n" + body);
+    EXPECT_EQ(r.Statuses(), std::vector<int>{400}) << lengths << ":\n" << r.text;
+    EXPECT_TRUE(r.closed) << lengths;
+  }
+  // Whitespace between a field name and its colon (RFC 9112 5.1).
+  const RawReply space =
+      RawExchange(server->port(), "GET /v1/tools HTTP/1.1\r\nHost : 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(space.Statuses(), std::vector<int>{400}) << space.text;
+}
+
+// A chunked body's trailer must not reach the application as a header: here it would supply
+// the credentials the header lacked.
+TEST_F(ServeHardeningTest, TrailerFieldsAreNotMergedIntoTheHeader) {
+  auto server = Serve({}, /*tokens=*/true);
+  ASSERT_NE(server->port(), 0);
+  const std::string body = Execute("print('ran')");
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  const RawReply r =
+      RawExchange(server->port(),
+                  "POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                  "application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+                      std::string(size) + "\r\n" + body + "\r\n0\r\nAuthorization: Bearer " +
+                      kTokenA + "\r\n\r\n");
+  EXPECT_EQ(r.Statuses(), std::vector<int>{401}) << r.text;
+  EXPECT_EQ(r.text.find("ran"), std::string::npos) << r.text;
 }
 
 }  // namespace
