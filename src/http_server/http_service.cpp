@@ -1129,21 +1129,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
     WatchForHangUp();
   }
 
-  // A client that closes its connection while its run works cancels the run. Data it sends
-  // meanwhile (a pipelined request) is left for the next read.
+  // A client that closes its connection while its run works cancels the run. Bytes it sends
+  // meanwhile (a pipelined request) are read into the request buffer, where the next read finds
+  // them, and the watch goes on: a byte and then a hang-up is a hang-up. Past a whole request's
+  // worth of such bytes (header and body limits) the server stops reading, and the hang-up is
+  // noticed when the reply is written.
   void WatchForHangUp() {
     beast::get_lowest_layer(stream_).socket().async_wait(
         tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          // Nothing reads buffer_ while the run works; once it has ended (working_ false) the
+          // next request's read may, so the buffer is left alone.
           if (ec || !self->working_) return;
-          char c;
+          const std::size_t cap = kMaxHeaderBytes + self->service_.options().max_body_bytes;
+          if (self->buffer_.size() >= cap) return;
+          const auto space =
+              self->buffer_.prepare(std::min<std::size_t>(16 * 1024, cap - self->buffer_.size()));
           const int fd = beast::get_lowest_layer(self->stream_).socket().native_handle();
-          const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          const ssize_t n = ::recv(fd, space.data(), space.size(), MSG_DONTWAIT);
+          if (n > 0) {
+            self->buffer_.commit(static_cast<std::size_t>(n));
+          } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             self->client_gone_ = true;
             if (self->source_) self->source_->Cancel("the client disconnected");
-          } else if (n < 0) {
-            self->WatchForHangUp();
+            return;
           }
+          self->WatchForHangUp();
         });
   }
 

@@ -205,5 +205,49 @@ TEST_F(ServeHardeningTest, TrailerFieldsAreNotMergedIntoTheHeader) {
   EXPECT_EQ(r.text.find("ran"), std::string::npos) << r.text;
 }
 
+// ---- Hang-up ---------------------------------------------------------------------------------
+
+TEST_F(ServeHardeningTest, AClientThatSendsAByteAndHangsUpCancelsItsRun) {
+  auto server = Serve({});
+  ASSERT_NE(server->port(), 0);
+  {
+    namespace net = boost::asio;
+    net::io_context ioc;
+    net::ip::tcp::socket socket(ioc);
+    socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
+    const std::string body = Execute(StartThenSleep(120));
+    net::write(socket, net::buffer("POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   "Content-Type: application/json\r\nContent-Length: " +
+                                   std::to_string(body.size()) + "\r\n\r\n" + body));
+    ASSERT_TRUE(WaitStarted()) << server->Stderr();
+    net::write(socket, net::buffer(std::string("G")));  // the start of a pipelined request
+  }                                                     // then the socket closes, mid-run
+  const pid_t child = StartedPid();
+  EXPECT_TRUE(testing::WaitAllDead({child}, std::chrono::seconds(30)).empty())
+      << "the run went on after its client left";
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return server->Stderr().find("\"status\":499") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << server->Stderr();
+  EXPECT_NE(server->Stderr().find("\"outcome\":\"cancelled\""), std::string::npos)
+      << server->Stderr();
+}
+
+// A pipelined request that arrives while a run works is still answered after it.
+TEST_F(ServeHardeningTest, APipelinedRequestIsAnsweredAfterTheRun) {
+  auto server = Serve({});
+  ASSERT_NE(server->port(), 0);
+  const std::string body = Execute("print(6 * 7)");
+  const std::string one =
+      "POST /v1/execute HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const RawReply r =
+      RawExchange(server->port(),
+                  one + "GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(r.Statuses(), (std::vector<int>{200, 200})) << r.text;
+  EXPECT_NE(r.text.find("42\\n"), std::string::npos) << r.text;
+}
+
 }  // namespace
 }  // namespace codeact
