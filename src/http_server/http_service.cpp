@@ -315,13 +315,7 @@ class Service {
       return Refuse(ErrorReply(http::status::service_unavailable, "shutting_down",
                                "the server is shutting down"));
     }
-    if (auto wait = quotas_.TakeRequest(caller->owner)) {
-      Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
-                           "this caller's request rate is over the server's limit of " +
-                               std::to_string(options_.token_rate_per_s) + " per second");
-      r.headers.emplace_back("Retry-After", std::to_string(*wait));
-      return Refuse(std::move(r));
-    }
+    if (auto wait = quotas_.TakeRequest(caller->owner)) return Refuse(RateRefusal(*wait));
     if (req.method() == http::verb::post) {
       const std::string type = MediaType(req[http::field::content_type]);
       if (type != kJson) {
@@ -343,6 +337,15 @@ class Service {
     logger->set_level(enabled ? spdlog::level::info : spdlog::level::off);
     logger->flush_on(spdlog::level::info);
     return logger;
+  }
+
+  Reply RateRefusal(int wait_s) const {
+    Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
+                         "this caller's rate is over the server's limit of " +
+                             std::to_string(options_.token_rate_per_s) +
+                             " per second (a request, or each run it asks for)");
+    r.headers.emplace_back("Retry-After", std::to_string(wait_s));
+    return r;
   }
 
   Routed Refuse(Reply r) {
@@ -816,6 +819,37 @@ class Service {
     }
     const json::value* method =
         message.is_object() ? message.as_object().if_contains("method") : nullptr;
+    // Every route that runs code takes the caller's run slot and one of its rate per run: the
+    // request paid for one in Route, a 2025-03-26 batch pays for the rest of its tools/call.
+    // McpServer::HandleMessage runs a batch's calls one after another, so one slot holds for all.
+    std::size_t runs = 0;
+    const auto count_call = [&runs](const json::value& m) {
+      const json::value* name = m.is_object() ? m.as_object().if_contains("method") : nullptr;
+      if (name != nullptr && name->is_string() && name->as_string() == "tools/call") ++runs;
+    };
+    if (message.is_array()) {
+      for (const json::value& m : message.as_array()) count_call(m);
+    } else {
+      count_call(message);
+    }
+    std::shared_ptr<void> slot;
+    if (runs > 0) {
+      if (quotas_.limits_rate() && static_cast<double>(runs) > quotas_.burst()) {
+        Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
+                             "this batch runs code " + std::to_string(runs) +
+                                 " times, over this caller's burst of " +
+                                 std::to_string(static_cast<long long>(quotas_.burst())) +
+                                 " runs: send fewer tools/call per batch");
+        r.headers.emplace_back("Retry-After", "1");
+        return Refuse(std::move(r));
+      }
+      if (auto wait = quotas_.TakeRequest(caller.owner, static_cast<double>(runs - 1))) {
+        return Refuse(RateRefusal(*wait));
+      }
+      auto taken = RunSlot(caller);
+      if (auto* r = std::get_if<Reply>(&taken)) return Refuse(std::move(*r));
+      slot = std::get<std::shared_ptr<void>>(taken);
+    }
     const bool is_initialize =
         method != nullptr && method->is_string() && method->as_string() == "initialize";
     std::shared_ptr<McpServer> server;
@@ -882,6 +916,7 @@ class Service {
     };
     Routed routed;
     routed.work = std::move(answer);
+    routed.slot = std::move(slot);
     return routed;
   }
 

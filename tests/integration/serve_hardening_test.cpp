@@ -84,6 +84,47 @@ class ServeHardeningTest : public ::testing::Test {
 
 std::string Execute(const std::string& code) { return bj::serialize(bj::object{{"code", code}}); }
 
+// ---- MCP over HTTP ---------------------------------------------------------------------------
+
+HttpResponse McpPost(std::uint16_t port, const std::string& token, const std::string& body,
+                     const std::string& session = "") {
+  testing::Headers headers = {{"Accept", "application/json, text/event-stream"}};
+  if (!session.empty()) headers.emplace_back("Mcp-Session-Id", session);
+  return HttpCall(port, "POST", "/mcp", body, token.empty() ? headers : Bearer(token, headers));
+}
+
+std::string InitializeBody(const std::string& version = "2025-06-18") {
+  return bj::serialize(bj::object{
+      {"jsonrpc", "2.0"},
+      {"id", 1},
+      {"method", "initialize"},
+      {"params", bj::object{{"protocolVersion", version},
+                            {"capabilities", bj::object{}},
+                            {"clientInfo", bj::object{{"name", "test"}, {"version", "1"}}}}}});
+}
+
+// The Mcp-Session-Id of a new MCP session, or "" (with the response in `*out`).
+std::string Initialize(std::uint16_t port, const std::string& token,
+                       const std::string& version = "2025-06-18", HttpResponse* out = nullptr) {
+  HttpResponse r = McpPost(port, token, InitializeBody(version));
+  if (out != nullptr) *out = r;
+  return r.status == 200 ? r.Header("mcp-session-id") : "";
+}
+
+bj::object ToolsCall(int id, const std::string& code, const std::string& session = "") {
+  bj::object arguments{{"code", code}};
+  if (!session.empty()) arguments["session"] = session;
+  return bj::object{{"jsonrpc", "2.0"},
+                    {"id", id},
+                    {"method", "tools/call"},
+                    {"params", bj::object{{"name", "execute_code"}, {"arguments", arguments}}}};
+}
+
+// A tools/call response's ExecutionResult.
+bj::value CallResult(const bj::value& response) {
+  return response.at("result").at("structuredContent");
+}
+
 // ---- Host ------------------------------------------------------------------------------------
 
 TEST_F(ServeHardeningTest, ALoopbackServerRefusesAHostThatOnlyStartsWith127) {
@@ -247,6 +288,63 @@ TEST_F(ServeHardeningTest, APipelinedRequestIsAnsweredAfterTheRun) {
                   one + "GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(r.Statuses(), (std::vector<int>{200, 200})) << r.text;
   EXPECT_NE(r.text.find("42\\n"), std::string::npos) << r.text;
+}
+
+// ---- Quotas on every route that runs code --------------------------------------------------
+
+TEST_F(ServeHardeningTest, McpToolsCallTakesTheCallersRunSlot) {
+  auto server = Serve({"--token-max-concurrent", "1"}, /*tokens=*/true);
+  ASSERT_NE(server->port(), 0);
+  const std::string session = Initialize(server->port(), kTokenA);
+  ASSERT_FALSE(session.empty()) << server->Stderr();
+  HttpResponse first;
+  std::thread client([&] {
+    first =
+        McpPost(server->port(), kTokenA, bj::serialize(ToolsCall(2, StartThenSleep(3))), session);
+  });
+  ASSERT_TRUE(WaitStarted()) << server->Stderr();
+  const HttpResponse second =
+      McpPost(server->port(), kTokenA, bj::serialize(ToolsCall(3, "print(1)")), session);
+  EXPECT_EQ(second.status, 429) << second.body;
+  EXPECT_NE(second.body.find("\"token_concurrency\""), std::string::npos) << second.body;
+  EXPECT_FALSE(second.Header("retry-after").empty());
+  // The same slot over REST, and another caller's own.
+  EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/execute", Execute("1"), Bearer(kTokenA)).status,
+            429);
+  const std::string other = Initialize(server->port(), kTokenB);
+  const HttpResponse b =
+      McpPost(server->port(), kTokenB, bj::serialize(ToolsCall(4, "print(1)")), other);
+  EXPECT_EQ(b.status, 200) << b.body;
+  client.join();
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(CallResult(first.Json()).at("stdout"), "slept\n");
+}
+
+TEST_F(ServeHardeningTest, ABatchCountsEachRunAgainstTheRate) {
+  auto server = Serve({"--token-rate", "0.001", "--token-burst", "5"}, /*tokens=*/true);
+  ASSERT_NE(server->port(), 0);
+  const std::string session = Initialize(server->port(), kTokenA, "2025-03-26");  // 1 of 5
+  ASSERT_FALSE(session.empty()) << server->Stderr();
+  auto batch = [&](int n) {
+    bj::array calls;
+    for (int i = 0; i < n; ++i)
+      calls.push_back(ToolsCall(10 + i, "print(" + std::to_string(i) + ")"));
+    return McpPost(server->port(), kTokenA, bj::serialize(calls), session);
+  };
+  const HttpResponse twelve = batch(12);
+  EXPECT_EQ(twelve.status, 429) << twelve.body;
+  EXPECT_NE(twelve.body.find("over this caller's burst of 5 runs"), std::string::npos)
+      << twelve.body;
+  const HttpResponse three = batch(3);  // 1 + 3 of 5
+  ASSERT_EQ(three.status, 200) << three.body;
+  EXPECT_EQ(three.Json().as_array().size(), 3u);
+  const HttpResponse two = batch(2);  // 2 more than the 1 left
+  EXPECT_EQ(two.status, 429) << two.body;
+  EXPECT_NE(two.body.find("\"token_rate\""), std::string::npos) << two.body;
+  EXPECT_FALSE(two.Header("retry-after").empty());
+  const HttpResponse metrics = HttpCall(server->port(), "GET", "/metrics", "", Bearer(kTokenB));
+  EXPECT_NE(metrics.body.find("codeact_executions_total{outcome=\"ok\"} 3\n"), std::string::npos)
+      << metrics.body;
 }
 
 }  // namespace
