@@ -41,7 +41,9 @@ server options:
   --allow-host H            a Host header value allowed (repeatable); default: loopback names
                             on a loopback listener, any elsewhere
   --token-max-concurrent N  runs one caller may have in flight (default 0: no limit) -> 429
-  --token-rate R            requests per second one caller may make (default 0: no limit) -> 429
+  --token-rate R            requests per second one caller may make, each run counted (a batch
+                            of N tools/call costs N); default 0: no limit, and 50 without
+                            credentials, where every client is one caller -> 429
   --token-burst N           requests a caller may make at once within its rate (default: rate)
   --io-threads N            threads reading and writing connections (default 2)
   --quiet                   no access lines
@@ -186,6 +188,12 @@ int CmdServe(const std::vector<std::string>& argv) {
     auth.SetJwt(std::move(jwt));
   } else if (args->Has("--jwt-audience")) {
     return usage("--jwt-audience needs --jwt-secret-file");
+  }
+  // Without credentials every client is the one caller "anonymous": it gets a run rate of its
+  // own unless --token-rate says otherwise (0: none), so a page or a local process in a loop
+  // cannot start runs without bound.
+  if (!auth.enabled() && !args->Has("--token-rate")) {
+    options.token_rate_per_s = internal::kAnonymousRunsPerSecond;
   }
   if (!auth.enabled() && !internal::IsLoopbackHost(options.host)) {
     return usage("refusing to listen on " + options.host +

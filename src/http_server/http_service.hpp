@@ -50,11 +50,16 @@ struct HttpServiceOptions {
   // only loopback names (localhost, 127.0.0.1, [::1]), elsewhere any.
   std::vector<std::string> allowed_hosts;
   int token_max_concurrent = 0;  // runs per caller at once; 0: no per-caller limit
-  double token_rate_per_s = 0;   // requests per caller per second; 0: no limit
-  double token_burst = 0;        // the bucket's size; 0: max(1, rate)
-  bool access_log = true;        // one JSON line per request on stderr
-  InvokeOptions invoke;          // approval for every run (--approve)
+  // Requests per caller per second, a request that runs code counting each run; 0: no limit.
+  // `codeact serve` without credentials defaults it to kAnonymousRunsPerSecond.
+  double token_rate_per_s = 0;
+  double token_burst = 0;  // the bucket's size; 0: max(1, rate)
+  bool access_log = true;  // one JSON line per request on stderr
+  InvokeOptions invoke;    // approval for every run (--approve)
 };
+
+// The rate of an anonymous server's one caller (every client) unless --token-rate is given.
+inline constexpr double kAnonymousRunsPerSecond = 50;
 
 // Whether `host` names a loopback address ("localhost", 127.0.0.0/8, ::1).
 bool IsLoopbackHost(const std::string& host);

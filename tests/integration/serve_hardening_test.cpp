@@ -347,5 +347,20 @@ TEST_F(ServeHardeningTest, ABatchCountsEachRunAgainstTheRate) {
       << metrics.body;
 }
 
+TEST_F(ServeHardeningTest, AnAnonymousServerLimitsItsOneCallersRuns) {
+  auto server = Serve({});
+  ASSERT_NE(server->port(), 0);
+  const std::string session = Initialize(server->port(), "", "2025-03-26");
+  ASSERT_FALSE(session.empty()) << server->Stderr();
+  bj::array calls;
+  for (int i = 0; i < 60; ++i) calls.push_back(ToolsCall(10 + i, "1"));
+  const HttpResponse r = McpPost(server->port(), "", bj::serialize(calls), session);
+  EXPECT_EQ(r.status, 429) << r.body.substr(0, 300);
+  EXPECT_NE(r.body.find("over this caller's burst of 50 runs"), std::string::npos)
+      << r.body.substr(0, 300);
+  // Within the rate, anonymous runs are served.
+  EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/execute", Execute("1")).status, 200);
+}
+
 }  // namespace
 }  // namespace codeact
