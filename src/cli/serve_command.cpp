@@ -45,6 +45,12 @@ server options:
                             of N tools/call costs N); default 0: no limit, and 50 without
                             credentials, where every client is one caller -> 429
   --token-burst N           requests a caller may make at once within its rate (default: rate)
+  --max-mcp-sessions N      MCP sessions (/mcp) held at once (default 1024)
+  --mcp-sessions-per-caller N
+                            MCP sessions one caller may hold (default: a quarter of
+                            --max-mcp-sessions, at least 1); over it initialize -> 429
+  --mcp-session-idle S      seconds an MCP session may go unused before it is closed
+                            (default 600)
   --io-threads N            threads reading and writing connections (default 2)
   --quiet                   no access lines
 
@@ -90,6 +96,9 @@ int CmdServe(const std::vector<std::string>& argv) {
                      "--token-max-concurrent",
                      "--token-rate",
                      "--token-burst",
+                     "--max-mcp-sessions",
+                     "--mcp-sessions-per-caller",
+                     "--mcp-session-idle",
                      "--io-threads"};
   spec.switches = {"--quiet"};
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
@@ -134,6 +143,10 @@ int CmdServe(const std::vector<std::string>& argv) {
        [&](long long v) { options.max_connections = static_cast<int>(v); }},
       {"--token-max-concurrent", 0, 1024,
        [&](long long v) { options.token_max_concurrent = static_cast<int>(v); }},
+      {"--max-mcp-sessions", 1, 1'000'000,
+       [&](long long v) { options.max_mcp_sessions = static_cast<std::size_t>(v); }},
+      {"--mcp-sessions-per-caller", 1, 1'000'000,
+       [&](long long v) { options.mcp_sessions_per_caller = static_cast<std::size_t>(v); }},
       {"--io-threads", 1, 64, [&](long long v) { options.io_threads = static_cast<int>(v); }},
   };
   for (const IntFlag& f : int_flags) {
@@ -155,6 +168,7 @@ int CmdServe(const std::vector<std::string>& argv) {
   const SecondsFlag second_flags[] = {
       {"--request-timeout", 0.1, [&](double s) { options.request_timeout = ms(s); }},
       {"--shutdown-grace", 0, [&](double s) { options.shutdown_grace = ms(s); }},
+      {"--mcp-session-idle", 1, [&](double s) { options.mcp_session_idle = ms(s); }},
       {"--token-rate", 0, [&](double s) { options.token_rate_per_s = s; }},
       {"--token-burst", 0, [&](double s) { options.token_burst = s; }},
   };

@@ -31,6 +31,7 @@
 #include "common/sha256.hpp"
 #include "http_server/caller_quotas.hpp"
 #include "http_server/host_header.hpp"
+#include "http_server/mcp_sessions.hpp"
 #include "http_server/rest_sessions.hpp"
 #include "http_server/serve_metrics.hpp"
 #include "http_server/work_pool.hpp"
@@ -52,8 +53,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
 constexpr const char* kJson = "application/json";
-// MCP sessions held at once (each a JSON-RPC server and its named execute_code sessions).
-constexpr std::size_t kMaxMcpSessions = 1024;
 
 // ---- Replies ---------------------------------------------------------------------------------
 
@@ -118,6 +117,15 @@ struct McpHttpSession {
   std::shared_ptr<ClientSessions> sessions;  // execute_code's named sessions of this client
   std::shared_ptr<McpServer> server;
 };
+
+McpSessionTable::Limits McpLimits(const HttpServiceOptions& o) {
+  McpSessionTable::Limits l;
+  l.max_sessions = o.max_mcp_sessions;
+  l.per_caller = o.mcp_sessions_per_caller > 0 ? o.mcp_sessions_per_caller
+                                               : std::max<std::size_t>(1, o.max_mcp_sessions / 4);
+  l.idle = o.mcp_session_idle;
+  return l;
+}
 
 // The outcome of the run a worker thread is handling, for its access line (an MCP tools/call
 // reports it through the execute callback, which runs inline on that thread).
@@ -204,6 +212,7 @@ class Service {
         pool_(options_.max_concurrent, options_.max_queued),
         quotas_(options_.token_max_concurrent, options_.token_rate_per_s, options_.token_burst),
         ceilings_(provider_->Snapshot().limits),
+        mcp_sessions_(McpLimits(options_)),
         access_(MakeAccessLogger(options_.access_log)),
         log_(MakeStderrLogger("codeact serve", true)) {}
 
@@ -258,8 +267,7 @@ class Service {
   void Shutdown() {
     pool_.Stop();
     rest_sessions_.CloseAll();
-    std::lock_guard lock(mcp_mu_);
-    mcp_sessions_.clear();
+    mcp_sessions_.Clear();
   }
 
   void Access(const RequestInfo& info, std::string_view method, int status,
@@ -793,13 +801,10 @@ class Service {
   Routed Mcp(const http::request<http::string_body>& req, const CallerIdentity& caller) {
     const std::string session_id(req["Mcp-Session-Id"]);
     if (req.method() == http::verb::delete_) {
-      std::lock_guard lock(mcp_mu_);
-      auto it = mcp_sessions_.find(session_id);
-      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+      if (!mcp_sessions_.Remove(session_id, caller.owner)) {
         return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
                                  "no MCP session with this Mcp-Session-Id"));
       }
-      mcp_sessions_.erase(it);
       return {JsonReply(http::status::ok, json::object{{"closed", true}}, "closed")};
     }
     if (req.method() != http::verb::post) return {MethodNotAllowed("POST, DELETE")};
@@ -855,17 +860,16 @@ class Service {
     std::shared_ptr<McpServer> server;
     std::string new_id;
     McpHttpSession fresh;
+    std::shared_ptr<McpSessionTable::Reservation> place;
+    std::shared_ptr<void> in_use;  // the session does not expire while this request works
     if (is_initialize) {
-      {
-        std::lock_guard lock(mcp_mu_);
-        if (mcp_sessions_.size() >= kMaxMcpSessions) {
-          Reply r = ErrorReply(http::status::too_many_requests, "mcp_sessions_full",
-                               "the server holds " + std::to_string(kMaxMcpSessions) +
-                                   " MCP sessions; end one (DELETE /mcp) first");
-          r.headers.emplace_back("Retry-After", "5");
-          return Refuse(std::move(r));
-        }
+      auto [reserved, refusal] = mcp_sessions_.Reserve(caller.owner, Clock::now());
+      if (refusal) {
+        Reply r = ErrorReply(http::status::too_many_requests, refusal->reason, refusal->message);
+        r.headers.emplace_back("Retry-After", std::to_string(refusal->retry_after_s));
+        return Refuse(std::move(r));
       }
+      place = std::move(reserved);
       new_id = "mcp_" + RandomHex(16);
       fresh = NewMcpSession(caller);
       server = fresh.server;
@@ -873,18 +877,16 @@ class Service {
       if (session_id.empty()) {
         return BadRequest("an MCP request other than initialize needs the Mcp-Session-Id header");
       }
-      std::lock_guard lock(mcp_mu_);
-      auto it = mcp_sessions_.find(session_id);
-      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+      server = mcp_sessions_.Use(session_id, caller.owner, Clock::now(), &in_use);
+      if (!server) {
         return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
                                  "no MCP session with this Mcp-Session-Id; initialize again"));
       }
-      server = it->second.server;
     }
     const std::string accept = AsciiLower(std::string(req[http::field::accept]));
     const bool sse = accept.find("text/event-stream") != std::string::npos &&
                      accept.find("application/json") == std::string::npos;
-    auto answer = [this, server, new_id, fresh, sse,
+    auto answer = [this, server, new_id, fresh, sse, place, in_use,
                    body = req.body()](const CancellationToken& cancel) {
       std::string outcome;
       current_outcome = &outcome;
@@ -895,8 +897,9 @@ class Service {
       if (!new_id.empty()) {
         // The session exists once initialize succeeded: a failed one leaves nothing behind.
         if (response && response->find("\"error\"") == std::string::npos) {
-          std::lock_guard lock(mcp_mu_);
-          mcp_sessions_[new_id] = fresh;
+          mcp_sessions_.Commit(place, new_id,
+                               McpSessionTable::Entry{fresh.owner, fresh.server, fresh.sessions},
+                               Clock::now());
           r.headers.emplace_back("Mcp-Session-Id", new_id);
         }
       }
@@ -951,8 +954,7 @@ class Service {
   CallerQuotas quotas_;
   const ExecutionLimits ceilings_;
   RestSessions rest_sessions_;
-  std::mutex mcp_mu_;
-  std::map<std::string, McpHttpSession> mcp_sessions_;
+  McpSessionTable mcp_sessions_;
   std::shared_ptr<spdlog::logger> access_;
   std::shared_ptr<spdlog::logger> log_;
   std::atomic<int> connections_{0};

@@ -54,6 +54,12 @@ struct HttpServiceOptions {
   // `codeact serve` without credentials defaults it to kAnonymousRunsPerSecond.
   double token_rate_per_s = 0;
   double token_burst = 0;  // the bucket's size; 0: max(1, rate)
+  // MCP sessions (/mcp, Mcp-Session-Id) held at once; one caller's at most (0: a quarter of
+  // max_mcp_sessions, at least 1); and how long one may go unused before it is closed. Over
+  // either bound `initialize` gets 429 with Retry-After; no other caller's session is evicted.
+  std::size_t max_mcp_sessions = 1024;
+  std::size_t mcp_sessions_per_caller = 0;
+  std::chrono::milliseconds mcp_session_idle{600'000};
   bool access_log = true;  // one JSON line per request on stderr
   InvokeOptions invoke;    // approval for every run (--approve)
 };

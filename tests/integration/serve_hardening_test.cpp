@@ -362,5 +362,59 @@ TEST_F(ServeHardeningTest, AnAnonymousServerLimitsItsOneCallersRuns) {
   EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/execute", Execute("1")).status, 200);
 }
 
+// ---- Sessions per caller ---------------------------------------------------------------------
+
+TEST_F(ServeHardeningTest, OneCallersInitializesLeaveOthersRoomInTheMcpTable) {
+  auto server = Serve({}, /*tokens=*/true);
+  ASSERT_NE(server->port(), 0);
+  const std::string b_first = Initialize(server->port(), kTokenB);
+  ASSERT_FALSE(b_first.empty());
+  int created = 0;
+  HttpResponse refused;
+  for (int i = 0; i < 1024; ++i) {
+    HttpResponse r;
+    if (!Initialize(server->port(), kTokenA, "2025-06-18", &r).empty()) {
+      ++created;
+    } else {
+      refused = r;
+      if (r.status != 429) break;
+    }
+  }
+  EXPECT_EQ(created, 256) << "a quarter of the 1024-session table";
+  EXPECT_EQ(refused.status, 429) << refused.body;
+  EXPECT_NE(refused.body.find("\"mcp_sessions_per_caller\""), std::string::npos) << refused.body;
+  EXPECT_FALSE(refused.Header("retry-after").empty());
+  // The other caller's session is still there, and it can open more.
+  const HttpResponse list = McpPost(
+      server->port(), kTokenB,
+      bj::serialize(bj::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}), b_first);
+  EXPECT_EQ(list.status, 200) << list.body;
+  EXPECT_FALSE(Initialize(server->port(), kTokenB).empty());
+}
+
+TEST_F(ServeHardeningTest, AnIdleMcpSessionExpiresAndFreesItsPlace) {
+  auto server =
+      Serve({"--mcp-sessions-per-caller", "1", "--mcp-session-idle", "3"}, /*tokens=*/true);
+  ASSERT_NE(server->port(), 0);
+  const std::string first = Initialize(server->port(), kTokenA);
+  ASSERT_FALSE(first.empty());
+  HttpResponse over;
+  EXPECT_TRUE(Initialize(server->port(), kTokenA, "2025-06-18", &over).empty());
+  EXPECT_EQ(over.status, 429) << over.body;
+  const std::string wait = over.Header("retry-after");
+  EXPECT_TRUE(wait == "1" || wait == "2" || wait == "3") << "until the first one expires: " << wait;
+  std::string second;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        second = Initialize(server->port(), kTokenA);
+        return !second.empty();
+      },
+      std::chrono::seconds(30)));
+  const HttpResponse gone = McpPost(
+      server->port(), kTokenA,
+      bj::serialize(bj::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}), first);
+  EXPECT_EQ(gone.status, 404) << gone.body;
+}
+
 }  // namespace
 }  // namespace codeact
