@@ -1,4 +1,5 @@
 // codeact serve [options] [provider flags]: the HTTP service (src/http_server/http_service.hpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -45,6 +46,8 @@ server options:
                             of N tools/call costs N); default 0: no limit, and 50 without
                             credentials, where every client is one caller -> 429
   --token-burst N           requests a caller may make at once within its rate (default: rate)
+  --sessions-per-caller N   sessions (REST, and MCP's named ones) one caller may have open
+                            (default: a quarter of --max-sessions, at least 1) -> 429
   --max-mcp-sessions N      MCP sessions (/mcp) held at once (default 1024)
   --mcp-sessions-per-caller N
                             MCP sessions one caller may hold (default: a quarter of
@@ -99,6 +102,7 @@ int CmdServe(const std::vector<std::string>& argv) {
                      "--max-mcp-sessions",
                      "--mcp-sessions-per-caller",
                      "--mcp-session-idle",
+                     "--sessions-per-caller",
                      "--io-threads"};
   spec.switches = {"--quiet"};
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
@@ -217,6 +221,18 @@ int CmdServe(const std::vector<std::string>& argv) {
 
   auto provider = BuildProvider(*args);
   if (!provider.ok()) return usage(provider.status().message());
+  // A quarter of the provider's sessions per caller unless the flag says otherwise
+  // (--max-sessions was checked by BuildProvider).
+  int max_sessions = SessionSettings{}.max_sessions;
+  if (auto text = args->Get("--max-sessions")) max_sessions = static_cast<int>(std::stod(*text));
+  options.sessions_per_caller = std::max(1, max_sessions / 4);
+  if (auto text = args->Get("--sessions-per-caller")) {
+    long long v = 0;
+    if (!ParseInt(*text, 1, 4096, v)) {
+      return usage("--sessions-per-caller needs an integer from 1 to 4096, got \"" + *text + "\"");
+    }
+    options.sessions_per_caller = static_cast<int>(v);
+  }
   (*provider)->Warm();
   return internal::RunHttpService(*provider, std::move(auth), std::move(options), stop_fd);
 }

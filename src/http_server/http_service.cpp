@@ -30,6 +30,7 @@
 #include "common/ascii.hpp"
 #include "common/sha256.hpp"
 #include "http_server/caller_quotas.hpp"
+#include "http_server/caller_sessions.hpp"
 #include "http_server/host_header.hpp"
 #include "http_server/mcp_sessions.hpp"
 #include "http_server/rest_sessions.hpp"
@@ -212,6 +213,7 @@ class Service {
         pool_(options_.max_concurrent, options_.max_queued),
         quotas_(options_.token_max_concurrent, options_.token_rate_per_s, options_.token_burst),
         ceilings_(provider_->Snapshot().limits),
+        caller_sessions_(options_.sessions_per_caller),
         mcp_sessions_(McpLimits(options_)),
         access_(MakeAccessLogger(options_.access_log)),
         log_(MakeStderrLogger("codeact serve", true)) {}
@@ -733,7 +735,8 @@ class Service {
     Routed routed;
     routed.work = [this, caller](const CancellationToken&) {
       const std::string id = "ses_" + RandomHex(16);
-      auto session = provider_->OpenSession(SessionOptions{id});
+      auto session = caller_sessions_.Open(
+          caller.owner, [&] { return provider_->OpenSession(SessionOptions{id}); });
       if (!session.ok()) {
         Reply r =
             ErrorReply(StatusFor(session.status()), "session_refused", session.status().message());
@@ -925,7 +928,11 @@ class Service {
 
   // An MCP session's server and named sessions; registered once its initialize succeeded.
   McpHttpSession NewMcpSession(const CallerIdentity& caller) {
-    auto sessions = std::make_shared<ClientSessions>(provider_);
+    auto sessions = std::make_shared<ClientSessions>(
+        provider_, [this, owner = caller.owner](const SessionOptions& session_options) {
+          return caller_sessions_.Open(owner,
+                                       [&] { return provider_->OpenSession(session_options); });
+        });
     McpServerOptions o;
     o.server_name = "codeact";
     o.instructions = provider_->Instructions();
@@ -954,6 +961,7 @@ class Service {
   CallerQuotas quotas_;
   const ExecutionLimits ceilings_;
   RestSessions rest_sessions_;
+  CallerSessions caller_sessions_;
   McpSessionTable mcp_sessions_;
   std::shared_ptr<spdlog::logger> access_;
   std::shared_ptr<spdlog::logger> log_;

@@ -54,6 +54,9 @@ struct HttpServiceOptions {
   // `codeact serve` without credentials defaults it to kAnonymousRunsPerSecond.
   double token_rate_per_s = 0;
   double token_burst = 0;  // the bucket's size; 0: max(1, rate)
+  // Sessions one caller may have open: its REST sessions and its MCP sessions' named ones
+  // together (`codeact serve`: a quarter of --max-sessions, at least 1); more are 429.
+  int sessions_per_caller = 4;
   // MCP sessions (/mcp, Mcp-Session-Id) held at once; one caller's at most (0: a quarter of
   // max_mcp_sessions, at least 1); and how long one may go unused before it is closed. Over
   // either bound `initialize` gets 429 with Retry-After; no other caller's session is evicted.

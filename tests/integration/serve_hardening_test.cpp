@@ -416,5 +416,33 @@ TEST_F(ServeHardeningTest, AnIdleMcpSessionExpiresAndFreesItsPlace) {
   EXPECT_EQ(gone.status, 404) << gone.body;
 }
 
+TEST_F(ServeHardeningTest, OneCallersSessionsLeaveOthersRoom) {
+  auto server = Serve({"--max-sessions", "8"}, /*tokens=*/true);  // 2 per caller
+  ASSERT_NE(server->port(), 0);
+  const HttpResponse probe =
+      HttpCall(server->port(), "POST", "/v1/sessions", "{}", Bearer(kTokenA));
+  if (probe.status != 201) GTEST_SKIP() << "sessions are not available here: " << probe.body;
+  EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/sessions", "{}", Bearer(kTokenA)).status, 201);
+  const HttpResponse third =
+      HttpCall(server->port(), "POST", "/v1/sessions", "{}", Bearer(kTokenA));
+  EXPECT_EQ(third.status, 429) << third.body;
+  EXPECT_NE(third.body.find("this caller has 2 sessions open, its limit"), std::string::npos)
+      << third.body;
+  EXPECT_FALSE(third.Header("retry-after").empty());
+  // A's MCP named sessions count with its REST ones.
+  const std::string a = Initialize(server->port(), kTokenA);
+  const HttpResponse a_named =
+      McpPost(server->port(), kTokenA, bj::serialize(ToolsCall(2, "x = 1", "mine")), a);
+  ASSERT_EQ(a_named.status, 200) << a_named.body;
+  EXPECT_EQ(CallResult(a_named.Json()).at("outcome"), "setup_error") << a_named.body;
+  // B has room of its own: a REST session and a named MCP session.
+  EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/sessions", "{}", Bearer(kTokenB)).status, 201);
+  const std::string b = Initialize(server->port(), kTokenB);
+  const HttpResponse b_named =
+      McpPost(server->port(), kTokenB, bj::serialize(ToolsCall(2, "x = 1", "mine")), b);
+  ASSERT_EQ(b_named.status, 200) << b_named.body;
+  EXPECT_EQ(CallResult(b_named.Json()).at("outcome"), "ok") << b_named.body;
+}
+
 }  // namespace
 }  // namespace codeact
