@@ -1,4 +1,5 @@
 // codeact serve [options] [provider flags]: the HTTP service (src/http_server/http_service.hpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -41,8 +42,18 @@ server options:
   --allow-host H            a Host header value allowed (repeatable); default: loopback names
                             on a loopback listener, any elsewhere
   --token-max-concurrent N  runs one caller may have in flight (default 0: no limit) -> 429
-  --token-rate R            requests per second one caller may make (default 0: no limit) -> 429
+  --token-rate R            requests per second one caller may make, each run counted (a batch
+                            of N tools/call costs N); default 0: no limit, and 50 without
+                            credentials, where every client is one caller -> 429
   --token-burst N           requests a caller may make at once within its rate (default: rate)
+  --sessions-per-caller N   sessions (REST, and MCP's named ones) one caller may have open
+                            (default: a quarter of --max-sessions, at least 1) -> 429
+  --max-mcp-sessions N      MCP sessions (/mcp) held at once (default 1024)
+  --mcp-sessions-per-caller N
+                            MCP sessions one caller may hold (default: a quarter of
+                            --max-mcp-sessions, at least 1); over it initialize -> 429
+  --mcp-session-idle S      seconds an MCP session may go unused before it is closed
+                            (default 600)
   --io-threads N            threads reading and writing connections (default 2)
   --quiet                   no access lines
 
@@ -88,6 +99,10 @@ int CmdServe(const std::vector<std::string>& argv) {
                      "--token-max-concurrent",
                      "--token-rate",
                      "--token-burst",
+                     "--max-mcp-sessions",
+                     "--mcp-sessions-per-caller",
+                     "--mcp-session-idle",
+                     "--sessions-per-caller",
                      "--io-threads"};
   spec.switches = {"--quiet"};
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
@@ -132,6 +147,10 @@ int CmdServe(const std::vector<std::string>& argv) {
        [&](long long v) { options.max_connections = static_cast<int>(v); }},
       {"--token-max-concurrent", 0, 1024,
        [&](long long v) { options.token_max_concurrent = static_cast<int>(v); }},
+      {"--max-mcp-sessions", 1, 1'000'000,
+       [&](long long v) { options.max_mcp_sessions = static_cast<std::size_t>(v); }},
+      {"--mcp-sessions-per-caller", 1, 1'000'000,
+       [&](long long v) { options.mcp_sessions_per_caller = static_cast<std::size_t>(v); }},
       {"--io-threads", 1, 64, [&](long long v) { options.io_threads = static_cast<int>(v); }},
   };
   for (const IntFlag& f : int_flags) {
@@ -153,6 +172,7 @@ int CmdServe(const std::vector<std::string>& argv) {
   const SecondsFlag second_flags[] = {
       {"--request-timeout", 0.1, [&](double s) { options.request_timeout = ms(s); }},
       {"--shutdown-grace", 0, [&](double s) { options.shutdown_grace = ms(s); }},
+      {"--mcp-session-idle", 1, [&](double s) { options.mcp_session_idle = ms(s); }},
       {"--token-rate", 0, [&](double s) { options.token_rate_per_s = s; }},
       {"--token-burst", 0, [&](double s) { options.token_burst = s; }},
   };
@@ -187,6 +207,12 @@ int CmdServe(const std::vector<std::string>& argv) {
   } else if (args->Has("--jwt-audience")) {
     return usage("--jwt-audience needs --jwt-secret-file");
   }
+  // Without credentials every client is the one caller "anonymous": it gets a run rate of its
+  // own unless --token-rate says otherwise (0: none), so a page or a local process in a loop
+  // cannot start runs without bound.
+  if (!auth.enabled() && !args->Has("--token-rate")) {
+    options.token_rate_per_s = internal::kAnonymousRunsPerSecond;
+  }
   if (!auth.enabled() && !internal::IsLoopbackHost(options.host)) {
     return usage("refusing to listen on " + options.host +
                  " without credentials: give --token-file or --jwt-secret-file, or listen on a "
@@ -195,6 +221,18 @@ int CmdServe(const std::vector<std::string>& argv) {
 
   auto provider = BuildProvider(*args);
   if (!provider.ok()) return usage(provider.status().message());
+  // A quarter of the provider's sessions per caller unless the flag says otherwise
+  // (--max-sessions was checked by BuildProvider).
+  int max_sessions = SessionSettings{}.max_sessions;
+  if (auto text = args->Get("--max-sessions")) max_sessions = static_cast<int>(std::stod(*text));
+  options.sessions_per_caller = std::max(1, max_sessions / 4);
+  if (auto text = args->Get("--sessions-per-caller")) {
+    long long v = 0;
+    if (!ParseInt(*text, 1, 4096, v)) {
+      return usage("--sessions-per-caller needs an integer from 1 to 4096, got \"" + *text + "\"");
+    }
+    options.sessions_per_caller = static_cast<int>(v);
+  }
   (*provider)->Warm();
   return internal::RunHttpService(*provider, std::move(auth), std::move(options), stop_fd);
 }

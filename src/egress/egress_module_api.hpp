@@ -13,7 +13,7 @@
 
 namespace codeact::internal {
 
-inline constexpr int kEgressModuleAbi = 1;
+inline constexpr int kEgressModuleAbi = 2;
 
 struct EgressModuleApi {
   int abi = kEgressModuleAbi;  // first: the loader checks it (common/loadable_module.hpp)

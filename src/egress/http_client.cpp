@@ -466,9 +466,12 @@ StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
     }
     // Credentials stay with the origin they were meant for.
     if (next->Origin() != url.Origin()) {
-      std::erase_if(headers, [](const auto& h) {
+      std::erase_if(headers, [this](const auto& h) {
         const std::string n = AsciiLower(h.first);
-        return n == "authorization" || n == "cookie";
+        if (n == "authorization" || n == "cookie") return true;
+        return std::any_of(options_.cross_origin_strip_headers.begin(),
+                           options_.cross_origin_strip_headers.end(),
+                           [&](const std::string& strip) { return AsciiLower(strip) == n; });
       });
     }
     url = std::move(*next);

@@ -36,6 +36,10 @@ struct EgressClientOptions {
   std::int64_t timeout_ms = 30'000;
   // Redirects followed before the call fails; each hop is checked like the first request.
   int max_redirects = 5;
+  // Request headers that carry credentials besides Authorization and Cookie (which are always
+  // dropped): on a redirect to another origin (scheme, host or port), these are dropped too, so
+  // a key meant for one listed service does not follow a redirect to another. Any case.
+  std::vector<std::string> cross_origin_strip_headers = {"X-Api-Key", "Proxy-Authorization"};
   // Test hooks, empty in production: a resolver used instead of getaddrinfo, and PEM
   // certificates trusted besides the system store (a test's own CA).
   EgressResolver resolver_for_tests;

@@ -1,6 +1,6 @@
 // CallerQuotas: the HTTP service's limits per caller (a token's line, a JWT's subject): runs in
-// flight at once, and a token bucket of requests per second. Either refusal becomes a 429 with
-// Retry-After.
+// flight at once, and a token bucket of requests per second, where a request that runs code
+// costs one per run. Either refusal becomes a 429 with Retry-After.
 #pragma once
 
 #include <algorithm>
@@ -23,21 +23,26 @@ class CallerQuotas {
         rate_(rate),
         burst_(burst > 0 ? burst : std::max(1.0, rate)) {}
 
-  // Takes one request from the caller's bucket; the seconds to wait when it is empty.
-  std::optional<int> TakeRequest(const std::string& owner) {
-    if (rate_ <= 0) return std::nullopt;
+  // Takes `cost` from the caller's bucket (a request, or the runs it asks for: a batch of N
+  // tools/call costs N); the seconds to wait when the bucket holds less. Nothing is taken then.
+  // A cost over the burst never fits: see burst().
+  std::optional<int> TakeRequest(const std::string& owner, double cost = 1) {
+    if (rate_ <= 0 || cost <= 0) return std::nullopt;
     std::lock_guard lock(mu_);
     const auto now = Clock::now();
     if (buckets_.size() >= prune_at_) Prune(now);
     Bucket& b = buckets_.try_emplace(owner, Bucket{burst_, now}).first->second;
     b.tokens = Refilled(b, now);
     b.at = now;
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.tokens >= cost) {
+      b.tokens -= cost;
       return std::nullopt;
     }
-    return std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate_)));
+    return std::max(1, static_cast<int>(std::ceil((cost - b.tokens) / rate_)));
   }
+
+  bool limits_rate() const { return rate_ > 0; }
+  double burst() const { return burst_; }
 
   // The callers whose bucket is remembered (for the tests).
   std::size_t tracked_callers() {

@@ -30,6 +30,9 @@
 #include "common/ascii.hpp"
 #include "common/sha256.hpp"
 #include "http_server/caller_quotas.hpp"
+#include "http_server/caller_sessions.hpp"
+#include "http_server/host_header.hpp"
+#include "http_server/mcp_sessions.hpp"
 #include "http_server/rest_sessions.hpp"
 #include "http_server/serve_metrics.hpp"
 #include "http_server/work_pool.hpp"
@@ -51,8 +54,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
 constexpr const char* kJson = "application/json";
-// MCP sessions held at once (each a JSON-RPC server and its named execute_code sessions).
-constexpr std::size_t kMaxMcpSessions = 1024;
 
 // ---- Replies ---------------------------------------------------------------------------------
 
@@ -110,15 +111,6 @@ std::string MediaType(std::string_view value) {
   return AsciiLower(type);
 }
 
-// The host part of a Host header value ("[::1]:8080" -> "[::1]", "a:1" -> "a").
-std::string HostPart(std::string_view value) {
-  if (!value.empty() && value.front() == '[') {
-    const std::size_t close = value.find(']');
-    return AsciiLower(value.substr(0, close == std::string_view::npos ? value.size() : close + 1));
-  }
-  return AsciiLower(value.substr(0, value.find(':')));
-}
-
 // ---- MCP sessions (Streamable HTTP) ----------------------------------------------------------
 
 struct McpHttpSession {
@@ -126,6 +118,15 @@ struct McpHttpSession {
   std::shared_ptr<ClientSessions> sessions;  // execute_code's named sessions of this client
   std::shared_ptr<McpServer> server;
 };
+
+McpSessionTable::Limits McpLimits(const HttpServiceOptions& o) {
+  McpSessionTable::Limits l;
+  l.max_sessions = o.max_mcp_sessions;
+  l.per_caller = o.mcp_sessions_per_caller > 0 ? o.mcp_sessions_per_caller
+                                               : std::max<std::size_t>(1, o.max_mcp_sessions / 4);
+  l.idle = o.mcp_session_idle;
+  return l;
+}
 
 // The outcome of the run a worker thread is handling, for its access line (an MCP tools/call
 // reports it through the execute callback, which runs inline on that thread).
@@ -212,6 +213,8 @@ class Service {
         pool_(options_.max_concurrent, options_.max_queued),
         quotas_(options_.token_max_concurrent, options_.token_rate_per_s, options_.token_burst),
         ceilings_(provider_->Snapshot().limits),
+        caller_sessions_(options_.sessions_per_caller),
+        mcp_sessions_(McpLimits(options_)),
         access_(MakeAccessLogger(options_.access_log)),
         log_(MakeStderrLogger("codeact serve", true)) {}
 
@@ -266,8 +269,7 @@ class Service {
   void Shutdown() {
     pool_.Stop();
     rest_sessions_.CloseAll();
-    std::lock_guard lock(mcp_mu_);
-    mcp_sessions_.clear();
+    mcp_sessions_.Clear();
   }
 
   void Access(const RequestInfo& info, std::string_view method, int status,
@@ -323,13 +325,7 @@ class Service {
       return Refuse(ErrorReply(http::status::service_unavailable, "shutting_down",
                                "the server is shutting down"));
     }
-    if (auto wait = quotas_.TakeRequest(caller->owner)) {
-      Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
-                           "this caller's request rate is over the server's limit of " +
-                               std::to_string(options_.token_rate_per_s) + " per second");
-      r.headers.emplace_back("Retry-After", std::to_string(*wait));
-      return Refuse(std::move(r));
-    }
+    if (auto wait = quotas_.TakeRequest(caller->owner)) return Refuse(RateRefusal(*wait));
     if (req.method() == http::verb::post) {
       const std::string type = MediaType(req[http::field::content_type]);
       if (type != kJson) {
@@ -353,6 +349,15 @@ class Service {
     return logger;
   }
 
+  Reply RateRefusal(int wait_s) const {
+    Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
+                         "this caller's rate is over the server's limit of " +
+                             std::to_string(options_.token_rate_per_s) +
+                             " per second (a request, or each run it asks for)");
+    r.headers.emplace_back("Retry-After", std::to_string(wait_s));
+    return r;
+  }
+
   Routed Refuse(Reply r) {
     metrics_.CountRejected(r.outcome);
     return {std::move(r)};
@@ -372,19 +377,12 @@ class Service {
     if (host_value.empty()) {
       return ErrorReply(http::status::bad_request, "bad_host", "a request needs a Host header");
     }
-    bool host_ok = false;
-    if (!options_.allowed_hosts.empty()) {
-      for (const auto& h : options_.allowed_hosts) {
-        host_ok = host_ok || AsciiLower(h) == AsciiLower(host_value) ||
-                  AsciiLower(h) == HostPart(host_value);
-      }
-    } else if (IsLoopbackHost(options_.host)) {
-      const std::string name = HostPart(host_value);
-      host_ok = name == "localhost" || name == "[::1]" || name.rfind("127.", 0) == 0;
-    } else {
-      host_ok = true;
+    const std::optional<HostHeader> host = ParseHostHeader(host_value);
+    if (!host) {
+      return ErrorReply(http::status::bad_request, "bad_host",
+                        "Host \"" + host_value.substr(0, 200) + "\" is not host[:port]");
     }
-    if (!host_ok) {
+    if (!HostAllowed(*host, options_.allowed_hosts, IsLoopbackHost(options_.host))) {
       return ErrorReply(http::status::forbidden, "forbidden_host",
                         "Host \"" + host_value.substr(0, 200) +
                             "\" is not one this server answers to (--allow-host)");
@@ -737,7 +735,8 @@ class Service {
     Routed routed;
     routed.work = [this, caller](const CancellationToken&) {
       const std::string id = "ses_" + RandomHex(16);
-      auto session = provider_->OpenSession(SessionOptions{id});
+      auto session = caller_sessions_.Open(
+          caller.owner, [&] { return provider_->OpenSession(SessionOptions{id}); });
       if (!session.ok()) {
         Reply r =
             ErrorReply(StatusFor(session.status()), "session_refused", session.status().message());
@@ -805,13 +804,10 @@ class Service {
   Routed Mcp(const http::request<http::string_body>& req, const CallerIdentity& caller) {
     const std::string session_id(req["Mcp-Session-Id"]);
     if (req.method() == http::verb::delete_) {
-      std::lock_guard lock(mcp_mu_);
-      auto it = mcp_sessions_.find(session_id);
-      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+      if (!mcp_sessions_.Remove(session_id, caller.owner)) {
         return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
                                  "no MCP session with this Mcp-Session-Id"));
       }
-      mcp_sessions_.erase(it);
       return {JsonReply(http::status::ok, json::object{{"closed", true}}, "closed")};
     }
     if (req.method() != http::verb::post) return {MethodNotAllowed("POST, DELETE")};
@@ -831,22 +827,52 @@ class Service {
     }
     const json::value* method =
         message.is_object() ? message.as_object().if_contains("method") : nullptr;
+    // Every route that runs code takes the caller's run slot and one of its rate per run: the
+    // request paid for one in Route, a 2025-03-26 batch pays for the rest of its tools/call.
+    // McpServer::HandleMessage runs a batch's calls one after another, so one slot holds for all.
+    std::size_t runs = 0;
+    const auto count_call = [&runs](const json::value& m) {
+      const json::value* name = m.is_object() ? m.as_object().if_contains("method") : nullptr;
+      if (name != nullptr && name->is_string() && name->as_string() == "tools/call") ++runs;
+    };
+    if (message.is_array()) {
+      for (const json::value& m : message.as_array()) count_call(m);
+    } else {
+      count_call(message);
+    }
+    std::shared_ptr<void> slot;
+    if (runs > 0) {
+      if (quotas_.limits_rate() && static_cast<double>(runs) > quotas_.burst()) {
+        Reply r = ErrorReply(http::status::too_many_requests, "token_rate",
+                             "this batch runs code " + std::to_string(runs) +
+                                 " times, over this caller's burst of " +
+                                 std::to_string(static_cast<long long>(quotas_.burst())) +
+                                 " runs: send fewer tools/call per batch");
+        r.headers.emplace_back("Retry-After", "1");
+        return Refuse(std::move(r));
+      }
+      if (auto wait = quotas_.TakeRequest(caller.owner, static_cast<double>(runs - 1))) {
+        return Refuse(RateRefusal(*wait));
+      }
+      auto taken = RunSlot(caller);
+      if (auto* r = std::get_if<Reply>(&taken)) return Refuse(std::move(*r));
+      slot = std::get<std::shared_ptr<void>>(taken);
+    }
     const bool is_initialize =
         method != nullptr && method->is_string() && method->as_string() == "initialize";
     std::shared_ptr<McpServer> server;
     std::string new_id;
     McpHttpSession fresh;
+    std::shared_ptr<McpSessionTable::Reservation> place;
+    std::shared_ptr<void> in_use;  // the session does not expire while this request works
     if (is_initialize) {
-      {
-        std::lock_guard lock(mcp_mu_);
-        if (mcp_sessions_.size() >= kMaxMcpSessions) {
-          Reply r = ErrorReply(http::status::too_many_requests, "mcp_sessions_full",
-                               "the server holds " + std::to_string(kMaxMcpSessions) +
-                                   " MCP sessions; end one (DELETE /mcp) first");
-          r.headers.emplace_back("Retry-After", "5");
-          return Refuse(std::move(r));
-        }
+      auto [reserved, refusal] = mcp_sessions_.Reserve(caller.owner, Clock::now());
+      if (refusal) {
+        Reply r = ErrorReply(http::status::too_many_requests, refusal->reason, refusal->message);
+        r.headers.emplace_back("Retry-After", std::to_string(refusal->retry_after_s));
+        return Refuse(std::move(r));
       }
+      place = std::move(reserved);
       new_id = "mcp_" + RandomHex(16);
       fresh = NewMcpSession(caller);
       server = fresh.server;
@@ -854,18 +880,16 @@ class Service {
       if (session_id.empty()) {
         return BadRequest("an MCP request other than initialize needs the Mcp-Session-Id header");
       }
-      std::lock_guard lock(mcp_mu_);
-      auto it = mcp_sessions_.find(session_id);
-      if (it == mcp_sessions_.end() || it->second.owner != caller.owner) {
+      server = mcp_sessions_.Use(session_id, caller.owner, Clock::now(), &in_use);
+      if (!server) {
         return Refuse(ErrorReply(http::status::not_found, "mcp_session_not_found",
                                  "no MCP session with this Mcp-Session-Id; initialize again"));
       }
-      server = it->second.server;
     }
     const std::string accept = AsciiLower(std::string(req[http::field::accept]));
     const bool sse = accept.find("text/event-stream") != std::string::npos &&
                      accept.find("application/json") == std::string::npos;
-    auto answer = [this, server, new_id, fresh, sse,
+    auto answer = [this, server, new_id, fresh, sse, place, in_use,
                    body = req.body()](const CancellationToken& cancel) {
       std::string outcome;
       current_outcome = &outcome;
@@ -876,8 +900,9 @@ class Service {
       if (!new_id.empty()) {
         // The session exists once initialize succeeded: a failed one leaves nothing behind.
         if (response && response->find("\"error\"") == std::string::npos) {
-          std::lock_guard lock(mcp_mu_);
-          mcp_sessions_[new_id] = fresh;
+          mcp_sessions_.Commit(place, new_id,
+                               McpSessionTable::Entry{fresh.owner, fresh.server, fresh.sessions},
+                               Clock::now());
           r.headers.emplace_back("Mcp-Session-Id", new_id);
         }
       }
@@ -897,12 +922,17 @@ class Service {
     };
     Routed routed;
     routed.work = std::move(answer);
+    routed.slot = std::move(slot);
     return routed;
   }
 
   // An MCP session's server and named sessions; registered once its initialize succeeded.
   McpHttpSession NewMcpSession(const CallerIdentity& caller) {
-    auto sessions = std::make_shared<ClientSessions>(provider_);
+    auto sessions = std::make_shared<ClientSessions>(
+        provider_, [this, owner = caller.owner](const SessionOptions& session_options) {
+          return caller_sessions_.Open(owner,
+                                       [&] { return provider_->OpenSession(session_options); });
+        });
     McpServerOptions o;
     o.server_name = "codeact";
     o.instructions = provider_->Instructions();
@@ -931,8 +961,8 @@ class Service {
   CallerQuotas quotas_;
   const ExecutionLimits ceilings_;
   RestSessions rest_sessions_;
-  std::mutex mcp_mu_;
-  std::map<std::string, McpHttpSession> mcp_sessions_;
+  CallerSessions caller_sessions_;
+  McpSessionTable mcp_sessions_;
   std::shared_ptr<spdlog::logger> access_;
   std::shared_ptr<spdlog::logger> log_;
   std::atomic<int> connections_{0};
@@ -944,6 +974,62 @@ class Service {
   bool cancel_all_ = false;
   std::set<std::shared_ptr<CancellationSource>> runs_;
 };
+
+// ---- Framing (RFC 9112) -----------------------------------------------------------------------
+
+// What the parser leaves to the application: a request whose length the server and a proxy in
+// front of it could read differently (request smuggling) is refused with 400 and the
+// connection closed, before its body is read.
+struct FramingRefusal {
+  http::status status;
+  std::string message;
+};
+
+std::optional<FramingRefusal> FramingError(const http::request_header<>& req) {
+  const auto bad = [](std::string message) {
+    return FramingRefusal{http::status::bad_request, std::move(message)};
+  };
+  if (req.count(http::field::host) > 1) {
+    return bad("a request has one Host header line (RFC 9112 3.2)");
+  }
+  const std::size_t lengths = req.count(http::field::content_length);
+  if (lengths > 1 ||
+      (lengths == 1 && req[http::field::content_length].find(',') != std::string_view::npos)) {
+    return bad("a request has at most one Content-Length, holding one number (RFC 9112 6.3)");
+  }
+  if (req.count(http::field::transfer_encoding) == 0) return std::nullopt;
+  if (req.version() < 11) {
+    return bad("Transfer-Encoding in an HTTP/1.0 request is faulty framing (RFC 9112 6.1)");
+  }
+  if (lengths > 0) {
+    return bad("a request has Transfer-Encoding or Content-Length, not both (RFC 9112 6.1)");
+  }
+  std::vector<std::string> codings;
+  const auto [first, last] = req.equal_range(http::field::transfer_encoding);
+  for (auto it = first; it != last; ++it) {
+    const std::string_view value = it->value();
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      std::string_view item = value.substr(start, comma - start);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      if (!item.empty()) codings.push_back(AsciiLower(item));
+      start = comma + 1;
+    }
+  }
+  if (codings.empty() || codings.back() != "chunked") {
+    return bad("the last transfer coding of a request must be chunked (RFC 9112 6.3)");
+  }
+  if (std::count(codings.begin(), codings.end(), "chunked") > 1) {
+    return bad("chunked is applied once (RFC 9112 7)");
+  }
+  if (codings.size() > 1) {
+    return FramingRefusal{http::status::not_implemented,
+                          "transfer codings other than chunked are not implemented"};
+  }
+  return std::nullopt;
+}
 
 // ---- One connection --------------------------------------------------------------------------
 
@@ -965,8 +1051,44 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(service_.options().max_body_bytes);
     parser_->header_limit(kMaxHeaderBytes);
     stream_.expires_after(service_.options().request_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Connection::OnHeader, shared_from_this()));
+  }
+
+  // The header alone first: its framing is checked before a body is read by it.
+  void OnHeader(beast::error_code ec, std::size_t bytes) {
+    if (ec) return OnRead(ec, bytes);
+    if (auto refused = FramingError(parser_->get().base())) {
+      started_ = Clock::now();
+      info_ = RequestInfo{};
+      info_.request_id = "req_" + RandomHex(8);
+      bytes_in_ = bytes;
+      method_ = std::string(parser_->get().method_string());
+      service_.metrics().CountRejected("bad_framing");
+      keep_alive_ = false;
+      service_.BeginRequest();
+      Reply r = ErrorReply(refused->status, "bad_framing", refused->message);
+      return Send(std::move(r));
+    }
+    const auto& fields = parser_->get().base();
+    header_fields_ = static_cast<std::size_t>(std::distance(fields.begin(), fields.end()));
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this(), bytes](beast::error_code body_ec, std::size_t more) {
+          self->DropTrailers();
+          self->OnRead(body_ec, bytes + more);
+        });
+  }
+
+  // Beast adds a chunked body's trailer fields to the header; a server must not merge them
+  // (RFC 9110 6.5.1): a trailer could otherwise add the Authorization, a second Host or the
+  // Mcp-Session-Id that the header did not have. They are dropped.
+  void DropTrailers() {
+    auto& fields = parser_->get().base();
+    std::size_t i = 0;
+    for (auto it = fields.begin(); it != fields.end();) {
+      it = i++ < header_fields_ ? std::next(it) : fields.erase(it);
+    }
   }
 
   void OnRead(beast::error_code ec, std::size_t bytes) {
@@ -1052,21 +1174,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
     WatchForHangUp();
   }
 
-  // A client that closes its connection while its run works cancels the run. Data it sends
-  // meanwhile (a pipelined request) is left for the next read.
+  // A client that closes its connection while its run works cancels the run. Bytes it sends
+  // meanwhile (a pipelined request) are read into the request buffer, where the next read finds
+  // them, and the watch goes on: a byte and then a hang-up is a hang-up. Past a whole request's
+  // worth of such bytes (header and body limits) the server stops reading, and the hang-up is
+  // noticed when the reply is written.
   void WatchForHangUp() {
     beast::get_lowest_layer(stream_).socket().async_wait(
         tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+          // Nothing reads buffer_ while the run works; once it has ended (working_ false) the
+          // next request's read may, so the buffer is left alone.
           if (ec || !self->working_) return;
-          char c;
+          const std::size_t cap = kMaxHeaderBytes + self->service_.options().max_body_bytes;
+          if (self->buffer_.size() >= cap) return;
+          const auto space =
+              self->buffer_.prepare(std::min<std::size_t>(16 * 1024, cap - self->buffer_.size()));
           const int fd = beast::get_lowest_layer(self->stream_).socket().native_handle();
-          const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          const ssize_t n = ::recv(fd, space.data(), space.size(), MSG_DONTWAIT);
+          if (n > 0) {
+            self->buffer_.commit(static_cast<std::size_t>(n));
+          } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             self->client_gone_ = true;
             if (self->source_) self->source_->Cancel("the client disconnected");
-          } else if (n < 0) {
-            self->WatchForHangUp();
+            return;
           }
+          self->WatchForHangUp();
         });
   }
 
@@ -1139,6 +1271,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Service& service_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::size_t header_fields_ = 0;  // the fields of the request's header (the rest are trailers)
   std::shared_ptr<http::response<http::string_body>> response_;
   std::shared_ptr<CancellationSource> source_;
   std::shared_ptr<std::array<char, 8192>> discard_;

@@ -50,11 +50,25 @@ struct HttpServiceOptions {
   // only loopback names (localhost, 127.0.0.1, [::1]), elsewhere any.
   std::vector<std::string> allowed_hosts;
   int token_max_concurrent = 0;  // runs per caller at once; 0: no per-caller limit
-  double token_rate_per_s = 0;   // requests per caller per second; 0: no limit
-  double token_burst = 0;        // the bucket's size; 0: max(1, rate)
-  bool access_log = true;        // one JSON line per request on stderr
-  InvokeOptions invoke;          // approval for every run (--approve)
+  // Requests per caller per second, a request that runs code counting each run; 0: no limit.
+  // `codeact serve` without credentials defaults it to kAnonymousRunsPerSecond.
+  double token_rate_per_s = 0;
+  double token_burst = 0;  // the bucket's size; 0: max(1, rate)
+  // Sessions one caller may have open: its REST sessions and its MCP sessions' named ones
+  // together (`codeact serve`: a quarter of --max-sessions, at least 1); more are 429.
+  int sessions_per_caller = 4;
+  // MCP sessions (/mcp, Mcp-Session-Id) held at once; one caller's at most (0: a quarter of
+  // max_mcp_sessions, at least 1); and how long one may go unused before it is closed. Over
+  // either bound `initialize` gets 429 with Retry-After; no other caller's session is evicted.
+  std::size_t max_mcp_sessions = 1024;
+  std::size_t mcp_sessions_per_caller = 0;
+  std::chrono::milliseconds mcp_session_idle{600'000};
+  bool access_log = true;  // one JSON line per request on stderr
+  InvokeOptions invoke;    // approval for every run (--approve)
 };
+
+// The rate of an anonymous server's one caller (every client) unless --token-rate is given.
+inline constexpr double kAnonymousRunsPerSecond = 50;
 
 // Whether `host` names a loopback address ("localhost", 127.0.0.0/8, ::1).
 bool IsLoopbackHost(const std::string& host);

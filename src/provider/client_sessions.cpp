@@ -60,7 +60,7 @@ StatusOr<std::shared_ptr<Session>> ClientSessions::Find(const std::string& name,
   }
   SessionOptions options;
   options.name = name;
-  auto opened = provider_->OpenSession(options);
+  auto opened = open_ ? open_(options) : provider_->OpenSession(options);
   if (!opened.ok()) return opened.status();
   by_name_[name] = *opened;
   return *opened;

@@ -5,6 +5,7 @@
 // it opened (the connection ended).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,8 +18,12 @@ namespace codeact::internal {
 
 class ClientSessions {
  public:
-  explicit ClientSessions(std::shared_ptr<CodeActProvider> provider)
-      : provider_(provider), function_(std::move(provider)) {}
+  // How a new named session is opened; empty: provider->OpenSession. A server passes one that
+  // holds the client's caller to its share of the provider's sessions.
+  using Opener = std::function<StatusOr<std::shared_ptr<Session>>(const SessionOptions& options)>;
+
+  explicit ClientSessions(std::shared_ptr<CodeActProvider> provider, Opener open = nullptr)
+      : provider_(provider), open_(std::move(open)), function_(std::move(provider)) {}
   ~ClientSessions();
   ClientSessions(const ClientSessions&) = delete;
   ClientSessions& operator=(const ClientSessions&) = delete;
@@ -42,6 +47,7 @@ class ClientSessions {
   StatusOr<std::shared_ptr<Session>> Find(const std::string& name, std::string& note);
 
   const std::shared_ptr<CodeActProvider> provider_;
+  const Opener open_;
   mutable ExecuteCodeFunction function_;  // thread-safe; Refresh() is its only mutation
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Session>> by_name_;

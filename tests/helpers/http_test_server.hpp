@@ -2,7 +2,8 @@
 // tests, on Boost.Beast, and TestCertificates, a CA and a server certificate made with the
 // openssl CLI in a temporary directory. Routes:
 //   /hello           200 "hello"
-//   /echo            200 "<METHOD> <body>" (and the request's X-Test header, when sent)
+//   /echo            200 "<METHOD> <body>" (and the request's X-Test, Content-Type and
+//                    credential headers, when sent)
 //   /redirect?to=U   302 to U;  /redirect303?to=U  303 to U
 //   /big?n=N         200 with N bytes of 'x'
 //   /slow            answers only when the server stops (a timeout's fixture)
@@ -186,6 +187,12 @@ class HttpTestServer {
       }
       if (auto it = req.find(http::field::content_type); it != req.end()) {
         res.body() += " type=" + std::string(it->value());
+      }
+      // Credentials that reached this hop (the redirect tests check which ones followed).
+      for (const char* name : {"Authorization", "Cookie", "X-Api-Key", "X-Other-Key"}) {
+        if (auto it = req.find(name); it != req.end()) {
+          res.body() += " " + std::string(name) + "=" + std::string(it->value());
+        }
       }
     } else if (path == "/redirect" || path == "/redirect303") {
       res.result(path == "/redirect" ? http::status::found : http::status::see_other);

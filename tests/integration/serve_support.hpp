@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -91,6 +93,51 @@ inline HttpResponse HttpCall(std::uint16_t port, const std::string& method,
     }
     beast::error_code ignored;
     stream.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+// What a server sent back for raw bytes written on a new connection (the tests of framing the
+// client library would never produce): everything read until the server closed the connection,
+// or until `deadline` (then `closed` is false).
+struct RawReply {
+  std::string text;
+  bool closed = false;
+  std::string error;
+  // The status codes of the responses in `text`, in order.
+  std::vector<int> Statuses() const {
+    std::vector<int> out;
+    for (std::size_t at = text.find("HTTP/1.1 "); at != std::string::npos;
+         at = text.find("HTTP/1.1 ", at + 1)) {
+      out.push_back(std::atoi(text.c_str() + at + 9));
+    }
+    return out;
+  }
+};
+
+inline RawReply RawExchange(std::uint16_t port, const std::string& bytes,
+                            std::chrono::seconds deadline = std::chrono::seconds(30)) {
+  namespace net = boost::asio;
+  RawReply out;
+  try {
+    net::io_context ioc;
+    net::ip::tcp::socket socket(ioc);
+    socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    net::write(socket, net::buffer(bytes));
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < end) {
+      pollfd p{socket.native_handle(), POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const ssize_t n = ::recv(socket.native_handle(), buf, sizeof buf, 0);
+      if (n <= 0) {
+        out.closed = true;
+        break;
+      }
+      out.text.append(buf, static_cast<std::size_t>(n));
+    }
   } catch (const std::exception& e) {
     out.error = e.what();
   }

@@ -46,5 +46,20 @@ TEST(CallerQuotasTest, RunSlotsAreReleasedWithTheirGuard) {
   EXPECT_TRUE(quotas.TakeRun("a").has_value());
 }
 
+// A batch of runs costs one per run: all of it is taken, or (when the bucket holds less)
+// nothing, with the seconds until it would fit.
+TEST(CallerQuotasTest, ACostOfSeveralRunsIsTakenWholeOrNotAtAll) {
+  CallerQuotas quotas(0, 0.001, 5);
+  EXPECT_FALSE(quotas.TakeRequest("a", 3).has_value());
+  const auto wait = quotas.TakeRequest("a", 3);  // 2 left
+  ASSERT_TRUE(wait.has_value());
+  EXPECT_GE(*wait, 999);
+  EXPECT_FALSE(quotas.TakeRequest("a", 2).has_value()) << "the refused cost took nothing";
+  EXPECT_TRUE(quotas.TakeRequest("a").has_value());
+  EXPECT_EQ(quotas.burst(), 5);
+  EXPECT_TRUE(quotas.limits_rate());
+  EXPECT_FALSE(CallerQuotas(0, 0, 0).limits_rate());
+}
+
 }  // namespace
 }  // namespace codeact::internal

@@ -214,6 +214,34 @@ TEST_F(EgressClientTest, RedirectToAListedTargetIsFollowed) {
   EXPECT_EQ(see_other->body, "GET ");
 }
 
+// A key meant for one listed service must not follow a redirect to another listed origin: the
+// custom credential headers (default X-Api-Key, Proxy-Authorization) go the way Authorization
+// and Cookie go; on the same origin they stay.
+TEST_F(EgressClientTest, CredentialHeadersAreDroppedOnARedirectToAnotherOrigin) {
+  auto with_keys = [](const std::string& url) {
+    EgressRequest r = Get(url);
+    r.headers = {{"Authorization", "Bearer a"}, {"X-Api-Key", "secret-key"}, {"X-Other-Key", "o"}};
+    return r;
+  };
+  EgressClient client(Options({Http(server_), Http(server_, "second.test"), "127.0.0.1"}));
+  auto same = client.Fetch(with_keys(Http(server_) + "/redirect?to=/echo"));
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->body, "GET  Authorization=Bearer a X-Api-Key=secret-key X-Other-Key=o");
+  auto other = client.Fetch(
+      with_keys(Http(server_) + "/redirect?to=" + Http(server_, "second.test") + "/echo"));
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(other->body, "GET  X-Other-Key=o") << "a credential followed the redirect";
+
+  // The list is configurable: naming X-Other-Key drops it too.
+  EgressClientOptions o = Options({Http(server_), Http(server_, "second.test"), "127.0.0.1"});
+  o.cross_origin_strip_headers.push_back("x-other-key");
+  auto custom = EgressClient(std::move(o))
+                    .Fetch(with_keys(Http(server_) +
+                                     "/redirect?to=" + Http(server_, "second.test") + "/echo"));
+  ASSERT_TRUE(custom.ok()) << custom.status().ToString();
+  EXPECT_EQ(custom->body, "GET ");
+}
+
 TEST_F(EgressClientTest, RedirectToAnUnlistedTargetIsRefused) {
   EgressClient client(Options({Http(server_), "127.0.0.1"}));
   auto r =
