@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 
 // What a run writing as fast as it can may add past a bound before the watch ends it
 // (docs/mounts.md states it): a few walks' worth at this host's write rate.
-constexpr std::int64_t kByteMargin = 24LL << 20;
+constexpr std::int64_t kByteMargin = 48LL << 20;
 constexpr std::int64_t kFileMargin = 4000;
 
 class BoundedMountTest : public ::testing::TestWithParam<IsolationLevel> {
@@ -36,9 +37,9 @@ class BoundedMountTest : public ::testing::TestWithParam<IsolationLevel> {
       if (!made.ok())
         GTEST_SKIP() << "the namespaces level is not available here: " << made.status().ToString();
     }
-    dir_ = fs::temp_directory_path() /
-           ("codeact-bounded-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');  // "Test/process"
+    dir_ = fs::temp_directory_path() / ("codeact-bounded-" + std::to_string(getpid()) + "-" + name);
     fs::create_directories(dir_ / "out");
     std::ofstream(dir_ / "out" / "existing.txt") << "kept";
   }
