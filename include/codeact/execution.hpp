@@ -23,6 +23,7 @@ enum class Outcome {
   kMemoryLimit,
   kCpuLimit,
   kOutputLimit,  // result value or a bridge frame over its cap
+  kDiskLimit,    // a read-write mount, $TMPDIR or the working directory past its disk bound
   kKilled,       // died by a signal nobody asked for
   kSetupError,   // the sandbox could not be set up as configured
   kUnavailable,  // the backend cannot run here

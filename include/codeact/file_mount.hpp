@@ -1,5 +1,6 @@
 // FileMount: a host directory, or a single host file, the code may use at a normalised mount
-// path. Files written to read-write mounts are captured into the result after the run.
+// path. Files written to read-write mounts are captured into the result after the run, and what
+// a run may add to a read-write directory while it runs is bounded (docs/mounts.md).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,13 @@ struct FileMount {
   std::int64_t write_bytes_limit = 1LL << 20;  // captured bytes from this mount
   // Set by ValidateMount from what host_path is (a caller's value is overwritten).
   MountKind kind = MountKind::kDirectory;
+  // What a run may add to a read-write directory while it runs, in allocated bytes (st_blocks)
+  // and in entries, over what it held when the run started; past either the run ends as
+  // `disk_limit` (the host's disk watch, docs/mounts.md). The working directory mount
+  // (--workdir) is also held to max_workdir_bytes. A file mount is bounded by
+  // max_file_size_bytes (RLIMIT_FSIZE) instead.
+  std::int64_t disk_bytes_limit = 256LL << 20;  // 256 MiB
+  std::int64_t disk_files_limit = 65536;
 };
 
 // "\" becomes "/", "." and repeated separators drop, a leading "/" is added;

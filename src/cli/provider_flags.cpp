@@ -1,9 +1,13 @@
 #include "cli/provider_flags.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
@@ -26,11 +30,70 @@ StatusOr<std::int64_t> PositiveNumber(const std::string& flag, const std::string
   return static_cast<std::int64_t>(value * scale);
 }
 
-// HOST:MOUNT[:MODE], MODE ro or rw (default rw). MOUNT is an absolute path in the sandbox without
-// ".."; HOST may itself hold ':' (the split is at the last colon before MOUNT).
+// "64M", "1G", "512K", "1000": a count, or bytes with a binary suffix; nullopt unless positive.
+std::optional<std::int64_t> ParseSize(const std::string& text, bool suffix_allowed) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  std::int64_t scale = 1;
+  std::string digits = text;
+  if (suffix_allowed) {
+    const char last = digits.back();
+    const std::string_view suffixes = "KMGT";
+    if (const auto at = suffixes.find(static_cast<char>(std::toupper(last)));
+        at != std::string_view::npos) {
+      scale = 1LL << (10 * (at + 1));
+      digits.pop_back();
+    }
+  }
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+  const std::int64_t n = std::stoll(digits);
+  if (n <= 0 || n > (std::int64_t{1} << 62) / scale) return std::nullopt;
+  return n * scale;
+}
+
+// The mode part of --mount: ro, rw, or rw with its disk bounds ("rw,max=64M,files=10000").
+Status ParseMountMode(const std::string& tail, const std::string& text, FileMount& m) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = tail.find(',', start);
+    parts.push_back(tail.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (parts.front() != "ro" && parts.front() != "rw") {
+    return InvalidArgument("--mount mode \"" + parts.front() + "\" in \"" + text +
+                           "\" is not ro or rw");
+  }
+  m.mode = parts.front() == "ro" ? MountMode::kReadOnly : MountMode::kReadWrite;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const std::size_t eq = part.find('=');
+    const std::string key = part.substr(0, eq);
+    const bool bytes = key == "max";
+    if (eq == std::string::npos || (key != "max" && key != "files")) {
+      return InvalidArgument("--mount \"" + text + "\": \"" + part +
+                             "\" is not max=SIZE (e.g. max=64M) or files=N");
+    }
+    if (m.mode != MountMode::kReadWrite) {
+      return InvalidArgument("--mount \"" + text + "\": " + key +
+                             "= bounds what a run writes, so only a rw mount takes it");
+    }
+    const auto n = ParseSize(part.substr(eq + 1), bytes);
+    if (!n) {
+      return InvalidArgument("--mount \"" + text + "\": " + key + "=" + part.substr(eq + 1) +
+                             " is not a positive " + (bytes ? "size (e.g. 64M)" : "count"));
+    }
+    (bytes ? m.disk_bytes_limit : m.disk_files_limit) = *n;
+  }
+  return Status::Ok();
+}
+
+// HOST:MOUNT[:MODE], MODE ro or rw (default rw), rw with ",max=SIZE,files=N" (the mount's disk
+// bounds, FileMount). MOUNT is an absolute path in the sandbox without ".."; HOST may itself hold
+// ':' (the split is at the last colon before MOUNT).
 StatusOr<FileMount> ParseMount(const std::string& text) {
   const std::string usage =
-      "--mount needs HOST:MOUNT[:ro|:rw] with an absolute MOUNT, got \"" + text + "\"";
+      "--mount needs HOST:MOUNT[:ro|:rw[,max=SIZE][,files=N]] with an absolute MOUNT, got \"" +
+      text + "\"";
   FileMount m;
   std::string rest = text;
   auto colon = rest.rfind(':');
@@ -38,10 +101,7 @@ StatusOr<FileMount> ParseMount(const std::string& text) {
   // A last part that is not a path is the mode, whatever it says.
   if (const std::string tail = rest.substr(colon + 1);
       !tail.empty() && tail.front() != '/' && rest.find(':') != colon) {
-    if (tail != "ro" && tail != "rw") {
-      return InvalidArgument("--mount mode \"" + tail + "\" in \"" + text + "\" is not ro or rw");
-    }
-    m.mode = tail == "ro" ? MountMode::kReadOnly : MountMode::kReadWrite;
+    if (Status s = ParseMountMode(tail, text, m); !s.ok()) return s;
     rest.resize(colon);
     colon = rest.rfind(':');
   }
@@ -81,7 +141,8 @@ std::string LimitFlagsHelp() {
 constexpr const char* kOtherFlagsHelp =
     R"(  --mount HOST:MOUNT[:ro|:rw]   a host directory, or a single host file, the code may use
                          (repeatable; default rw); a file's MOUNT names the file itself, e.g.
-                         --mount ./config.json:/data/config.json:ro
+                         --mount ./config.json:/data/config.json:ro; rw,max=64M,files=10000
+                         bounds what a run may add to a directory (default 256M, 65536 files)
   --env K=V              a variable of the child's environment (repeatable; nothing else is passed)
   --tools FILE           host tools as commands (see include/codeact/command_tool.hpp)
   --policy FILE          validator policy as JSON lists (custom lists replace the defaults)

@@ -22,6 +22,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "cpu_limit";
     case Outcome::kOutputLimit:
       return "output_limit";
+    case Outcome::kDiskLimit:
+      return "disk_limit";
     case Outcome::kKilled:
       return "killed";
     case Outcome::kSetupError:

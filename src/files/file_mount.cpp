@@ -91,6 +91,11 @@ StatusOr<FileMount> ValidateMount(FileMount mount) {
     return InvalidArgument("mount " + mount.mount_path + ": write_bytes_limit must be > 0, got " +
                            std::to_string(mount.write_bytes_limit));
   }
+  if (mount.disk_bytes_limit <= 0 || mount.disk_files_limit <= 0) {
+    return InvalidArgument(
+        "mount " + mount.mount_path + ": disk_bytes_limit and disk_files_limit must be > 0, got " +
+        std::to_string(mount.disk_bytes_limit) + " and " + std::to_string(mount.disk_files_limit));
+  }
   if (mount.host_path.empty()) {
     return InvalidArgument("mount " + mount.mount_path + ": host path is empty");
   }

@@ -261,7 +261,9 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
           << internal::BytesText(m.write_bytes_limit) << ")";
     } else if (m.mode == MountMode::kReadWrite) {
       out << "; new or changed files are returned (up to "
-          << internal::BytesText(m.write_bytes_limit) << ")";
+          << internal::BytesText(m.write_bytes_limit) << "); a run may add at most "
+          << internal::BytesText(m.disk_bytes_limit) << " and " << m.disk_files_limit
+          << " files to it";
     }
     out << "\n";
   }

@@ -46,6 +46,11 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
     h.Add(m.host_path).Add(m.mount_path).Add(MountModeName(m.mode)).Add(m.write_bytes_limit);
     // Only for files, so that the fingerprints of directory mounts stay what they were.
     if (m.kind == MountKind::kFile) h.Add(MountKindName(m.kind));
+    // Only where not the defaults, for the same reason.
+    if (m.disk_bytes_limit != FileMount{}.disk_bytes_limit ||
+        m.disk_files_limit != FileMount{}.disk_files_limit) {
+      h.Add("disk").Add(m.disk_bytes_limit).Add(m.disk_files_limit);
+    }
   }
   h.Add("network");
   for (const auto& n : s.network_targets) h.Add(n);

@@ -205,13 +205,17 @@ void BuildAndEnterRoot(const SandboxConfig& c) {
   ::close(MakeDirs(root, "/proc"));
   MountMaskedProcUnlessRefused(root);  // refused: the sandbox runs without /proc
   ::close(MakeDirs(root, "/tmp"));
-  MountTmpfs(root + "/tmp", "size=" + std::to_string(c.tmp_bytes) + ",mode=1777",
+  MountTmpfs(root + "/tmp",
+             "size=" + std::to_string(c.tmp_bytes) +
+                 ",nr_inodes=" + std::to_string(InodesForBytes(c.tmp_bytes)) + ",mode=1777",
              "mount the /tmp tmpfs");
   AddOwnFilesystem(root + "/tmp");
   // The working directory is memory too (a tmpfs, counted by the run's memory cgroup) and
-  // bounded in size: past it, writes fail with ENOSPC.
+  // bounded in size and inodes: past them, writes fail with ENOSPC.
   ::close(MakeDirs(root, kSandboxWorkDir));
-  MountTmpfs(root + kSandboxWorkDir, "size=" + std::to_string(c.work_bytes) + ",mode=0700",
+  MountTmpfs(root + kSandboxWorkDir,
+             "size=" + std::to_string(c.work_bytes) +
+                 ",nr_inodes=" + std::to_string(InodesForBytes(c.work_bytes)) + ",mode=0700",
              "mount the working directory's tmpfs");
   AddOwnFilesystem(root + kSandboxWorkDir);
   for (const auto& b : c.binds) {

@@ -15,6 +15,13 @@ namespace codeact::internal {
 inline constexpr const char* kSandboxWorkDir = "/work";             // the run's working directory
 inline constexpr const char* kSandboxResourceDir = "/opt/codeact";  // runner.py, read-only
 inline constexpr unsigned kSandboxUid = 1000;                       // the code's uid and gid inside
+// The inode bound of a run's private tmpfs (/tmp, the working directory) and of the host's disk
+// watch over the process level's $TMPDIR and working directory: one inode per 4 KiB of its byte
+// bound, at least 256 (a kernel tmpfs's default is half the host's pages, so a run of a small
+// byte bound could otherwise hold millions of empty files in kernel memory).
+constexpr std::int64_t InodesForBytes(std::int64_t bytes) {
+  return bytes / 4096 > 256 ? bytes / 4096 : 256;
+}
 // Exit status of the launcher when a containment step failed (after its setup_error frame).
 inline constexpr int kSandboxSetupFailedExit = 125;
 

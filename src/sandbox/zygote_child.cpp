@@ -30,10 +30,14 @@ void ContainZygoteChild(const ZygoteChildSpec& spec) {
   MountMaskedProc("");
   const std::string uid = std::to_string(spec.uid);
   MountTmpfs("/tmp",
-             "size=" + std::to_string(spec.tmp_bytes) + ",mode=1777,uid=" + uid + ",gid=" + uid,
+             "size=" + std::to_string(spec.tmp_bytes) +
+                 ",nr_inodes=" + std::to_string(InodesForBytes(spec.tmp_bytes)) +
+                 ",mode=1777,uid=" + uid + ",gid=" + uid,
              "mount the /tmp tmpfs");
   MountTmpfs(kSandboxWorkDir,
-             "size=" + std::to_string(spec.work_bytes) + ",mode=0700,uid=" + uid + ",gid=" + uid,
+             "size=" + std::to_string(spec.work_bytes) +
+                 ",nr_inodes=" + std::to_string(InodesForBytes(spec.work_bytes)) +
+                 ",mode=0700,uid=" + uid + ",gid=" + uid,
              "mount the working directory's tmpfs");
   Must(::chdir(kSandboxWorkDir) == 0, std::string("chdir ") + kSandboxWorkDir);
 

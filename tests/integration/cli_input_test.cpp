@@ -113,6 +113,10 @@ TEST_F(CliInputTest, MountsMustBeAbsoluteDistinctAndHaveAKnownMode) {
       {host + ":/out", (dir_ / "other").string() + ":/out/",
        "uses the mount path /out of --mount \"" + host + ":/out\" again"},
       {host + ":/data", host + ":/./data:ro", "uses the mount path /data"},
+      {host + ":/out:rw,max=0", "", "max=0 is not a positive size (e.g. 64M)"},
+      {host + ":/out:rw,files=1k", "", "files=1k is not a positive count"},
+      {host + ":/out:rw,size=1M", "", "\"size=1M\" is not max=SIZE (e.g. max=64M) or files=N"},
+      {host + ":/out:ro,max=1M", "", "max= bounds what a run writes, so only a rw mount takes it"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"run", "--mount", c.mount};
@@ -128,6 +132,15 @@ TEST_F(CliInputTest, MountsMustBeAbsoluteDistinctAndHaveAKnownMode) {
                          (dir_ / "a:b").string() + ":/in:ro", "--mount", host + ":/out", "-"},
                         "print(1)");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  // A mount's own disk bounds: 4096 files at most, so 5000 end the run as disk_limit.
+  const Cli bounded = RunCli({"run", "--isolation", "process", "--mount",
+                              host + ":/out:rw,max=64M,files=4096", "--no-validate", "-"},
+                             "import os\nfor i in range(5000):\n    open(os.path.join(" +
+                                 std::string("'") + host + "', 'f%d' % i), 'w').close()\n");
+  const auto bounded_json = bj::parse(bounded.out.empty() ? "{}" : bounded.out).as_object();
+  ASSERT_TRUE(bounded_json.contains("outcome")) << bounded.out << bounded.err;
+  EXPECT_EQ(bounded_json.at("outcome"), "disk_limit") << bounded.out;
+  EXPECT_NE(bounded.out.find("over its bound of 4096"), std::string::npos) << bounded.out;
 }
 
 // A host that may open only 64 files (soft = hard): the child's default max_open_files of 256 is

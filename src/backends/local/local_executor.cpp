@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "backends/local/guard_plan.hpp"
 #include "backends/local/reaper.hpp"
+#include "backends/local/run_disk_bounds.hpp"
 #include "backends/local/run_identity.hpp"
 #include "backends/local/runner_files.hpp"
 #include "backends/local/sandbox_plan.hpp"
@@ -184,6 +186,23 @@ StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation,
     LogWarning(fallback_note);
   }
   return sandbox;
+}
+
+// A run whose disk watch ended it, or whose last walk found a tree past its bound after a run
+// that ended otherwise by itself (ok, error, or killed), is `disk_limit`, and nothing is captured
+// (a limit's run returns no files). True when it is.
+bool EndsAsDiskLimit(const std::string& over_disk, bool watch_ended_run, ExecutionResult& r) {
+  if (over_disk.empty()) return false;
+  const bool by_itself =
+      r.outcome == Outcome::kOk || r.outcome == Outcome::kError || r.outcome == Outcome::kKilled;
+  if (!watch_ended_run && !by_itself) return false;
+  r.outcome = Outcome::kDiskLimit;
+  r.message = over_disk +
+              "; the run was ended, and what it wrote to read-write mounts until then stays there";
+  r.output_present = false;
+  r.output_json = "null";
+  r.error.reset();
+  return true;
 }
 
 // Children of a root host run as other uids and must read the runner and the guard's module
@@ -471,6 +490,20 @@ class LocalExecutor final : public Executor {
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
+    // The disk watch (run_disk_bounds.hpp) ends the run through `stop`, as the caller's cancel.
+    CancellationSource stop;
+    const CancellationRegistration forward =
+        request.cancel.OnCancel([&] { stop.Cancel(request.cancel.reason()); });
+    std::atomic<bool> watch_ended_run{false};
+    auto watch =
+        DiskWatch::Start(RunDiskBounds(snapshot, ready->workdir.path(), sandbox_.has_value()),
+                         [&](const std::string& over) {
+                           if (stop.Cancel(over)) watch_ended_run = true;
+                         });
+    if (!watch.ok()) {
+      reaper_.Finish(std::move(*ready));
+      return NotRunResult(Outcome::kSetupError, watch.status().message());
+    }
     const std::unique_ptr<Child>& child = ready->child;
 
     const std::vector<HostTool> tools = ToolsForRun(snapshot);
@@ -487,12 +520,13 @@ class LocalExecutor final : public Executor {
         request.validate_in_child ? &*request.validate_in_child : nullptr;
     LoopResult ended = loop.Run(
         request.code, deadline, ready->ready_frame_read,
-        {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate}, request.cancel);
-    const ChildEnd end =
-        ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
-                ended.end == LoopEnd::kOutputLimit || ended.end == LoopEnd::kRejected
-            ? EndAfterTerminalFrame(*ready, loop)
-            : EndWithoutTerminalFrame(*ready, loop, ended, deadline, request.cancel);
+        {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate}, stop.token());
+    const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
+                                 ended.end == LoopEnd::kOutputLimit ||
+                                 ended.end == LoopEnd::kRejected
+                             ? EndAfterTerminalFrame(*ready, loop)
+                             : EndWithoutTerminalFrame(*ready, loop, ended, deadline, stop.token());
+    const std::string over_disk = (*watch)->Stop();  // and a last walk, the processes killed
     reaper_.Finish(
         std::move(*ready));  // the exits of the rest and the removals, off the caller's path
     // The child's verdict came before any code: the result is the provider's own rejection.
@@ -507,6 +541,10 @@ class LocalExecutor final : public Executor {
     if (end.usage) {
       r.usage.cpu_ms = end.usage->cpu_ms;
       r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
+    }
+    if (EndsAsDiskLimit(over_disk, watch_ended_run, r)) {
+      FitResult(r, limits, snapshot.mounts);
+      return r;
     }
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
