@@ -3,7 +3,9 @@
 // in its own directory, /opt/codeact) and arms in each run child after its own preload and
 // before any user code. Two steps, each allowed once per process, even when it failed:
 //
-//   arm(spec) -> int          no_new_privs; Landlock over spec's "exec", "read" and "write"
+//   arm(spec) -> int          no_new_privs; the metadata calls routed to the host's
+//                             supervisor (metadata_notify.hpp: chmod, chown, utime, xattr);
+//                             Landlock over spec's "exec", "read" and "write"
 //                             paths (landlock.hpp; skipped where the kernel has none); the
 //                             guard's seccomp program (sandbox/seccomp_programs.hpp) and the
 //                             per-process signal filter (signal_filter.hpp), for all threads;
@@ -51,6 +53,7 @@
 #include "guard/audit_rules.hpp"
 #include "guard/import_patterns.hpp"
 #include "guard/landlock.hpp"
+#include "guard/metadata_notify.hpp"
 #include "guard/signal_filter.hpp"
 #include "guard/zygote_loop.hpp"
 #include "process/posix_util.hpp"
@@ -138,6 +141,7 @@ PyObject* Arm(PyObject*, PyObject* spec) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return Fail(std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + ErrnoText(errno));
   }
+  if (std::string error = ArmMetadataNotify(paths.write); !error.empty()) return Fail(error);
   const int abi = LandlockAbi();
   if (abi >= 1) {
     if (std::string error = ApplyLandlock(paths, abi); !error.empty()) return Fail(error);

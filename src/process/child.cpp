@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "process/launch.hpp"
+#include "process/metadata_supervisor.hpp"
 #include "process/posix_util.hpp"
 
 namespace codeact::internal {
@@ -138,6 +139,9 @@ struct Child::Impl {
   UniqueFd to_child;
   UniqueFd from_child;
 
+  // Answers the child's metadata calls (LaunchSpec::metadata_channel); stopped with the Child.
+  std::unique_ptr<MetadataSupervisor> metadata;
+
   // Set for a child the host did not fork: kill and reap go through its parent.
   std::shared_ptr<ChildControl> control;
 
@@ -211,6 +215,14 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     if (!err.ok()) return err.status();
     PipeFds to_child, from_child;
     plan.child_fds = {dev_null.get(), out->write.get(), err->write.get()};
+    UniqueFd metadata_end;
+    std::unique_ptr<MetadataSupervisor> metadata;
+    if (spec.metadata_channel && !spec.bridge_socket) {
+      auto channel = MakeMetadataChannel(metadata_end);
+      if (!channel.ok()) return channel.status();
+      metadata = std::move(*channel);
+      plan.child_fds[0] = metadata_end.get();
+    }
     if (spec.bridge && spec.bridge_socket) {
       int pair[2];
       if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
@@ -242,6 +254,7 @@ StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
     // Allocate before launching, so nothing after a successful launch can throw.
     auto impl = std::make_unique<Impl>();
     impl->token = std::move(*token);
+    impl->metadata = std::move(metadata);
     auto child = std::unique_ptr<Child>(new Child(std::move(impl)));
 
     auto pid = LaunchProcess(plan);
@@ -274,8 +287,10 @@ Child::~Child() {
 
 std::unique_ptr<Child> Child::Adopt(pid_t pid, std::string token, int stdout_fd, int stderr_fd,
                                     int to_child_fd, int from_child_fd,
-                                    std::shared_ptr<ChildControl> control) {
+                                    std::shared_ptr<ChildControl> control,
+                                    std::unique_ptr<MetadataSupervisor> metadata) {
   auto impl = std::make_unique<Impl>();
+  impl->metadata = std::move(metadata);
   impl->pid = pid;
   impl->token = std::move(token);
   impl->stdout_fd = UniqueFd(stdout_fd);

@@ -1,5 +1,6 @@
 // Child: one directly-started program (no shell) under rlimits, in its own process group,
-// with stdin on /dev/null, stdout/stderr on pipes and two bridge pipes at fixed fd numbers.
+// with stdin on /dev/null (a run child: its metadata supervisor's channel), stdout/stderr on
+// pipes and two bridge pipes at fixed fd numbers.
 // This folder is the only place that uses Boost.Process and POSIX process calls.
 #pragma once
 
@@ -20,6 +21,8 @@
 #include "codeact/status.hpp"
 
 namespace codeact::internal {
+
+class MetadataSupervisor;
 
 // Bridge fd numbers inside the child.
 inline constexpr int kChildBridgeReadFd = 3;   // host -> child
@@ -80,6 +83,10 @@ struct LaunchSpec {
   // pipes (a fork server's control channel, which carries fds); the host's two bridge fds are
   // the other end, non-blocking.
   bool bridge_socket = false;
+  // A run child (not with bridge_socket): its fd 0 is the channel of a MetadataSupervisor
+  // (metadata_supervisor.hpp) instead of /dev/null; the runtime guard hands it the child's
+  // metadata listener and puts /dev/null there. The supervisor lives as long as the Child.
+  bool metadata_channel = false;
   // cgroup.procs files the child joins before exec (the run's cgroup, run_cgroup.hpp); empty: it
   // stays in the host's.
   std::vector<std::string> cgroup_procs;
@@ -167,7 +174,8 @@ class Child {
   // kill and reap go through `control`.
   static std::unique_ptr<Child> Adopt(pid_t pid, std::string token, int stdout_fd, int stderr_fd,
                                       int to_child_fd, int from_child_fd,
-                                      std::shared_ptr<ChildControl> control);
+                                      std::shared_ptr<ChildControl> control,
+                                      std::unique_ptr<MetadataSupervisor> metadata);
 
   struct Impl;
   explicit Child(std::unique_ptr<Impl> impl);

@@ -18,6 +18,7 @@
 #include "bridge/fork_messages.hpp"
 #include "common/utf8.hpp"
 #include "process/launch.hpp"
+#include "process/metadata_supervisor.hpp"
 #include "process/posix_util.hpp"
 
 namespace codeact::internal {
@@ -211,8 +212,10 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     }
     auto token = NewRunToken();
     if (!token.ok()) return token.status();
-    UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (!dev_null) return ErrnoStatus("open(/dev/null)", errno);
+    // Every forked child is a run child: its fd 0 is its metadata supervisor's channel.
+    UniqueFd metadata_end;
+    auto metadata = MakeMetadataChannel(metadata_end);
+    if (!metadata.ok()) return metadata.status();
     auto out = MakePipe();
     if (!out.ok()) return out.status();
     auto err = MakePipe();
@@ -224,7 +227,7 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     for (int fd : {out->read.get(), err->read.get(), from->read.get()}) {
       if (Status s = SetNonBlocking(fd); !s.ok()) return s;
     }
-    std::vector<int> fds = {dev_null.get(), out->write.get(), err->write.get(), to->read.get(),
+    std::vector<int> fds = {metadata_end.get(), out->write.get(), err->write.get(), to->read.get(),
                             from->write.get()};
     if (identity.cgroup_procs.size() > kMaxForkCgroupFds)
       return InvalidArgument("too many cgroup hierarchies for a forked child");
@@ -271,7 +274,8 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     const auto pid = static_cast<pid_t>(forked->pid);
     // The child-side ends close here: the child has its own copies now.
     return Child::Adopt(pid, std::move(*token), out->read.release(), err->read.release(),
-                        to->write.release(), from->read.release(), shared_from_this());
+                        to->write.release(), from->read.release(), shared_from_this(),
+                        std::move(*metadata));
   } catch (const std::exception& e) {
     return Internal(std::string("ForkServer::Fork: ") + e.what());
   }

@@ -129,6 +129,9 @@ enum class ProcessLevel {
   kContainsOnRootHost,        // on a root host: each run's own uid and private mount namespace
   kContainsWithMemoryCgroup,  // at both levels, where the run's memory cgroup can be made
   kNowhereYet,                // no level promises it yet (README, known limitations)
+  // Only the namespaces level hides it: the process level shares the host's file tree and pid
+  // namespace for metadata (docs/threat-model-metadata.md), and says "not contained".
+  kHiddenOnlyByNamespaces,
 };
 
 // "list /": what the code sees at /, one level below it, and where its interpreter lives. Lines of
@@ -269,6 +272,42 @@ std::vector<Probe> ReachProbes() {
          const int seen = std::atoi(r.stdout_text.c_str());
          return {seen < 8, std::to_string(seen) + " processes visible"};
        }},
+      // Metadata: stat needs no Landlock right, so at the process level a path's existence,
+      // size, owner and mode stay visible, and so do the host's pids.
+      {"stat a private file outside the mounts", ProcessLevel::kHiddenOnlyByNamespaces,
+       [](const Fixture& f) {
+         return "import os\ntry:\n    st = os.stat(" + Py(f.secret_file) +
+                ")\n    print('size %d mode %o' % (st.st_size, st.st_mode & 0o777))\n"
+                "except OSError as e:\n    print(type(e).__name__)";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (Contains(r.stdout_text, "size ")) return {false, "stat shows " + Short(r.stdout_text)};
+         return {true, OutcomeText(r) + ": " + Short(r.stdout_text)};
+       }},
+      {"see a host process at /proc/PID", ProcessLevel::kHiddenOnlyByNamespaces,
+       [](const Fixture&) {
+         return "import os\nprint('exists' if os.path.exists('/proc/" + std::to_string(::getpid()) +
+                "') else 'absent')";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (Contains(r.stdout_text, "exists"))
+           return {false, "/proc/" + std::to_string(::getpid()) + " (the host) exists"};
+         return {true, OutcomeText(r) + ": " + Short(r.stdout_text)};
+       }},
+      {"read another process's CPU clock", ProcessLevel::kHiddenOnlyByNamespaces,
+       [](const Fixture&) {
+         // A process's CPU clock id: (~pid << 3) | CPUCLOCK_SCHED (2).
+         return "import time\ntry:\n    print('cpu', time.clock_gettime(((~" +
+                std::to_string(::getpid()) +
+                ") << 3) | 2))\nexcept OSError as e:\n    print(type(e).__name__)";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (Contains(r.stdout_text, "cpu ")) return {false, "read the host's CPU time"};
+         return {true, OutcomeText(r) + ": " + Short(r.stdout_text)};
+       }},
   };
 }
 
@@ -355,6 +394,15 @@ std::vector<Probe> HostAttackProbes() {
              (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
            return {false, "left a setuid file owned by uid " + std::to_string(st.st_uid)};
          }
+         return {true, OutcomeText(r)};
+       }},
+      {"make a private file outside the mounts readable", ProcessLevel::kContainsWithGuard,
+       [](const Fixture& f) { return "import os\nos.chmod(" + Py(f.secret_file) + ", 0o644)"; },
+       nullptr,
+       [](const ExecutionResult& r, Fixture& f) -> Verdict {
+         struct stat st {};
+         if (::stat(f.secret_file.c_str(), &st) == 0 && (st.st_mode & 0777) != 0600)
+           return {false, "changed its mode to " + std::to_string(st.st_mode & 0777)};
          return {true, OutcomeText(r)};
        }},
       {"chmod a device node", ProcessLevel::kContains,
@@ -472,6 +520,8 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   f.secret = "codeact-selftest-secret-" + RandomHex();
   f.secret_file = f.outside + "/secret.txt";
   std::ofstream(f.secret_file) << f.secret;
+  if (::chmod(f.secret_file.c_str(), 0600) != 0)
+    return ErrnoStatus("chmod " + f.secret_file, errno);
   fs::create_symlink(f.secret_file, f.mount_host + "/link", ec);
   if (ec) return Internal("cannot plant the probe symlink: " + ec.message());
   f.mount_seen = sandboxed ? "/data" : f.mount_host;
@@ -517,6 +567,8 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
     switch (probe.process_level) {
       case ProcessLevel::kNowhereYet:
         return false;
+      case ProcessLevel::kHiddenOnlyByNamespaces:
+        return executor.isolation() == IsolationLevel::kNamespaces;
       case ProcessLevel::kContainsWithMemoryCgroup:
         return cgroups->memory();
       default:

@@ -95,6 +95,9 @@ INSTANTIATE_TEST_SUITE_P(
         ProbeCase{"follow a planted symlink out of a mount", true, false, true},
         ProbeCase{"connect to a local TCP port", true, false},
         ProbeCase{"see host processes", true, false, true},
+        ProbeCase{"stat a private file outside the mounts", true, false, false, false},
+        ProbeCase{"see a host process at /proc/PID", true, false, false, false},
+        ProbeCase{"read another process's CPU clock", true, false, false, false},
         ProbeCase{"allocate past the memory limit", true, true},
         ProbeCase{"spin past the CPU limit", true, true},
         ProbeCase{"sleep past the wall clock", true, true},
@@ -103,6 +106,7 @@ INSTANTIATE_TEST_SUITE_P(
         ProbeCase{"spawn a daemon that outlives the run", true, true},
         ProbeCase{"write a /proc/sys setting", true, true},
         ProbeCase{"plant a setuid file through a mount", true, false},
+        ProbeCase{"make a private file outside the mounts readable", true, false, false, true},
         ProbeCase{"chmod a device node", true, true},
         ProbeCase{"read the host's environment through /proc", true, false, true},
         ProbeCase{"hold memory in memfds", kMemoryCgroup, kMemoryCgroup, false, kMemoryCgroup},
@@ -117,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
-  EXPECT_EQ(internal::IsolationProbeNames().size(), 22u);
+  EXPECT_EQ(internal::IsolationProbeNames().size(), 26u);
 }
 
 // An interpreter outside the system paths (pyenv under /root, a venv with copied binaries) is

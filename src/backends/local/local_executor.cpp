@@ -815,6 +815,7 @@ class LocalExecutor final : public Executor {
     spec.environment["CODEACT_BRIDGE_FDS"] =
         std::to_string(kChildBridgeReadFd) + "," + std::to_string(kChildBridgeWriteFd);
     if (guard_) spec.environment["CODEACT_GUARD"] = guard_->module_path;
+    spec.metadata_channel = true;  // the guard's metadata calls (process/metadata_supervisor.hpp)
     spec.working_dir = working_dir;
     spec.limits = RlimitsFor(snapshot.limits);
     if (!own_uids_ && !sandbox_) {
