@@ -711,7 +711,9 @@ class LocalExecutor final : public Executor {
     if (freezer.ok()) {
       made->freezer = std::move(*freezer);
     } else {
+      // No cgroup freezer: the session stops between calls by SIGSTOP of its processes.
       made->freezer_missing = freezer.status().message();
+      made->freezer = FreezerGroup::ForSignals(*made->cgroup);
     }
     auto workdir = TempDir::Create("codeact-session-");
     if (!workdir.ok()) return workdir.status();
