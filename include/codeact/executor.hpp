@@ -42,6 +42,10 @@ struct RunSnapshot {
   ExecutionLimits limits;
   ValidationPolicy policy;
   std::string fingerprint;  // see provider.hpp; keys warm children and sandbox reuse
+  // Who the run is for, where one host serves many callers ("" for one: the default). Warm
+  // children and fork servers serve one tenant only (docs/warm-pool.md): a forked child shares
+  // its zygote's hash seed and memory layout, which one tenant must not learn of another's.
+  std::string tenant;
 };
 
 // Options of the hyperlight backend (hyperlight_provider.hpp); ignored by the local backend.

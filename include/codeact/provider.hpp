@@ -59,6 +59,7 @@ struct InvokeOptions {
   std::optional<bool> approved;  // an explicit decision wins over the callback
   ApprovalCallback approve;      // asked when no explicit decision is given
   CancellationToken cancel;      // ends the run as `cancelled` (ExecutionRequest::cancel)
+  std::string tenant;            // the caller the run is for (RunSnapshot::tenant); "": the host's
 };
 
 struct ProviderOptions {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -94,11 +95,50 @@ const std::string& OwnKey() {
 
 }  // namespace
 
+namespace {
+
+// Whether a user other than the directory's owner can reach `dir`: every directory from `/` down
+// to it lets others search it. A path that does not resolve counts as reachable (the creation
+// below it then fails with its own error).
+bool OthersMaySearch(const std::string& dir) {
+  std::string at = dir.empty() ? "/" : dir;
+  while (true) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) != 0) return true;
+    if ((st.st_mode & S_IXOTH) == 0) return false;
+    if (at == "/") return true;
+    const std::size_t slash = at.rfind('/');
+    at = slash == 0 ? std::string("/") : at.substr(0, slash);
+  }
+}
+
+// A root host's own runtime directory for scratch (kRootRuntimeDir, made 0711 here): root's own,
+// a directory, not a link, writable by root alone and searchable by the runs' uids. "" when it is
+// not so and cannot be made so.
+std::string RootRuntimeDir() {
+  constexpr const char* kRootRuntimeDir = "/run/codeact";
+  if (::mkdir(kRootRuntimeDir, 0711) != 0 && errno != EEXIST) return "";
+  struct stat st {};
+  if (::lstat(kRootRuntimeDir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0) return "";
+  if ((st.st_mode & 07777) != 0711 && ::chmod(kRootRuntimeDir, 0711) != 0) return "";
+  if (!OthersMaySearch(kRootRuntimeDir)) return "";
+  return kRootRuntimeDir;
+}
+
+}  // namespace
+
 std::string ScratchBaseDir() {
   std::string base = "/tmp";
   if (const char* env = std::getenv("TMPDIR"); env != nullptr && env[0] == '/') base = env;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (base == "/") base.clear();
+  // A root host's runs have uids of their own, which must reach their scratch directory (the
+  // process level's chdir, the launcher's root after it dropped to the run's uid): a TMPDIR they
+  // cannot search (a 0700 one, as mktemp -d makes) gives way to root's runtime directory. The
+  // scratch directories themselves stay 0700 either way.
+  if (::geteuid() == 0 && !OthersMaySearch(base)) {
+    if (std::string runtime = RootRuntimeDir(); !runtime.empty()) return runtime;
+  }
   return base;
 }
 

@@ -16,7 +16,9 @@
 
 namespace codeact::internal {
 
-// $TMPDIR when it is absolute, else /tmp; without a trailing slash ("" for "/").
+// $TMPDIR when it is absolute, else /tmp; without a trailing slash ("" for "/"). On a root host
+// whose TMPDIR other users cannot search (the runs' own uids could not reach their scratch), the
+// runtime directory /run/codeact instead (root's, 0711; made here).
 std::string ScratchBaseDir();
 
 // "o<key>.<pid>.<start>-", to put between a directory's prefix and its random part; "" when this

@@ -637,6 +637,7 @@ class Service {
                    code_text = std::string(code->as_string())](const CancellationToken& cancel) {
       InvokeOptions invoke = options_.invoke;
       invoke.cancel = cancel;
+      invoke.tenant = caller.owner;  // warm children and zygotes per caller (docs/warm-pool.md)
       ExecutionResult result;
       if (session) {
         result = session->Execute(code_text, invoke);
@@ -940,6 +941,7 @@ class Service {
     o.max_line_bytes = options_.max_body_bytes;
     o.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
     InvokeOptions invoke = options_.invoke;
+    invoke.tenant = caller.owner;  // warm children and zygotes per caller (docs/warm-pool.md)
     o.execute = [this, sessions, invoke, caller](const std::string& arguments_json,
                                                  const CancellationToken& cancel) {
       InvokeOptions call = invoke;

@@ -1,6 +1,8 @@
 #include "process/session_cgroups.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,9 +103,26 @@ StatusOr<std::shared_ptr<SessionParentGroup>> SessionParentGroup::Create(
       std::move(*group), std::make_shared<const CgroupSite>(std::move(child)), total_memory_bytes));
 }
 
-FreezerGroup::FreezerGroup(std::string dir, bool v2, bool own_dir)
-    : dir_(std::move(dir)), v2_(v2), own_dir_(own_dir) {
-  if (!v2_) procs_files_.push_back(dir_ + "/cgroup.procs");
+FreezerGroup::FreezerGroup(std::string dir, Kind kind, bool own_dir)
+    : dir_(std::move(dir)), kind_(kind), own_dir_(own_dir) {
+  if (kind_ == Kind::kV1) procs_files_.push_back(dir_ + "/cgroup.procs");
+}
+
+std::unique_ptr<FreezerGroup> FreezerGroup::ForSignals(const RunCgroup& group) {
+  return std::unique_ptr<FreezerGroup>(
+      new FreezerGroup(group.procs_files().front(), Kind::kSignals, false));
+}
+
+const char* FreezerGroup::mechanism() const {
+  switch (kind_) {
+    case Kind::kV2:
+      return "cgroup v2 freezer";
+    case Kind::kV1:
+      return "cgroup v1 freezer";
+    case Kind::kSignals:
+      return "SIGSTOP";
+  }
+  return "";
 }
 
 StatusOr<std::unique_ptr<FreezerGroup>> FreezerGroup::Create(const CgroupSite& site,
@@ -112,7 +131,7 @@ StatusOr<std::unique_ptr<FreezerGroup>> FreezerGroup::Create(const CgroupSite& s
     if (!site.hierarchies[i].v2) continue;
     const std::string dir = DirOf(group.procs_files()[i]);
     if (::access((dir + "/cgroup.freeze").c_str(), W_OK) == 0) {
-      return std::unique_ptr<FreezerGroup>(new FreezerGroup(dir, /*v2=*/true, false));
+      return std::unique_ptr<FreezerGroup>(new FreezerGroup(dir, Kind::kV2, false));
     }
   }
   const std::string hierarchy = CgroupRoot() + "/freezer";
@@ -130,7 +149,7 @@ StatusOr<std::unique_ptr<FreezerGroup>> FreezerGroup::Create(const CgroupSite& s
     return FailedPrecondition("no cgroup freezer for this session: mkdir " + dir + ": " +
                               std::strerror(errno));
   }
-  auto freezer = std::unique_ptr<FreezerGroup>(new FreezerGroup(dir, /*v2=*/false, true));
+  auto freezer = std::unique_ptr<FreezerGroup>(new FreezerGroup(dir, Kind::kV1, true));
   if (::access((dir + "/freezer.state").c_str(), W_OK) != 0) {
     return FailedPrecondition(hierarchy + " is not a freezer hierarchy (no freezer.state)");
   }
@@ -149,8 +168,10 @@ FreezerGroup::~FreezerGroup() {
 }
 
 Status FreezerGroup::Freeze(std::chrono::milliseconds timeout) {
-  if (Status s = v2_ ? WriteFile(dir_ + "/cgroup.freeze", "1")
-                     : WriteFile(dir_ + "/freezer.state", "FROZEN");
+  if (kind_ == Kind::kSignals) return StopAll(timeout);
+  const bool v2 = kind_ == Kind::kV2;
+  if (Status s = v2 ? WriteFile(dir_ + "/cgroup.freeze", "1")
+                    : WriteFile(dir_ + "/freezer.state", "FROZEN");
       !s.ok())
     return s;
   frozen_ = true;
@@ -158,8 +179,8 @@ Status FreezerGroup::Freeze(std::chrono::milliseconds timeout) {
   auto pause = std::chrono::microseconds(200);
   while (true) {
     const std::string state =
-        ReadFile(dir_ + (v2_ ? "/cgroup.events" : "/freezer.state")).value_or("");
-    if (v2_ ? state.find("frozen 1") != std::string::npos : state.rfind("FROZEN", 0) == 0) {
+        ReadFile(dir_ + (v2 ? "/cgroup.events" : "/freezer.state")).value_or("");
+    if (v2 ? state.find("frozen 1") != std::string::npos : state.rfind("FROZEN", 0) == 0) {
       return Status::Ok();
     }
     if (Clock::now() >= end) break;
@@ -172,10 +193,73 @@ Status FreezerGroup::Freeze(std::chrono::milliseconds timeout) {
 }
 
 Status FreezerGroup::Thaw() {
-  Status s =
-      v2_ ? WriteFile(dir_ + "/cgroup.freeze", "0") : WriteFile(dir_ + "/freezer.state", "THAWED");
+  if (kind_ == Kind::kSignals) {
+    ContinueAll();
+    frozen_ = false;
+    return Status::Ok();
+  }
+  Status s = kind_ == Kind::kV2 ? WriteFile(dir_ + "/cgroup.freeze", "0")
+                                : WriteFile(dir_ + "/freezer.state", "THAWED");
   if (s.ok()) frozen_ = false;
   return s;
+}
+
+namespace {
+
+std::vector<pid_t> ProcsOf(const std::string& procs_file) {
+  std::vector<pid_t> pids;
+  std::istringstream in(ReadFile(procs_file).value_or(""));
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Whether every thread of `pid` is stopped (state T or t), or the process is gone.
+bool AllThreadsStopped(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return true;  // exited: nothing of it runs
+  bool stopped = true;
+  while (const dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string stat = ReadFile(tasks + "/" + e->d_name + "/stat").value_or("");
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold one).
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;  // gone meanwhile
+    const char state = stat[close + 2];
+    if (state != 'T' && state != 't' && state != 'Z' && state != 'X') stopped = false;
+  }
+  ::closedir(dir);
+  return stopped;
+}
+
+}  // namespace
+
+Status FreezerGroup::StopAll(std::chrono::milliseconds timeout) {
+  frozen_ = true;
+  const auto end = Clock::now() + timeout;
+  auto pause = std::chrono::microseconds(200);
+  while (true) {
+    // Until a read of the group finds no process that is not stopped: a process that forked
+    // before its stop shows up in the next read and is stopped then.
+    bool all = true;
+    for (const pid_t pid : ProcsOf(dir_)) {
+      if (AllThreadsStopped(pid)) continue;
+      all = false;
+      (void)::kill(pid, SIGSTOP);
+    }
+    if (all) return Status::Ok();
+    if (Clock::now() >= end) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(10'000));
+  }
+  ContinueAll();
+  frozen_ = false;
+  return DeadlineExceeded("the session's processes did not stop (SIGSTOP) within " +
+                          std::to_string(timeout.count()) + " ms");
+}
+
+void FreezerGroup::ContinueAll() {
+  for (const pid_t pid : ProcsOf(dir_)) (void)::kill(pid, SIGCONT);
 }
 
 }  // namespace codeact::internal

@@ -10,7 +10,11 @@
 // FreezerGroup: on cgroup v2 the session group's own cgroup.freeze; on v1 a group of its own in
 // the freezer hierarchy (`<root>/freezer/<CgroupSubtreeName>/<name>`), which the session's child
 // joins with its other groups (procs_files). Freezing waits until the kernel reports the group
-// frozen: then none of its processes runs, and none can leave or fork.
+// frozen: then none of its processes runs, and none can leave or fork. Where neither exists (a v1
+// host without the freezer hierarchy), ForSignals stops the group's processes with SIGSTOP
+// instead (every thread of each, a group stop) and waits until every thread is stopped; SIGCONT
+// resumes them. A stopped process cannot fork either, so reading cgroup.procs again until no new
+// process shows up leaves none running.
 #pragma once
 
 #include <chrono>
@@ -52,6 +56,9 @@ class FreezerGroup {
   // FAILED_PRECONDITION, with the reason, where neither exists or can be made.
   static StatusOr<std::unique_ptr<FreezerGroup>> Create(const CgroupSite& site,
                                                         const RunCgroup& group);
+  // The signal fallback over the processes of `group` (its first hierarchy's cgroup.procs), for
+  // a host where Create fails.
+  static std::unique_ptr<FreezerGroup> ForSignals(const RunCgroup& group);
   // Thaws and removes the v1 group (its processes are the session group's to kill).
   ~FreezerGroup();
   FreezerGroup(const FreezerGroup&) = delete;
@@ -64,11 +71,16 @@ class FreezerGroup {
   Status Freeze(std::chrono::milliseconds timeout);
   Status Thaw();
   bool frozen() const { return frozen_; }
+  // "cgroup v2 freezer", "cgroup v1 freezer" or "SIGSTOP", for the docs and the notes.
+  const char* mechanism() const;
 
  private:
-  FreezerGroup(std::string dir, bool v2, bool own_dir);
-  std::string dir_;
-  bool v2_ = false;
+  enum class Kind { kV2, kV1, kSignals };
+  FreezerGroup(std::string dir, Kind kind, bool own_dir);
+  Status StopAll(std::chrono::milliseconds timeout);
+  void ContinueAll();
+  std::string dir_;  // kSignals: the group's cgroup.procs
+  Kind kind_ = Kind::kV2;
   bool own_dir_ = false;  // v1: made here, removed here
   bool frozen_ = false;
   std::vector<std::string> procs_files_;

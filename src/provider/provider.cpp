@@ -286,6 +286,12 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const InvokeOp
 
 ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnapshot& snapshot,
                                          const InvokeOptions& options) {
+  if (!options.tenant.empty() && options.tenant != snapshot.tenant) {
+    // The caller's own warm children (RunSnapshot::tenant): a copy only for a tenant's run.
+    RunSnapshot of_tenant = snapshot;
+    of_tenant.tenant = options.tenant;
+    return Execute(code, of_tenant, options);
+  }
   return Vet(
       code, snapshot, options,
       [&](const ExecutionRequest& request, const RunSnapshot& vetted) {

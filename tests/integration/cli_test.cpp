@@ -1,10 +1,13 @@
 // The codeact binary as a black box.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "bench/programs.hpp"
@@ -28,6 +31,51 @@ TEST(CliTest, RunHelloSample) {
   EXPECT_EQ(v.at("success").as_bool(), true);
   EXPECT_EQ(v.at("stdout").as_string(), "hello from codeact: mean=3.875\n");
   EXPECT_EQ(v.at("output"), bj::parse("[1,1,2,3,4,5,6,9]"));
+}
+
+// "As root with TMPDIR a 0700 directory (what mktemp -d makes), every default-level run is
+// setup_error" (issue 32): the runs' own uids could not reach their scratch directory below it.
+// Every level runs, as root and as an unprivileged user, and nothing is left in TMPDIR; on a root
+// host another run's scratch directories cannot be listed from inside a run.
+TEST(CliTest, ATmpdirOnlyItsOwnerMaySearchStillRunsAtEveryLevel) {
+  std::string pattern = std::filesystem::temp_directory_path().string() + "/codeact-0700-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::string tmp = pattern;
+  struct Remove {
+    std::string p;
+    ~Remove() { std::filesystem::remove_all(p); }
+  } remove{tmp};
+  ASSERT_EQ(std::filesystem::status(tmp).permissions(), std::filesystem::perms::owner_all);
+  const std::string code =
+      "import pathlib\ntry:\n    list(pathlib.Path('/run/codeact').iterdir())\n    listed = "
+      "'listed'\n"
+      "except OSError as e:\n    listed = type(e).__name__\n[1, listed]";
+  for (const std::string level : {"", "process", "namespaces"}) {
+    SCOPED_TRACE("level " + (level.empty() ? std::string("default") : level));
+    std::vector<std::string> args = {"/usr/bin/env", "TMPDIR=" + tmp, CODEACT_BINARY, "run"};
+    if (!level.empty()) args.insert(args.end(), {"--isolation", level});
+    args.push_back("-");
+    const Cli c = testing::RunProgram(args, code);
+    if (level == "namespaces" && c.exit_code == 2) {
+      std::cout << "namespaces level refused up front here: " << c.err << "\n";
+      continue;
+    }
+    ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+    const bj::value v = bj::parse(c.out);
+    EXPECT_EQ(v.at("outcome").as_string(), "ok") << c.out;
+    const bj::array& out = v.at("output").as_array();
+    EXPECT_EQ(out.at(0), bj::value(1)) << c.out;
+    // As root the scratch lives in /run/codeact (0711): a run may not list it. Elsewhere the
+    // directory is absent or out of reach.
+    EXPECT_NE(out.at(1).as_string(), "listed") << c.out;
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left in TMPDIR";
+  }
+  if (::geteuid() == 0) {
+    struct stat st {};
+    ASSERT_EQ(::lstat("/run/codeact", &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0711u);
+    EXPECT_EQ(st.st_uid, 0u);
+  }
 }
 
 TEST(CliTest, ValidateRejectsOsSystem) {

@@ -243,6 +243,48 @@ TEST(WarmPoolTest, AChangeOfStartKeyGetsChildrenStartedUnderTheNewConfig) {
   EXPECT_EQ(RunPooled(*executor, code, a).stdout_text, "a 200\n");
 }
 
+// Issue 33: "8 requests with 8 different limits.max_open_files took the server from 8 to 64
+// descendant processes". The keys of one tenant are bounded (WarmPool::kMaxKeysPerTenant): the
+// idle children and fork servers of only its two most recent keys stay, and another tenant's
+// keys do not push them out.
+TEST(WarmPoolTest, EightLimitSetsOfOneTenantKeepTwoKeysOfIdleProcesses) {
+  const auto executor = NewLocalExecutor(2);
+  const auto make = [](int i, std::string tenant) {
+    RunSnapshot s = Snapshot();
+    s.tenant = std::move(tenant);
+    s.limits.max_open_files = 300 + i;  // an rlimit: a start key of its own, on any host
+    return s;
+  };
+  for (int i = 0; i < 8; ++i) {
+    const ExecutionResult r = executor->Execute({"1"}, make(i, "caller-a"));
+    ASSERT_EQ(r.outcome, Outcome::kOk) << i << ": " << r.message;
+  }
+  const RunSnapshot last = make(7, "caller-a");
+  const RunSnapshot before_last = make(6, "caller-a");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return IdleChildPids(*executor, &last).size() == 2 &&
+               IdleChildPids(*executor, &before_last).size() == 2;
+      },
+      std::chrono::seconds(60)));
+  for (int i = 0; i < 6; ++i) {
+    const RunSnapshot old = make(i, "caller-a");
+    EXPECT_TRUE(IdleChildPids(*executor, &old).empty()) << "key " << i << " kept its children";
+  }
+  EXPECT_EQ(IdleChildPids(*executor).size(), 4u);
+  // Two keys' fork servers at most (zygotes per key: up to one per core, at most the pool size).
+  EXPECT_TRUE(Eventually([&] { return internal::ForkServerPids(*executor).size() <= 4; }))
+      << internal::ForkServerPids(*executor).size();
+
+  // Another tenant's key is its own, and leaves caller-a's two.
+  const RunSnapshot other = make(7, "caller-b");
+  ASSERT_EQ(executor->Execute({"1"}, other).outcome, Outcome::kOk);
+  ASSERT_TRUE(Eventually([&] { return IdleChildPids(*executor, &other).size() == 2; },
+                         std::chrono::seconds(60)));
+  EXPECT_EQ(IdleChildPids(*executor, &last).size(), 2u);
+  EXPECT_EQ(IdleChildPids(*executor, &before_last).size(), 2u);
+}
+
 TEST(WarmPoolTest, ARunThatFindsNoReadyChildStartsItsOwnInsteadOfWaiting) {
   const auto executor = NewLocalExecutor(1);
   const RunSnapshot snapshot = Snapshot();

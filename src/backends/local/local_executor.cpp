@@ -58,12 +58,14 @@ constexpr std::chrono::milliseconds kWarmStartTimeout{10'000};
 // Everything that shapes a started child, so equal keys may share warm children: the
 // interpreter, the isolation level, whether `site` loads, the environment, the rlimits and the
 // mounts. This is the part of the config fingerprint (provider.hpp) a child depends on; tool
-// names and the other limits travel in the request and are enforced by the host.
+// names and the other limits travel in the request and are enforced by the host. And the tenant:
+// a warm child, and a zygote whose forks share its hash seed and memory layout, serve one caller.
 std::string StartKey(const std::string& python, IsolationLevel isolation, bool site_packages,
                      const RunSnapshot& s) {
   auto field = [](std::string_view v) { return std::to_string(v.size()) + ":" + std::string(v); };
   std::string key =
       field(python) + field(IsolationName(isolation)) + (site_packages ? "site" : "nosite");
+  key += "|tenant" + field(s.tenant);
   for (const auto& [k, v] : s.environment) key += "|env" + field(k) + field(v);
   key += "|limits" + LimitKey(s.limits, /*child_only=*/true);
   for (const auto& m : s.mounts) {
@@ -749,7 +751,9 @@ class LocalExecutor final : public Executor {
     if (freezer.ok()) {
       made->freezer = std::move(*freezer);
     } else {
+      // No cgroup freezer: the session stops between calls by SIGSTOP of its processes.
       made->freezer_missing = freezer.status().message();
+      made->freezer = FreezerGroup::ForSignals(*made->cgroup);
     }
     auto workdir = TempDir::Create("codeact-session-");
     if (!workdir.ok()) return workdir.status();

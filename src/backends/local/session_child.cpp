@@ -33,14 +33,11 @@ class LocalSession final : public ExecutorSession {
     std::lock_guard lock(mu_);
     if (closed_) return FailedPrecondition("the session is closed");
     if (paused_since_) return Status::Ok();
-    if (child_) {
-      if (!child_->freezer) {
-        return FailedPrecondition("cannot pause the session: " + child_->freezer_missing);
-      }
-      std::lock_guard freeze(freeze_mu_);
-      if (Status s = child_->freezer->Freeze(kFreezeTimeout); !s.ok()) return s;
-    }
     paused_since_ = Clock::now();
+    if (Status s = ApplyFreezeLocked(); !s.ok()) {
+      paused_since_.reset();
+      return s;
+    }
     return Status::Ok();
   }
 
@@ -48,12 +45,14 @@ class LocalSession final : public ExecutorSession {
     std::lock_guard lock(mu_);
     if (closed_) return FailedPrecondition("the session is closed");
     if (!paused_since_) return Status::Ok();
-    if (child_ && child_->freezer) {
-      std::lock_guard freeze(freeze_mu_);
-      if (Status s = child_->freezer->Thaw(); !s.ok()) return s;
-    }
-    paused_total_ += Clock::now() - *paused_since_;
+    const auto since = *paused_since_;
     paused_since_.reset();
+    // Between calls the group stays frozen: only a run in flight is thawed.
+    if (Status s = ApplyFreezeLocked(); !s.ok()) {
+      paused_since_ = since;
+      return s;
+    }
+    paused_total_ += Clock::now() - since;
     return Status::Ok();
   }
 
@@ -80,6 +79,16 @@ class LocalSession final : public ExecutorSession {
     child.cgroup->KillAll();
     std::lock_guard freeze(freeze_mu_);
     if (child.freezer && child.freezer->frozen()) (void)child.freezer->Thaw();
+  }
+
+  // Under mu_: freezes or thaws the child's group as the state asks: frozen unless a run is in
+  // flight and the session is not paused.
+  Status ApplyFreezeLocked() {
+    if (!child_ || !child_->freezer) return Status::Ok();
+    const bool want = paused_since_.has_value() || !in_run_;
+    std::lock_guard freeze(freeze_mu_);
+    if (want == child_->freezer->frozen()) return Status::Ok();
+    return want ? child_->freezer->Freeze(kFreezeTimeout) : child_->freezer->Thaw();
   }
 
   // Time since `start` with the time paused since then taken out.
@@ -119,11 +128,20 @@ class LocalSession final : public ExecutorSession {
     std::lock_guard lock(mu_);
     if (closed_) return FailedPrecondition("the session is closed");
     child_ = child;
-    if (paused_since_ && child->freezer) {  // paused while it started
-      std::lock_guard freeze(freeze_mu_);
-      (void)child->freezer->Freeze(kFreezeTimeout);
+    if (Status s = ApplyFreezeLocked(); !s.ok()) {  // frozen until the run starts
+      ended_because_ = "it could not be frozen: " + s.message();
+      child_.reset();
+      return s;
     }
     return child;
+  }
+
+  // Marks a run of `child` in flight or not, and thaws or freezes its group accordingly.
+  Status SetInRun(const std::shared_ptr<SessionChild>& child, bool in_run) {
+    std::lock_guard lock(mu_);
+    if (child_ != child) return Status::Ok();  // closed meanwhile: the group is being killed
+    in_run_ = in_run;
+    return ApplyFreezeLocked();
   }
 
   // Ends `child`: it is no longer the session's, and it dies with the last reference.
@@ -171,8 +189,16 @@ class LocalSession final : public ExecutorSession {
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     const MountSnapshot mounts_before =
         MountSnapshot::Take(config_.snapshot.mounts, capture_limits);
+    // Read while the group is still frozen: whatever runs from the thaw on is this call's.
     const CgroupUsage before = child->cgroup->Usage();
     const std::int64_t oom_before = child->cgroup->OomKills();
+    if (Status s = SetInRun(child, true); !s.ok()) {
+      ended_because_ = "it could not be thawed: " + s.message();
+      Drop(child);
+      return NotRunResult(Outcome::kSetupError,
+                          "cannot thaw the session's interpreter: " + s.message() +
+                              "; the next run starts a new one");
+    }
     const std::int64_t cpu_limit_ms = limits.cpu_time_s * 1000;
 
     // The wall clock and the CPU time are the watcher's: the host loop's own deadline cannot
@@ -224,7 +250,15 @@ class LocalSession final : public ExecutorSession {
     const bool clean = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError;
     ExitInfo exit{.exited = true, .exit_code = 0};
     bool oom_killed = false;
+    std::string freeze_failed;
     if (clean) {
+      // Nothing of the session runs from here to the next call, before its CPU time is read and
+      // its files are captured: a thread the code left running stops with the run.
+      if (Status s = SetInRun(child, false); !s.ok()) {
+        freeze_failed = s.message();
+        Kill(*child);  // before the capture: nothing writes after the run returned
+        (void)child->cgroup->WaitUntilEmpty(kFreezeTimeout);
+      }
       // The runner flushed stdout and stderr before its terminal frame.
       loop.DrainAvailableOutput();
     } else {
@@ -255,6 +289,12 @@ class LocalSession final : public ExecutorSession {
       Drop(child);
       r.message += std::string(r.message.empty() ? "" : "; ") +
                    "the session's interpreter was ended; the next run starts a new one";
+    } else if (!freeze_failed.empty()) {
+      // What cannot be stopped between calls does not stay.
+      ended_because_ = "it could not be frozen after a run: " + freeze_failed;
+      Drop(child);
+      r.message += std::string(r.message.empty() ? "" : "; ") +
+                   "the session's interpreter was ended; the next run starts a new one";
     }
     r.session_state = state;
     if (!note.empty()) r.message = note + (r.message.empty() ? "" : "; " + r.message);
@@ -269,6 +309,7 @@ class LocalSession final : public ExecutorSession {
   bool closed_ = false;
   std::optional<Clock::time_point> paused_since_;
   Clock::duration paused_total_{};
+  bool in_run_ = false;  // a run of child_ is in flight: its group runs unless paused
   // Under run_mu_:
   bool started_before_ = false;
   std::string ended_because_;

@@ -11,6 +11,14 @@
 // session's cgroup (inside the executor's SessionParentGroup) holds its memory and processes;
 // its working directory is the launcher's tmpfs of max_workdir_bytes. A run that ends otherwise
 // than ok or error kills the whole group; the next run starts a fresh child ("restarted").
+//
+// Between calls nothing of the session runs: when a run has ended with its terminal frame, the
+// whole group is frozen (the cgroup freezer, or SIGSTOP where the host has none) before its files
+// are captured and its CPU time read, and thawed when the next call starts. A thread the code
+// left behind therefore neither spends CPU nor writes between calls, and what it did before the
+// freeze is the call's (its CPU time and files). A session that cannot be frozen is ended, with
+// a note. Frozen is not paused: the state stays "kept"; Pause is the caller's, and a run is
+// refused only while paused.
 #pragma once
 
 #include <chrono>
@@ -44,8 +52,8 @@ struct SessionChild {
 
   std::optional<UidLease> uid;            // a root host: the child's own uid, released last
   std::unique_ptr<RunCgroup> cgroup;      // always there: sessions need one
-  std::unique_ptr<FreezerGroup> freezer;  // null where this host has no freezer
-  std::string freezer_missing;            // why not, for Pause
+  std::unique_ptr<FreezerGroup> freezer;  // the cgroup freezer, or the SIGSTOP fallback
+  std::string freezer_missing;            // why no cgroup freezer (the fallback is in use)
   std::optional<TempDir> workdir;
   std::unique_ptr<Child> child;
 };

@@ -61,20 +61,26 @@ WarmPool::Slot& WarmPool::Touch(const std::string& key, const RunSnapshot& snaps
                                 std::vector<std::string>& dropped_keys) {
   auto [it, inserted] = slots_.try_emplace(key);
   it->second.last_used = Clock::now();
-  if (inserted) {
-    it->second.config = snapshot;
-    it->second.config.tools.clear();
-    if (slots_.size() > kMaxKeys) {
-      auto oldest = slots_.end();
-      for (auto s = slots_.begin(); s != slots_.end(); ++s) {
-        if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used))
-          oldest = s;
-      }
-      for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
-      dropped_keys.push_back(oldest->first);
-      slots_.erase(oldest);
+  if (!inserted) return it->second;
+  it->second.config = snapshot;
+  it->second.config.tools.clear();
+  // The least recently used key other than this one, among those of the run's tenant or all.
+  auto evict_oldest = [&](bool same_tenant) {
+    auto oldest = slots_.end();
+    std::size_t count = 0;
+    for (auto s = slots_.begin(); s != slots_.end(); ++s) {
+      if (same_tenant && s->second.config.tenant != snapshot.tenant) continue;
+      ++count;
+      if (s != it && (oldest == slots_.end() || s->second.last_used < oldest->second.last_used))
+        oldest = s;
     }
-  }
+    if (count <= (same_tenant ? kMaxKeysPerTenant : kMaxKeys) || oldest == slots_.end()) return;
+    for (auto& c : oldest->second.ready) evicted.push_back(std::move(c));
+    dropped_keys.push_back(oldest->first);
+    slots_.erase(oldest);
+  };
+  evict_oldest(/*same_tenant=*/true);
+  evict_oldest(/*same_tenant=*/false);
   return it->second;
 }
 
@@ -222,10 +228,12 @@ void WarmPool::Loop() {
     }
     ++counters_.started;
     if (it == slots_.end() || stopping_) {
-      // Dropped meanwhile (idle or evicted): the child dies outside the lock.
+      // Dropped meanwhile (idle or evicted): the child dies outside the lock, and what the start
+      // made for the key (its fork server) is dropped again.
       std::optional<ReadyChild> doomed(std::move(*started));
       lock.unlock();
       doomed.reset();
+      if (it == slots_.end()) TellDropped({key});
       lock.lock();
       continue;
     }

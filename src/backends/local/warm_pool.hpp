@@ -3,6 +3,11 @@
 // for the idle timeout loses its children, and a child that died while idle is dropped and
 // replaced.
 //
+// Keys are bounded twice: kMaxKeys for the pool, kMaxKeysPerTenant for each tenant
+// (RunSnapshot::tenant, a caller of `codeact serve`), so that one caller's runs with ever new
+// limits replace that caller's own keys, not everyone's, and never hold more than two keys' worth
+// of idle children and fork servers (the executor drops a key's fork servers with it).
+//
 // Children are started from the pool's own thread, which lives as long as the pool: the
 // parent-death signal follows the thread that forked, so a child started from a short-lived
 // caller thread would die with it, and every child dies with the host, however it ends.
@@ -103,6 +108,7 @@ class WarmPool {
  private:
   using Clock = std::chrono::steady_clock;
   static constexpr std::size_t kMaxKeys = 8;
+  static constexpr std::size_t kMaxKeysPerTenant = 2;
   static constexpr std::chrono::milliseconds kRefillDelay{50};
   static constexpr std::chrono::milliseconds kAfterRun{3};
 
@@ -118,8 +124,9 @@ class WarmPool {
     int failures = 0;  // consecutive start failures; the slot stops refilling after a few
   };
 
-  // Finds or adds the slot for `key` (evicting the least recently used one past kMaxKeys into
-  // `evicted`) and marks it used. Caller holds mu_.
+  // Finds or adds the slot for `key` (evicting the least recently used key of the same tenant
+  // past kMaxKeysPerTenant, then the least recently used one past kMaxKeys, into `evicted`) and
+  // marks it used. Caller holds mu_.
   Slot& Touch(const std::string& key, const RunSnapshot& snapshot, std::vector<ReadyChild>& evicted,
               std::vector<std::string>& dropped_keys);
   // Drops keys idle past the timeout and children that died while idle (into `dropped`), and
