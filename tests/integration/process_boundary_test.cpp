@@ -77,7 +77,8 @@ class ProcessBoundaryTest : public ::testing::TestWithParam<Mode> {
 
   ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}) {
     RunSnapshot s = Snapshot(limits);
-    s.policy.extra_allowed_imports.push_back("multiprocessing");
+    for (const char* module : {"multiprocessing", "threading", "stat"})
+      s.policy.extra_allowed_imports.push_back(module);
     Executor& executor = ExecutorFor(GetParam());
     if (GetParam().pooled) {
       EXPECT_TRUE(testing::Eventually(
@@ -175,13 +176,13 @@ TEST_P(ProcessBoundaryTest, ModesThatWeakenPermissionsAreRefusedAndTheUmaskIs022
         << name << "\n"
         << r.stdout_text;
   }
-  // Neither has an audit event with the mode: the seccomp filter refuses the system call.
-  for (const char* name : {"fchmod 0o646", "umask 0"}) {
-    EXPECT_NE(Line(r.stdout_text, name).find("PermissionError: [Errno 1] Operation not permitted"),
-              std::string::npos)
-        << name << "\n"
-        << r.stdout_text;
-  }
+  EXPECT_NE(
+      Line(r.stdout_text, "fchmod 0o646").find("PermissionError: codeact guard: file modes: "),
+      std::string::npos)
+      << r.stdout_text;
+  // umask has no audit event: the seccomp filter refuses it, and glibc's wrapper, for a call that
+  // cannot fail, leaves errno 0 (the umask printed below is unchanged).
+  EXPECT_NE(Line(r.stdout_text, "umask 0").find("OSError: "), std::string::npos) << r.stdout_text;
   EXPECT_EQ(Line(r.stdout_text, "chmod 0o640"), "chmod 0o640: ok");
   // The run's umask is the host's with 022 added: nothing it makes is writable for others.
   const mode_t host = ::umask(022);
@@ -256,15 +257,6 @@ TEST_P(ProcessBoundaryCliTest, AnExplicitMemoryLimitRunsAndStopsAnAllocation) {
   const auto r = RunCode({"--memory-mb", "256"}, Program("bytearray_512.py"));
   EXPECT_EQ(Text(r, "outcome"), "memory_limit") << boost::json::serialize(r) << last_err_;
   EXPECT_EQ(Text(r, "stdout").find("held"), std::string::npos);
-}
-
-TEST_P(ProcessBoundaryCliTest, AnExplicitMaxProcessesRunsAndStopsAThreadBomb) {
-  const auto r = RunCode({"--max-processes", "16"}, Program("thread_bomb.py"));
-  ASSERT_EQ(Text(r, "outcome"), "ok") << boost::json::serialize(r) << last_err_;
-  const std::string out = Text(r, "stdout");
-  const auto at = out.find("stopped after ");
-  ASSERT_NE(at, std::string::npos) << out;
-  EXPECT_LT(std::atoi(out.c_str() + at + 14), 16) << out;
 }
 
 TEST_P(ProcessBoundaryCliTest, ChmodThatWeakensAModeIsRefusedWithTheGuardsMessage) {
