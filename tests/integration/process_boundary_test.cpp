@@ -75,12 +75,13 @@ class ProcessBoundaryTest : public ::testing::TestWithParam<Mode> {
       GTEST_SKIP() << "the namespaces level is not available here";
   }
 
-  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}) {
+  // `refused`: the run is refused up front, so no pooled child is made for it either.
+  ExecutionResult Run(const std::string& code, ExecutionLimits limits = {}, bool refused = false) {
     RunSnapshot s = Snapshot(limits);
     for (const char* module : {"multiprocessing", "threading", "stat"})
       s.policy.extra_allowed_imports.push_back(module);
     Executor& executor = ExecutorFor(GetParam());
-    if (GetParam().pooled) {
+    if (GetParam().pooled && !refused) {
       EXPECT_TRUE(testing::Eventually(
           [&] {
             executor.Warm(s);
@@ -157,7 +158,17 @@ TEST_P(ProcessBoundaryTest, MemoryOutsideTheAddressSpaceCannotBeHeld) {
 TEST_P(ProcessBoundaryTest, AThreadBombStopsAtAnExplicitMaxProcesses) {
   ExecutionLimits limits;
   limits.max_processes = 16;
-  const ExecutionResult r = Run(Program("thread_bomb.py"), limits);
+  // A non-root process level without a pids cgroup has no bound for threads yet (the guard's
+  // thread cap needs an audit event CPython 3.11 lacks): refused, naming what is missing.
+  const bool refused = GetParam().level == IsolationLevel::kProcess && ::geteuid() != 0 &&
+                       !internal::CgroupSite::ForThisProcess()->pids();
+  const ExecutionResult r = Run(Program("thread_bomb.py"), limits, refused);
+  if (refused) {
+    EXPECT_EQ(r.outcome, Outcome::kSetupError) << r.message;
+    EXPECT_NE(r.message.find("the max_processes limit of 16 processes needs a"), std::string::npos)
+        << r.message;
+    return;
+  }
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   const auto at = r.stdout_text.find("stopped after ");
   ASSERT_NE(at, std::string::npos) << r.stdout_text;
@@ -215,8 +226,6 @@ TEST_P(ProcessBoundaryTest, APlainRunsMessageCarriesNoEnvironmentNotes) {
   EXPECT_NE(by_limit["memory_bytes"].find("RLIMIT_AS"), std::string::npos)
       << by_limit["memory_bytes"];
   EXPECT_FALSE(by_limit["max_processes"].empty());
-  EXPECT_EQ(by_limit["max_processes"].find("alone"), std::string::npos)
-      << by_limit["max_processes"];
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, ProcessBoundaryTest,
