@@ -334,12 +334,10 @@ class LocalExecutor final : public Executor {
     }
     t.validates_in_child = validate_in_child_;
     t.isolation_meaning =
-        sandbox_ ? "The code runs in namespaces of its own: it sees only its own files and "
-                   "processes."
-        : guard_ ? "The code runs as a confined process of the host: no network, no new "
-                   "processes, only its own directories writable; host file metadata stays "
-                   "visible."
-                 : "The code runs as a process of the host under its limits only.";
+        sandbox_ ? "Own namespaces: the code sees only its own files and processes."
+        : guard_ ? "A confined host process: no network or new processes, writes only to its "
+                   "own directories; host file metadata is visible."
+                 : "A host process under its limits only.";
     return t;
   }
 
