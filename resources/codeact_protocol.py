@@ -11,7 +11,8 @@ Bridge: newline-delimited compact JSON, ASCII only (so a frame never holds a raw
 the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr.
 
   host  -> child {"type":"guard","exec":[path,...],"read":[path,...],"write":[path,...],
-                  "tmp":path,"bridge_fds":[3,4]}          (only to a pooled or forked child with
+                  "tmp":path,"bridge_fds":[3,4],"max_threads":N}
+                                                         (only to a pooled or forked child with
                                                           CODEACT_GUARD, before its ready frame)
   child -> host  {"type":"ready","python":[3,11],"pid":N}     (a session's runner adds
                  "session":true: after each terminal frame it reads the next request on the same
@@ -70,7 +71,7 @@ import _json
 # fields. A receiver refuses a message without a required field.
 
 TABLE = {
-    "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"), ("tmp",)),
+    "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"), ("tmp", "max_threads")),
     "request": ("bridge", "host", ("code",),
                 ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard",
                  "validate")),
@@ -101,7 +102,7 @@ REQUEST_DEFAULTS = {"max_output_bytes": 1 << 20, "max_frame_bytes": 1 << 20, "ma
 BRIDGE_FDS = (3, 4)
 # The system part of the runtime guard: the guard frame's fields, which the request's "guard"
 # field repeats with "imports".
-GUARD_SYSTEM_FIELDS = ("exec", "read", "write", "tmp", "bridge_fds")
+GUARD_SYSTEM_FIELDS = ("exec", "read", "write", "tmp", "bridge_fds", "max_threads")
 
 
 def table_json():

@@ -174,6 +174,9 @@ struct BackendTraits {
   // The backend validates a stateless run's code in its child when the request asks
   // (ExecutionRequest::validate_in_child); the provider then does not.
   bool validates_in_child = false;
+  // What the isolation level means for the code, in one sentence for the model (ending in '.');
+  // empty: the description names the level only.
+  std::string isolation_meaning;
 };
 
 // The backend's side of a Session (session.hpp): one child serving the runs of one session.

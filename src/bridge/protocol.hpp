@@ -56,6 +56,7 @@ inline constexpr std::string_view kRead = "read";
 inline constexpr std::string_view kWrite = "write";
 inline constexpr std::string_view kTmp = "tmp";
 inline constexpr std::string_view kBridgeFds = "bridge_fds";
+inline constexpr std::string_view kMaxThreads = "max_threads";
 inline constexpr std::string_view kImports = "imports";  // only in the request's "guard"
 // request
 inline constexpr std::string_view kCode = "code";
@@ -139,7 +140,7 @@ inline constexpr std::string_view kNone[] = {""};
 inline constexpr Names None() { return Names(kNone, 0); }
 
 inline constexpr std::string_view kGuardRequired[] = {kExec, kRead, kWrite, kBridgeFds};
-inline constexpr std::string_view kGuardOptional[] = {kTmp};
+inline constexpr std::string_view kGuardOptional[] = {kTmp, kMaxThreads};
 inline constexpr std::string_view kRequestRequired[] = {kCode};
 inline constexpr std::string_view kRequestOptional[] = {
     kTools, kMaxOutputBytes, kMaxFrameBytes, kMaxToolCalls, kGuard, kValidate};

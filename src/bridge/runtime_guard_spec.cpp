@@ -22,6 +22,7 @@ boost::json::object GuardSystemJson(const RuntimeGuardSpec& spec) {
                           {field::kWrite, Strings(spec.write)},
                           {field::kBridgeFds, std::move(fds)}};
   if (!spec.tmp.empty()) out[field::kTmp] = spec.tmp;
+  if (spec.max_threads > 0) out[field::kMaxThreads] = spec.max_threads;
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,13 @@ struct RuntimeGuardSpec {
   std::vector<int> bridge_fds;  // the audit hook refuses to open these
   // The import patterns for the user's code (validator/runtime_policy.py); not in the system part.
   std::vector<std::string> imports;
+  // The audit hook refuses a thread start beyond this many threads (the run's max_processes);
+  // 0: no cap.
+  std::int64_t max_threads = 0;
 };
 
-// {"exec":[...],"read":[...],"write":[...],"tmp":"...","bridge_fds":[...]} ("tmp" when set).
+// {"exec":[...],"read":[...],"write":[...],"tmp":"...","bridge_fds":[...],"max_threads":N}
+// ("tmp" and "max_threads" when set).
 boost::json::object GuardSystemJson(const RuntimeGuardSpec& spec);
 // The request's "guard" field: the system part and "imports".
 boost::json::object GuardRequestJson(const RuntimeGuardSpec& spec);

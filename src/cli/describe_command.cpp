@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "backends/local/local_executor.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
@@ -63,9 +64,15 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   }
   if (args->Has("--measure")) {
     const ToolDescriptionParts parts = (*provider)->DescribeRun((*provider)->Snapshot());
+    Executor& executor = (*provider)->executor();
+    internal::EnvironmentReport environment;
+    environment.isolation = std::string(IsolationName(executor.isolation()));
+    environment.notes = internal::EnvironmentNotes(executor);
+    for (auto& m : internal::LimitMechanisms(executor))
+      environment.limit_mechanisms.emplace_back(std::move(m.limit), std::move(m.mechanism));
     std::cout << internal::DescriptionMeasureJson(
                      parts.core.size(), EstimatedTokens(parts.core.size()), parts.details.size(),
-                     EstimatedTokens(parts.details.size()), kDescriptionCoreBudget)
+                     EstimatedTokens(parts.details.size()), kDescriptionCoreBudget, environment)
               << "\n";
     return kExitOk;
   }

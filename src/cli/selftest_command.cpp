@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "backends/local/local_executor.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
@@ -56,8 +57,17 @@ int CmdSelftest(const std::vector<std::string>& argv) {
     return kExitFailed;
   }
 
-  std::cout << "isolation level: " << IsolationName((*executor)->isolation()) << "\n\n"
-            << "| probe | expected | observed | contained |\n|---|---|---|---|\n";
+  std::cout << "isolation level: " << IsolationName((*executor)->isolation()) << "\n\n";
+  const std::vector<std::string> notes = internal::EnvironmentNotes(**executor);
+  if (!notes.empty()) {
+    std::cout << "environment notes:\n";
+    for (const auto& note : notes) std::cout << "- " << note << "\n";
+    std::cout << "\n";
+  }
+  std::cout << "| limit | enforced by |\n|---|---|\n";
+  for (const auto& m : internal::LimitMechanisms(**executor))
+    std::cout << "| " << m.limit << " | " << m.mechanism << " |\n";
+  std::cout << "\n| probe | expected | observed | contained |\n|---|---|---|---|\n";
   bool kept = true;
   for (const auto& r : *reports) {
     std::cout << "| " << r.name << " | " << (r.promised ? "contained" : "not contained") << " | "

@@ -1,5 +1,7 @@
 #include "guard/audit_rules.hpp"
 
+#include <sys/stat.h>
+
 #include <vector>
 
 namespace codeact::internal {
@@ -40,8 +42,10 @@ constexpr Entry kEvents[] = {
     {"os.listdir", {AuditAction::kCheckPath, "/proc"}},
     {"os.scandir", {AuditAction::kCheckPath, "/proc"}},
     {"socket.__new__", {AuditAction::kCheckSocket, "network"}},
-    {"os.chmod", {AuditAction::kCheckMode, "setuid/setgid bits"}},
-    {"os.mkdir", {AuditAction::kCheckMode, "setuid/setgid bits"}},
+    {"os.chmod", {AuditAction::kCheckMode, "file modes"}},
+    {"os.mkdir", {AuditAction::kCheckMode, "file modes"}},
+    {"_thread.start_new_thread", {AuditAction::kCheckThreads, "max_processes"}},
+    {"_thread.start_joinable_thread", {AuditAction::kCheckThreads, "max_processes"}},
     {"object.__getattr__", {AuditAction::kCheckAttribute, kFrames}},
     {"object.__setattr__", {AuditAction::kCheckAttribute, kFrames}},
     {"object.__delattr__", {AuditAction::kCheckAttribute, kFrames}},
@@ -110,6 +114,11 @@ bool IsGuardedAttribute(std::string_view name, bool write) {
     return false;
   };
   return write ? in(kWrite) : in(kRead);
+}
+
+unsigned WeakeningModeBits(std::string_view event, unsigned mode) {
+  const unsigned never = S_ISUID | S_ISGID | S_ISVTX;
+  return mode & (event == "os.chmod" ? never | S_IWOTH : never);
 }
 
 }  // namespace codeact::internal

@@ -17,7 +17,8 @@ enum class AuditAction {
   kDenyFromUserCode,  // when the user's code itself raised it: frames, code objects, marshal, gc
   kCheckPath,         // open / os.listdir / os.scandir: guarded /proc files, the bridge fds
   kCheckSocket,       // socket.__new__: AF_UNIX only (asyncio's self-pipe is a socketpair)
-  kCheckMode,         // os.chmod / os.mkdir: no setuid or setgid bit
+  kCheckMode,         // os.chmod / os.mkdir: no setuid, setgid or sticky bit; no o+w by chmod
+  kCheckThreads,      // _thread.start_new_thread: no more threads than the run's max_threads
   kCheckAttribute,    // object.__getattr__/__setattr__/__delattr__: frame and code internals
 };
 
@@ -35,5 +36,9 @@ bool IsGuardedProcPath(std::string_view path);
 // Attributes that lead from an object to frames and code: read (tb_frame, f_code, gi_frame,
 // __code__, ...) or written (__code__, __defaults__, __globals__, __bases__, ...).
 bool IsGuardedAttribute(std::string_view name, bool write);
+
+// The bits of `mode` that `event` ("os.chmod" or "os.mkdir") may not set: setuid, setgid and
+// sticky for both, and write for others for a chmod (a new directory's o+w the umask removes).
+unsigned WeakeningModeBits(std::string_view event, unsigned mode);
 
 }  // namespace codeact::internal

@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -75,6 +76,7 @@ struct Guard {
   ImportPatterns patterns;              // parsed from pattern_list on the code's first import
   PyObject* original_import = nullptr;  // strong, for the life of the process
   bool opened_for_writing = false;      // an "open" event that may write (opened_for_writing())
+  long max_threads = 0;                 // spec's "max_threads": the thread cap (0: none)
 };
 
 Guard guard;
@@ -138,6 +140,12 @@ PyObject* Arm(PyObject*, PyObject* spec) {
       guard.bridge_fds[guard.bridge_fd_count++] = fd;
     }
   }
+  if (PyObject* cap = PyDict_GetItemString(spec, "max_threads"); cap != nullptr && cap != Py_None) {
+    guard.max_threads = PyLong_AsLong(cap);  // borrowed
+    if (guard.max_threads == -1 && PyErr_Occurred()) return nullptr;
+  }
+  // What the run creates is not writable for others (the seccomp filter keeps 022 in the umask).
+  ::umask(::umask(022) | 022);
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return Fail(std::string("prctl(PR_SET_NO_NEW_PRIVS) failed: ") + ErrnoText(errno));
   }
@@ -149,10 +157,9 @@ PyObject* Arm(PyObject*, PyObject* spec) {
   if (int err = LoadSeccompProgram(GuardSeccompProgram(), /*all_threads=*/true); err != 0) {
     return Fail(std::string("loading the seccomp filter failed: ") + ErrnoText(err));
   }
-  const std::vector<sock_filter> signals = SelfSignalFilter(::getpid(), ::getpgrp());
-  if (int err = LoadSeccompProgram({signals.data(), signals.size()}, /*all_threads=*/true);
-      err != 0) {
-    return Fail(std::string("loading the signal filter failed: ") + ErrnoText(err));
+  const std::vector<sock_filter> self = SelfTargetFilter(::getpid(), ::getpgrp());
+  if (int err = LoadSeccompProgram({self.data(), self.size()}, /*all_threads=*/true); err != 0) {
+    return Fail(std::string("loading the self-target filter failed: ") + ErrnoText(err));
   }
   if (PySys_AddAuditHook(AuditHook, nullptr) != 0) return nullptr;
   return PyLong_FromLong(abi);
@@ -298,6 +305,24 @@ bool MayWrite(PyObject* args) {
   return (IntArg(args, 2, O_WRONLY) & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)) != 0;
 }
 
+// A thread start when the interpreter already has max_threads threads (the main one included):
+// the run's max_processes where no RLIMIT_NPROC or pids cgroup counts the run's tasks alone (the
+// process level of a non-root host). The new thread's state is made after this event, and a
+// thread's is deleted with the GIL still held, so the list read under the GIL is exact.
+int CheckThreads(const AuditRule& rule) {
+  if (guard.max_threads <= 0) return 0;
+  long threads = 0;
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Get()); t != nullptr;
+       t = PyThreadState_Next(t)) {
+    ++threads;
+  }
+  if (threads < guard.max_threads) return 0;
+  PyErr_Format(PyExc_PermissionError,
+               "codeact guard: %s: a thread beyond the run's %ld (max_processes) is not allowed",
+               rule.rule, guard.max_threads);
+  return -1;
+}
+
 int AuditHook(const char* event, PyObject* args, void*) {
   const AuditRule rule = ClassifyAuditEvent(event);
   if (!guard.opened_for_writing && rule.action == AuditAction::kCheckPath &&
@@ -319,13 +344,20 @@ int AuditHook(const char* event, PyObject* args, void*) {
       PyErr_Format(PyExc_PermissionError,
                    "codeact guard: %s: sockets other than AF_UNIX are not allowed", rule.rule);
       return -1;
-    case AuditAction::kCheckMode:
+    case AuditAction::kCheckMode: {
       // args: (path, mode, dir_fd)
-      if ((IntArg(args, 1, 0) & (S_ISUID | S_ISGID)) == 0) return 0;
+      const unsigned bits = WeakeningModeBits(event, static_cast<unsigned>(IntArg(args, 1, 0)));
+      if (bits == 0) return 0;
+      char octal[16];  // PyErr_Format has no %o before Python 3.12
+      std::snprintf(octal, sizeof octal, "0o%o", bits);
       PyErr_Format(PyExc_PermissionError,
-                   "codeact guard: %s: %s with a setuid or setgid bit is not allowed", rule.rule,
-                   event);
+                   "codeact guard: %s: %s with mode bits %s (setuid, setgid, sticky or "
+                   "writable by others) is not allowed",
+                   rule.rule, event, octal);
       return -1;
+    }
+    case AuditAction::kCheckThreads:
+      return CheckThreads(rule);
     case AuditAction::kCheckAttribute:
       return CheckAttribute(rule, event, args);
   }

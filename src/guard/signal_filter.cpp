@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
 
 namespace codeact::internal {
 namespace {
@@ -16,54 +18,78 @@ constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)
 constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
 #else
-#error "SelfSignalFilter: add this architecture's AUDIT_ARCH_* value"
+#error "SelfTargetFilter: add this architecture's AUDIT_ARCH_* value"
 #endif
 
-constexpr std::uint32_t kArgLow = offsetof(seccomp_data, args[0]);  // little-endian: low word first
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "SelfSignalFilter reads the low word first");
+              "SelfTargetFilter reads an argument's low word first");
+constexpr std::uint32_t ArgLow(unsigned arg) {
+  return static_cast<std::uint32_t>(offsetof(seccomp_data, args) + 8 * arg);
+}
 
-sock_filter Stmt(std::uint16_t code, std::uint32_t k) { return BPF_STMT(code, k); }
-sock_filter Jump(std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
-  return BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, jt, jf);
+constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr std::uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+
+// A call whose argument `arg` must be one of `allowed` (else EPERM).
+struct TargetRule {
+  std::uint32_t nr;
+  unsigned arg;
+  std::vector<std::uint32_t> allowed;
+};
+
+std::vector<TargetRule> SignalRules(std::uint32_t self, std::uint32_t group) {
+  std::vector<TargetRule> rules = {{SYS_kill, 0, {self, 0, group}}};
+  for (std::uint32_t nr :
+       {SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo, SYS_pidfd_open}) {
+    rules.push_back({nr, 0, {self}});
+  }
+  return rules;
+}
+
+std::vector<TargetRule> ResourceRules(std::uint32_t self) {
+  std::vector<TargetRule> rules = {{SYS_setpriority, 1, {0, self}}, {SYS_ioprio_set, 1, {0, self}}};
+  for (std::uint32_t nr :
+       {SYS_prlimit64, SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam,
+        SYS_sched_setattr, SYS_migrate_pages, SYS_move_pages}) {
+    rules.push_back({nr, 0, {0, self}});
+  }
+  return rules;
+}
+
+std::uint8_t Offset(std::size_t n) {
+  if (n > 255) std::abort();  // a rule this long is a bug here, not input
+  return static_cast<std::uint8_t>(n);
+}
+
+// One block per rule, in turn:  ld nr; jeq nr ? next : skip-block; ld arg; jeq v.. -> allow;
+// ret deny; ret allow. A block whose number differs is skipped with the number still loaded.
+void AddRule(std::vector<sock_filter>& p, const TargetRule& r) {
+  const std::size_t values = r.allowed.size();
+  const std::size_t body = 1 + values + 2;  // ld arg, the jumps, ret deny, ret allow
+  p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, r.nr, 0, Offset(body)));
+  p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ArgLow(r.arg)));
+  for (std::size_t i = 0; i < values; ++i) {
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, r.allowed[i], Offset(values - i), 0));
+  }
+  p.push_back(BPF_STMT(BPF_RET | BPF_K, kDeny));
+  p.push_back(BPF_STMT(BPF_RET | BPF_K, kAllow));
 }
 
 }  // namespace
 
-std::vector<sock_filter> SelfSignalFilter(pid_t pid, pid_t pgid) {
-  // Calls whose first argument is the target process, for which only this process will do.
-  const std::uint32_t self_only[] = {SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo,
-                                     SYS_rt_tgsigqueueinfo, SYS_pidfd_open};
+std::vector<sock_filter> SelfTargetFilter(pid_t pid, pid_t pgid) {
   const std::uint32_t self = static_cast<std::uint32_t>(pid);
-  const std::uint32_t group = static_cast<std::uint32_t>(-pgid);
-  const std::uint32_t allow = SECCOMP_RET_ALLOW;
-  const std::uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
-
+  const std::uint32_t group = static_cast<std::uint32_t>(pgid > 0 ? -pgid : 0);
   std::vector<sock_filter> p;
   // Another architecture's call numbers mean other calls: left to the main filter, which kills.
-  p.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
-  p.push_back(Jump(kNativeArch, 1, 0));
-  p.push_back(Stmt(BPF_RET | BPF_K, allow));
-  p.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
-  // kill: jump to the kill check (after the self-only jumps, the allow, the self check).
-  const std::size_t n = sizeof self_only / sizeof self_only[0];
-  p.push_back(Jump(SYS_kill, static_cast<std::uint8_t>(n + 1 + 4), 0));
-  for (std::size_t i = 0; i < n; ++i) {
-    p.push_back(Jump(self_only[i], static_cast<std::uint8_t>(n - i), 0));  // to the self check
+  p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+  p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kNativeArch, 1, 0));
+  p.push_back(BPF_STMT(BPF_RET | BPF_K, kAllow));
+  p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+  for (const auto& group_rules : {SignalRules(self, group), ResourceRules(self)}) {
+    for (const TargetRule& r : group_rules) AddRule(p, r);
   }
-  p.push_back(Stmt(BPF_RET | BPF_K, allow));
-  // Self check: the target is this process.
-  p.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, kArgLow));
-  p.push_back(Jump(self, 0, 1));
-  p.push_back(Stmt(BPF_RET | BPF_K, allow));
-  p.push_back(Stmt(BPF_RET | BPF_K, deny));
-  // Kill check: this process, its process group (0, or -pgid).
-  p.push_back(Stmt(BPF_LD | BPF_W | BPF_ABS, kArgLow));
-  p.push_back(Jump(self, 3, 0));
-  p.push_back(Jump(0, 2, 0));
-  p.push_back(Jump(pgid > 0 ? group : 0, 1, 0));
-  p.push_back(Stmt(BPF_RET | BPF_K, deny));
-  p.push_back(Stmt(BPF_RET | BPF_K, allow));
+  p.push_back(BPF_STMT(BPF_RET | BPF_K, kAllow));
   return p;
 }
 

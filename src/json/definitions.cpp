@@ -110,13 +110,20 @@ std::string DescriptionDocumentJson(std::string_view definition_json,
 
 std::string DescriptionMeasureJson(std::size_t core_chars, std::size_t core_tokens,
                                    std::size_t details_chars, std::size_t details_tokens,
-                                   std::size_t core_budget) {
+                                   std::size_t core_budget, const EnvironmentReport& environment) {
+  json::array notes;
+  for (const auto& n : environment.notes) notes.emplace_back(n);
+  json::object mechanisms;
+  for (const auto& [limit, mechanism] : environment.limit_mechanisms) mechanisms[limit] = mechanism;
   return SerializeJson(json::object{{"core_chars", core_chars},
                                     {"core_tokens_estimate", core_tokens},
                                     {"details_chars", details_chars},
                                     {"details_tokens_estimate", details_tokens},
                                     {"core_budget_chars", core_budget},
-                                    {"token_estimate", "characters / 4, rounded up"}});
+                                    {"token_estimate", "characters / 4, rounded up"},
+                                    {"isolation", environment.isolation},
+                                    {"environment_notes", std::move(notes)},
+                                    {"limit_mechanisms", std::move(mechanisms)}});
 }
 
 }  // namespace codeact::internal

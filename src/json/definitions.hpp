@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "codeact/provider.hpp"
@@ -38,10 +39,19 @@ StatusOr<std::optional<std::string>> ParseSessionArgument(std::string_view argum
 std::string DescriptionDocumentJson(std::string_view definition_json,
                                     std::string_view instructions);
 
+// What `codeact describe --measure` says about the environment besides the sizes: the level,
+// its environment notes, and what enforces each limit (local_executor.hpp).
+struct EnvironmentReport {
+  std::string isolation;
+  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, std::string>> limit_mechanisms;  // limit, mechanism
+};
+
 // {"core_chars", "core_tokens_estimate", "details_chars", "details_tokens_estimate",
-//  "core_budget_chars", "token_estimate": "characters / 4"} for `codeact describe --measure`.
+//  "core_budget_chars", "token_estimate": "characters / 4", "isolation", "environment_notes":
+//  [...], "limit_mechanisms": {limit: mechanism}} for `codeact describe --measure`.
 std::string DescriptionMeasureJson(std::size_t core_chars, std::size_t core_tokens,
                                    std::size_t details_chars, std::size_t details_tokens,
-                                   std::size_t core_budget);
+                                   std::size_t core_budget, const EnvironmentReport& environment);
 
 }  // namespace codeact::internal

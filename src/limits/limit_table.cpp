@@ -93,6 +93,11 @@ std::string LimitKey(const ExecutionLimits& limits, bool child_only) {
 ResourceLimits RlimitsFor(const ExecutionLimits& limits) {
   ResourceLimits r;
   r.Set(RLIMIT_CORE, 0, 0);
+  // Counted per user, which a non-root process level shares with the host user (issue 31):
+  // queued signals (the child may signal only itself) and POSIX message queue bytes (the guard
+  // refuses mq_open; this holds where it is off).
+  r.Set(RLIMIT_SIGPENDING, kRunPendingSignals, kRunPendingSignals);
+  r.Set(RLIMIT_MSGQUEUE, 0, 0);
   for (const LimitSpec& spec : kTable) {
     if (spec.enforcer != LimitEnforcer::kRlimit || spec.rlimit == RLIMIT_AS) continue;
     std::int64_t v = limits.*spec.member;

@@ -46,7 +46,11 @@ Status CheckLimits(const ExecutionLimits& limits);
 // that shape a child. Keys of the config fingerprint and the warm pool.
 std::string LimitKey(const ExecutionLimits& limits, bool child_only);
 
-// The child's rlimits: RLIMIT_CORE 0, then every kRlimit row (RLIMIT_CPU with a hard limit one
+// Queued signals a run may have pending (RLIMIT_SIGPENDING): the user's default is thousands.
+inline constexpr std::int64_t kRunPendingSignals = 64;
+
+// The child's rlimits: RLIMIT_CORE 0, RLIMIT_SIGPENDING kRunPendingSignals, RLIMIT_MSGQUEUE 0,
+// then every kRlimit row (RLIMIT_CPU with a hard limit one
 // second above the soft one, so SIGXCPU comes first), RLIMIT_AS last.
 ResourceLimits RlimitsFor(const ExecutionLimits& limits);
 

@@ -40,7 +40,7 @@ struct Rlimit {
 // fixed array before fork. Empty: the child inherits the host's limits (RLIMIT_CORE is always 0).
 class ResourceLimits {
  public:
-  static constexpr int kMax = 8;
+  static constexpr int kMax = 10;
   // Sets one limit, replacing an earlier value of the same resource in place.
   void Set(int resource, std::int64_t soft, std::int64_t hard);
   std::optional<Rlimit> Get(int resource) const;

@@ -603,6 +603,10 @@ const char* RlimitName(int resource) {
       return "RLIMIT_NPROC";
     case RLIMIT_AS:
       return "RLIMIT_AS";
+    case RLIMIT_SIGPENDING:
+      return "RLIMIT_SIGPENDING";
+    case RLIMIT_MSGQUEUE:
+      return "RLIMIT_MSGQUEUE";
     default:
       return "RLIMIT_?";
   }

@@ -176,7 +176,9 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
   std::ostringstream core;
   core << "Run Python " << version.major << "." << version.minor << " code in a sandbox ("
        << BackendName(executor_->backend()) << " backend, " << IsolationName(executor_->isolation())
-       << " isolation). Write one program that does the whole task. Top-level `await` works; the "
+       << " isolation)." << (traits.isolation_meaning.empty() ? "" : " ")
+       << traits.isolation_meaning
+       << " Write one program that does the whole task. Top-level `await` works; the "
        << "value of a final bare expression is returned as `output`; print what you need to see."
        << "\n\n";
   if (options_.validate) {

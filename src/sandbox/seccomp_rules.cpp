@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +76,10 @@ constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,     CLONE_NEWPID, CLON
                                              CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
 
 constexpr scmp_datum_t kPrivilegedModeBits[] = {S_ISUID, S_ISGID};
+// What a mode change may not add besides them (issue 32): the sticky bit, and write for others.
+// Creation modes keep S_IWOTH (open's 0666, mkdir's 0777): the umask, which may not lose 022
+// (DenyWeakenedFileModes), takes it off.
+constexpr scmp_datum_t kWeakeningModeBits[] = {S_ISVTX, S_IWOTH};
 // O_TMPFILE includes O_DIRECTORY; its own bit is what marks the call as creating a file.
 constexpr scmp_datum_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
 
@@ -87,9 +93,11 @@ RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, const char* name) {
   return {};
 }
 
-// EPERM when argument `arg` of `nr` holds either privileged mode bit.
-RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg) {
-  for (scmp_datum_t bit : kPrivilegedModeBits) {
+// EPERM when argument `arg` of `nr` holds one of `bits`.
+template <std::size_t N>
+RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg,
+                    const scmp_datum_t (&bits)[N]) {
+  for (scmp_datum_t bit : bits) {
     const scmp_arg_cmp mode = {arg, SCMP_CMP_MASKED_EQ, bit, bit};
     if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0)
       return Failed(rc, name);
@@ -166,7 +174,8 @@ RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
                     {SCMP_SYS(mkdirat), "mkdirat", 2},   {SCMP_SYS(mknod), "mknod", 1},
                     {SCMP_SYS(mknodat), "mknodat", 2},   {SCMP_SYS(creat), "creat", 1}};
   for (const auto& c : mode_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg); !s.ok()) return s;
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kPrivilegedModeBits); !s.ok())
+      return s;
   }
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(open), "open", 1, 2); !s.ok()) return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(openat), "openat", 2, 3); !s.ok()) return s;
@@ -175,6 +184,91 @@ RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
   }
   for (const char* name : {"fchmodat2", "openat2"}) {
     if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), name); !s.ok()) return s;
+  }
+  return {};
+}
+
+RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx) {
+  const struct {
+    int nr;
+    const char* name;
+    unsigned mode_arg;
+  } chmod_calls[] = {{SCMP_SYS(chmod), "chmod", 1},
+                     {SCMP_SYS(fchmod), "fchmod", 1},
+                     {SCMP_SYS(fchmodat), "fchmodat", 2}};
+  for (const auto& c : chmod_calls) {
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kWeakeningModeBits); !s.ok())
+      return s;
+  }
+  const struct {
+    int nr;
+    const char* name;
+    unsigned mode_arg;
+  } create_calls[] = {{SCMP_SYS(mkdir), "mkdir", 1},
+                      {SCMP_SYS(mkdirat), "mkdirat", 2},
+                      {SCMP_SYS(mknod), "mknod", 1},
+                      {SCMP_SYS(mknodat), "mknodat", 2}};
+  const scmp_datum_t sticky[] = {S_ISVTX};
+  for (const auto& c : create_calls) {
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, sticky); !s.ok()) return s;
+  }
+  // A umask without 022's bits: the umask is a process's, and the run's starts at 022 or
+  // stricter (the guard sets it before the filter).
+  for (scmp_datum_t bit : {scmp_datum_t{S_IWGRP}, scmp_datum_t{S_IWOTH}}) {
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(umask), 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, bit, 0));
+        rc < 0) {
+      return Failed(rc, "umask");
+    }
+  }
+  return {};
+}
+
+RuleStatus DenyForeignPriorityTargets(scmp_filter_ctx ctx) {
+  // setpriority(which, who, prio) and ioprio_set(which, who, ioprio): a process group or a
+  // user (who 0: the caller's) reaches every process of it. Other values of `which` are EINVAL
+  // in the kernel. The process's own pid is checked per child (guard/signal_filter.hpp).
+  constexpr scmp_datum_t kIoprioWhoPgrp = 2;  // IOPRIO_WHO_PGRP
+  constexpr scmp_datum_t kIoprioWhoUser = 3;  // IOPRIO_WHO_USER
+  const struct {
+    int nr;
+    const char* name;
+    scmp_datum_t which;
+  } calls[] = {{SCMP_SYS(setpriority), "setpriority", PRIO_PGRP},
+               {SCMP_SYS(setpriority), "setpriority", PRIO_USER},
+               {SCMP_SYS(ioprio_set), "ioprio_set", kIoprioWhoPgrp},
+               {SCMP_SYS(ioprio_set), "ioprio_set", kIoprioWhoUser}};
+  for (const auto& c : calls) {
+    // `which` is an int: compare its 32 bits only.
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), c.nr, 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, c.which));
+        rc < 0) {
+      return Failed(rc, c.name);
+    }
+  }
+  return {};
+}
+
+RuleStatus DenySysvIpcAndMessageQueues(scmp_filter_ctx ctx) {
+  for (const char* name :
+       {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
+        "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+        "mq_notify", "mq_getsetattr"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  return {};
+}
+
+RuleStatus DenyInotify(scmp_filter_ctx ctx) {
+  for (const char* name : {"inotify_init", "inotify_init1"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
+  }
+  return {};
+}
+
+RuleStatus DenyMemoryFiles(scmp_filter_ctx ctx) {
+  for (const char* name : {"memfd_create", "memfd_secret"}) {
+    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
   }
   return {};
 }
@@ -220,7 +314,8 @@ RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
 
 RuleStatus AddLauncherRules(scmp_filter_ctx ctx) {
   for (auto add : {DenyKernelAdministration, DenyNewNamespaces, DenyTerminalInjection,
-                   AllowOnlyUnixSockets, DenyPrivilegedFileModes, DenyUnknownSystemCalls}) {
+                   AllowOnlyUnixSockets, DenyPrivilegedFileModes, DenyWeakenedFileModes,
+                   DenyForeignPriorityTargets, DenyUnknownSystemCalls}) {
     if (RuleStatus s = add(ctx); !s.ok()) return s;
   }
   return {};
@@ -260,7 +355,8 @@ std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx),
 
 RuleStatus AddGuardRules(scmp_filter_ctx ctx) {
   if (RuleStatus s = AddLauncherRules(ctx); !s.ok()) return s;
-  for (auto add : {DenyProcessCreation, DenyNetworkAddresses}) {
+  for (auto add : {DenyProcessCreation, DenyNetworkAddresses, DenySysvIpcAndMessageQueues,
+                   DenyInotify, DenyMemoryFiles}) {
     if (RuleStatus s = add(ctx); !s.ok()) return s;
   }
   return {};

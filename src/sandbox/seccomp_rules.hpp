@@ -46,6 +46,19 @@ RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx);
 // the rules above would not see (openat2's behind a pointer).
 RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx);
 
+// EPERM for what weakens a file's mode past the setuid/setgid bits (issue 32): chmod, fchmod
+// and fchmodat with S_ISVTX or S_IWOTH; mkdir, mkdirat, mknod and mknodat with S_ISVTX; and a
+// umask without 022's bits (the guard sets 022 or stricter before it arms the filter, so what a
+// run creates is not world-writable). The mode is checked, not the file: a chmod that keeps an
+// existing o+w is refused too, and 600 -> 644 passes (metadata paths: issue 31, meta-notify).
+RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx);
+
+// EPERM for setpriority and ioprio_set on a process group or a user (PRIO_PGRP, PRIO_USER,
+// IOPRIO_WHO_PGRP, IOPRIO_WHO_USER: with who 0 they reach every process of the caller's uid).
+// Which process they, prlimit64 and the sched_set* calls may target is checked per child
+// (guard/signal_filter.hpp: 0 or the process's own pid).
+RuleStatus DenyForeignPriorityTargets(scmp_filter_ctx ctx);
+
 // ENOSYS for every system call number below kMaxSyscallNumber of the native architecture that
 // this libseccomp's table does not name: calls added by newer kernels (listmount,
 // open_tree_attr, ...) are refused until the table, and this review, know them.
@@ -60,6 +73,20 @@ RuleStatus DenyProcessCreation(scmp_filter_ctx ctx);
 // AF_UNIX sockets exist under the filter, and of those the code needs socketpair (asyncio's
 // self-pipe), not a path or an abstract name that could reach a host service.
 RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx);
+
+// Runtime guard: EPERM for SysV IPC (shm*, msg*, sem*) and POSIX message queues (mq_*): their
+// objects outlive the run and are shared by every process of the uid (or of the IPC namespace).
+// The standard library uses neither (multiprocessing's semaphores are files in /dev/shm).
+RuleStatus DenySysvIpcAndMessageQueues(scmp_filter_ctx ctx);
+
+// Runtime guard: EPERM for inotify_init and inotify_init1. Instances are counted per user
+// (fs.inotify.max_user_instances, 128 by default), with no rlimit a run could be held under.
+RuleStatus DenyInotify(scmp_filter_ctx ctx);
+
+// Runtime guard: EPERM for memfd_create and memfd_secret: pages held in a memfd are outside
+// RLIMIT_AS, which is then what bounds a run's memory where no memory cgroup does (with POSIX
+// shm, /dev/shm, outside the guard's Landlock paths).
+RuleStatus DenyMemoryFiles(scmp_filter_ctx ctx);
 
 // The whole rule set of each filter (on a context whose default action is to allow).
 RuleStatus AddLauncherRules(scmp_filter_ctx ctx);

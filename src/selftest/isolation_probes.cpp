@@ -128,7 +128,8 @@ enum class ProcessLevel {
   kContainsWithLandlock,      // with the runtime guard where the kernel has Landlock
   kContainsOnRootHost,        // on a root host: each run's own uid and private mount namespace
   kContainsWithMemoryCgroup,  // at both levels, where the run's memory cgroup can be made
-  kNowhereYet,                // no level promises it yet (README, known limitations)
+  kContainsWithGuardOrMemoryCgroup,  // at both levels, with the runtime guard or that cgroup
+  kNowhereYet,                       // no level promises it yet (README, known limitations)
   // Only the namespaces level hides it: the process level shares the host's file tree and pid
   // namespace for metadata (docs/threat-model-metadata.md), and says "not contained".
   kHiddenOnlyByNamespaces,
@@ -405,6 +406,38 @@ std::vector<Probe> HostAttackProbes() {
            return {false, "changed its mode to " + std::to_string(st.st_mode & 0777)};
          return {true, OutcomeText(r)};
        }},
+      {"change another process's limits or priority", ProcessLevel::kContainsWithGuard,
+       [](const Fixture&) {
+         return "import os, resource\np = os.getppid()\ndone = []\n"
+                "for name, f in [('prlimit', lambda: resource.prlimit(p, resource.RLIMIT_NOFILE, "
+                "resource.prlimit(p, resource.RLIMIT_NOFILE))), ('setpriority', lambda: "
+                "os.setpriority(os.PRIO_PROCESS, p, os.getpriority(os.PRIO_PROCESS, p))), "
+                "('sched_setaffinity', lambda: os.sched_setaffinity(p, os.sched_getaffinity(p)))]:"
+                "\n    try:\n        f()\n        done.append(name)\n    except OSError:\n"
+                "        pass\nprint('changed:', *done)";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture&) -> Verdict {
+         if (!Contains(r.stdout_text, "changed:")) return {true, OutcomeText(r)};
+         const std::string done = Short(r.stdout_text);
+         return {done == "changed:", done == "changed:" ? "every call refused" : done};
+       }},
+      {"leave a world-writable file in a mount", ProcessLevel::kContainsWithGuard,
+       [](const Fixture& f) {
+         return "import os\np = " + Py(f.rw_seen + "/ww") + "\nd = " + Py(f.rw_seen + "/wwd") +
+                "\nopen(p, 'w').write('x')\nos.mkdir(d, 0o777)\ntry:\n    os.chmod(p, 0o666)\n"
+                "except OSError:\n    pass\ntry:\n    os.chmod(d, 0o1777)\nexcept OSError:\n"
+                "    pass";
+       },
+       nullptr,
+       [](const ExecutionResult& r, Fixture& f) -> Verdict {
+         for (const char* name : {"/ww", "/wwd"}) {
+           struct stat st {};
+           if (::lstat((f.rw_host + name).c_str(), &st) == 0 && (st.st_mode & S_IWOTH) != 0)
+             return {false, std::string("left ") + name + " writable for others"};
+         }
+         return {true, OutcomeText(r)};
+       }},
       {"chmod a device node", ProcessLevel::kContains,
        [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; },
        nullptr,
@@ -432,7 +465,7 @@ std::vector<Probe> HostAttackProbes() {
 // outrun or ignore.
 std::vector<Probe> ExhaustionProbes() {
   return {
-      {"hold memory in memfds", ProcessLevel::kContainsWithMemoryCgroup,
+      {"hold memory in memfds", ProcessLevel::kContainsWithGuardOrMemoryCgroup,
        [](const Fixture&) {
          return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
                 "    if i % 4 == 0:\n        fds.append(os.memfd_create('m'))\n    "
@@ -441,6 +474,18 @@ std::vector<Probe> ExhaustionProbes() {
        },
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
+         return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
+       }},
+      {"hold memory in /dev/shm", ProcessLevel::kContainsWithLandlock,
+       [](const Fixture& f) {
+         return "chunk = b'x' * (8 << 20)\nwith open('/dev/shm/' + " + Py(f.marker) +
+                ", 'wb') as out:\n    for i in range(64):\n        out.write(chunk)\n"
+                "print('held 512 MiB')";
+       },
+       [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
+       [](const ExecutionResult& r, Fixture& f) -> Verdict {
+         std::error_code ec;
+         fs::remove("/dev/shm/" + f.marker, ec);
          return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
        }},
       {"fill the working directory", ProcessLevel::kContainsOnRootHost,
@@ -557,7 +602,7 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   s.mounts.push_back({f.rw_host, "/out", MountMode::kReadWrite, 1 << 20});
   // The probes test the isolation level, not the policy: the runtime guard's import check lets
   // them import what they use, so that what stops them is the level's own.
-  s.policy.extra_allowed_imports = {"socket", "signal", "sys"};
+  s.policy.extra_allowed_imports = {"socket", "signal", "sys", "resource"};
   const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
   ProbeReport report;
   report.name = probe.name;
@@ -571,6 +616,8 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
         return executor.isolation() == IsolationLevel::kNamespaces;
       case ProcessLevel::kContainsWithMemoryCgroup:
         return cgroups->memory();
+      case ProcessLevel::kContainsWithGuardOrMemoryCgroup:
+        return cgroups->memory() || guard.armed;
       default:
         break;
     }

@@ -56,6 +56,13 @@ std::shared_ptr<const internal::CgroupSite> Site() {
     GTEST_SKIP() << "no pids and memory cgroup can be made here: " << Site()->missing; \
   }
 
+// The executor's environment notes, one a line.
+std::string Notes(const Executor& executor) {
+  std::string out;
+  for (const auto& note : internal::EnvironmentNotes(executor)) out += note + "\n";
+  return out;
+}
+
 bool NamespacesAvailable() {
   static const bool available = [] {
     ExecutorOptions options;
@@ -354,9 +361,11 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
         NewLocalExecutor(0, 60'000, true, level, /*runtime_guard=*/false);  // the daemon forks
     const ExecutionResult ok = executor->Execute({"print(1)"}, Snapshot());
     EXPECT_EQ(ok.outcome, Outcome::kOk) << ok.message;
-    EXPECT_NE(ok.message.find("no cgroup for this run"), std::string::npos) << ok.message;
-    EXPECT_NE(ok.message.find("memory is bounded by RLIMIT_AS alone"), std::string::npos)
-        << ok.message;
+    // The note is the executor's, said once (issue 31), not the result's.
+    const std::string notes = Notes(*executor);
+    EXPECT_EQ(ok.message.find("no cgroup for this run"), std::string::npos) << ok.message;
+    EXPECT_NE(notes.find("no cgroup for this run"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("memory is bounded by RLIMIT_AS alone"), std::string::npos) << notes;
     EXPECT_FALSE(ok.usage.peak_memory_bytes.has_value());
 
     ExecutionLimits memory;
@@ -369,13 +378,19 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
               std::string::npos)
         << refused.message;
 
+    // Processes are bounded without a cgroup where the run has a uid of its own (a root host) or
+    // a user namespace (RLIMIT_NPROC counts its tasks alone); otherwise refused.
     ExecutionLimits processes;
     processes.max_processes = 8;
     const ExecutionResult also = executor->Execute({"print(1)"}, Snapshot(processes));
-    EXPECT_EQ(also.outcome, Outcome::kSetupError);
-    EXPECT_NE(also.message.find("the max_processes limit of 8 processes needs a cgroup"),
-              std::string::npos)
-        << also.message;
+    if (geteuid() == 0 || level == IsolationLevel::kNamespaces) {
+      EXPECT_EQ(also.outcome, Outcome::kOk) << also.message;
+    } else {
+      EXPECT_EQ(also.outcome, Outcome::kSetupError);
+      EXPECT_NE(also.message.find("the max_processes limit of 8 processes needs a cgroup"),
+                std::string::npos)
+          << also.message;
+    }
 
     if (level == IsolationLevel::kProcess) {
       const ExecutionResult daemon = executor->Execute({Fixture("daemon.py")}, Snapshot());
@@ -455,37 +470,27 @@ class UnprivilegedCgroupTest : public ::testing::Test {
   std::optional<internal::TempDir> tmp_;
 };
 
-TEST_F(UnprivilegedCgroupTest, WithoutItsSubtreeAUserRunsWithANoteAndExplicitLimitsAreRefused) {
+// Without its subtree a user's runs say so once, in the log (issue 31: not in every result), and
+// an explicit memory limit holds all the same: RLIMIT_AS, with the runtime guard denying memfds
+// and Landlock closing /dev/shm.
+TEST_F(UnprivilegedCgroupTest, WithoutItsSubtreeAUserRunsWithANoteAndAnExplicitMemoryLimitHolds) {
   const auto ok = RunAsNobody({"run", "--isolation", "process", "-"}, "print(1)");
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
   const auto result = bj::parse(ok.out);
   const std::string message(result.at("message").as_string());
-  EXPECT_NE(
-      message.find(
-          "codeact-65534 does not exist (run `codeact setup-cgroups --user NAME` once as root)"),
-      std::string::npos)
-      << message;
+  const std::string missing =
+      "codeact-65534 does not exist (run `codeact setup-cgroups --user NAME` once as root)";
+  EXPECT_EQ(message.find(missing), std::string::npos) << message;
+  EXPECT_NE(ok.err.find(missing), std::string::npos) << ok.err;
 
-  const auto refused =
-      RunAsNobody({"run", "--isolation", "process", "--memory-mb", "256", "-"}, "print(1)");
-  EXPECT_EQ(refused.exit_code, 1);
-  const auto r = bj::parse(refused.out);
-  EXPECT_EQ(r.at("outcome").as_string(), "setup_error");
-  EXPECT_NE(std::string(r.at("message").as_string())
-                .find("the memory_bytes limit of 256 MiB needs a cgroup"),
+  const auto held =
+      RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb", "256", "-"},
+                  Fixture("allocate_memory.py"));
+  const auto w = bj::parse(held.out);
+  EXPECT_EQ(w.at("outcome").as_string(), "memory_limit") << held.out << held.err;
+  EXPECT_NE(held.err.find("memory is bounded by RLIMIT_AS, with memfd_create and SysV shm denied"),
             std::string::npos)
-      << refused.out;
-
-  // Accepted as an rlimit alone: RLIMIT_AS stops the allocation, and the result says what does
-  // not apply.
-  const auto weaker = RunAsNobody({"run", "--isolation", "process", "--no-validate", "--memory-mb",
-                                   "256", "--accept-weaker-limits", "-"},
-                                  Fixture("allocate_memory.py"));
-  const auto w = bj::parse(weaker.out);
-  EXPECT_EQ(w.at("outcome").as_string(), "memory_limit") << weaker.out << weaker.err;
-  EXPECT_NE(std::string(w.at("message").as_string()).find("memory is bounded by RLIMIT_AS alone"),
-            std::string::npos)
-      << weaker.out;
+      << held.err;
 }
 
 TEST_F(UnprivilegedCgroupTest, AfterSetupCgroupsAUsersRunsHaveGroupsInItsOwnSubtree) {
@@ -825,8 +830,8 @@ TEST_F(CgroupV2Test, TheExecutorRunsInAV2GroupAndRefusesLimitsItsControllersCann
       EXPECT_NE(ok.stdout_text.find("\n0::/\n"), std::string::npos)
           << name << ": " << ok.stdout_text;
     }
-    EXPECT_NE(ok.message.find("the run's cgroup lacks a controller (the "), std::string::npos)
-        << name << ": " << ok.message;
+    EXPECT_NE(Notes(*executor).find("the run's cgroup lacks a controller (the "), std::string::npos)
+        << name << ": " << Notes(*executor);
     ASSERT_TRUE(ok.usage.cpu_ms.has_value()) << name;
     EXPECT_FALSE(ok.usage.peak_memory_bytes.has_value()) << name;
 
@@ -845,15 +850,19 @@ TEST_F(CgroupV2Test, TheExecutorRunsInAV2GroupAndRefusesLimitsItsControllersCann
         std::string::npos)
         << name << ": " << refused.message;
 
+    // A root host's run has a uid of its own: RLIMIT_NPROC bounds its processes (issue 31).
     ExecutionLimits processes;
     processes.max_processes = 8;
     const ExecutionResult also = executor->Execute({"print(1)"}, Snapshot(processes));
-    EXPECT_EQ(also.outcome, Outcome::kSetupError) << name;
-    EXPECT_NE(
-        also.message.find("the max_processes limit of 8 processes needs the pids controller in the "
-                          "run's cgroup, which is missing here: "),
-        std::string::npos)
-        << name << ": " << also.message;
+    if (geteuid() == 0 || level == IsolationLevel::kNamespaces) {
+      EXPECT_EQ(also.outcome, Outcome::kOk) << name << ": " << also.message;
+    } else {
+      EXPECT_EQ(also.outcome, Outcome::kSetupError) << name;
+      EXPECT_NE(also.message.find("the max_processes limit of 8 processes needs the pids "
+                                  "controller in the run's cgroup, which is missing here: "),
+                std::string::npos)
+          << name << ": " << also.message;
+    }
 
     // Seen from the host, a run's processes are in its group: ended here through cgroup.kill.
     ExecutionLimits long_wall;

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "process/run_cgroup.hpp"
 
@@ -200,13 +201,15 @@ class ScopedTmpdir {
   std::optional<std::string> old_;
 };
 
-// Whether a run with `limits` is refused up front here: it sets memory_bytes or max_processes,
-// and runs get no cgroup with that controller (a non-root host without its subtree).
+// Whether a run with `limits` is refused up front here by the guarded executors (LocalExecutor):
+// it sets memory_bytes, runs get no memory cgroup, and the kernel has no Landlock (which, with
+// the guard's seccomp filter, makes RLIMIT_AS a bound: local_executor.cpp, MemoryBound). An
+// explicit max_processes is always bounded under the guard (ProcessBound).
 inline bool ExplicitLimitsRefusedHere(const ExecutionLimits& limits) {
   const ExecutionLimits defaults;
   const auto site = internal::CgroupSite::ForThisProcess();
-  return (limits.memory_bytes != defaults.memory_bytes && !site->memory()) ||
-         (limits.max_processes != defaults.max_processes && !site->pids());
+  return limits.memory_bytes != defaults.memory_bytes && !site->memory() &&
+         internal::GuardStatus(*LocalExecutor()).landlock_abi < 1;
 }
 
 inline int CountTempRunDirs() {

@@ -74,6 +74,9 @@ TEST(LimitTableTest, RlimitsPutCoreFirstAndAddressSpaceLast) {
   EXPECT_EQ(r.Get(RLIMIT_CPU)->soft, 7);
   EXPECT_EQ(r.Get(RLIMIT_CPU)->hard, 8);  // SIGXCPU first, SIGKILL a second later
   EXPECT_EQ(r.Get(RLIMIT_NOFILE)->hard, 64);
+  // Per-user counters the process level shares with the host user (issue 31).
+  EXPECT_EQ(r.Get(RLIMIT_SIGPENDING)->hard, kRunPendingSignals);
+  EXPECT_EQ(r.Get(RLIMIT_MSGQUEUE)->hard, 0);
 }
 
 TEST(LimitTableTest, ChildKeysChangeOnlyWithLimitsThatShapeAChild) {

@@ -10,8 +10,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,6 +26,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -168,7 +174,7 @@ std::string RunChecks(const std::function<int()>& arm, const std::vector<Check>&
 
 int ArmGuardFilters() {
   if (int err = LoadSeccompProgram(GuardSeccompProgram(), true); err != 0) return errno = err;
-  const auto signals = SelfSignalFilter(getpid(), getpgrp());
+  const auto signals = SelfTargetFilter(getpid(), getpgrp());
   if (int err = LoadSeccompProgram({signals.data(), signals.size()}, true); err != 0)
     return errno = err;
   return 0;
@@ -302,6 +308,107 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
   };
   // setpgid: "kill -own group" needs a group of our own (a forked test process shares gtest's).
   EXPECT_EQ(RunChecks([] { return setpgid(0, 0) == 0 ? ArmGuardFilters() : errno; }, checks), "");
+}
+
+// Issue 31: the resource, priority and scheduling calls reach only the process itself; SysV
+// IPC, message queues, inotify and memfds are refused; a chmod may not weaken a mode, nor a
+// umask lose 022. The target here is the test process itself, the forked check's parent.
+TEST(GuardSeccompTest, ResourceAndSchedulingCallsReachOnlyTheProcessItself) {
+  auto dir = TempDir::Create("codeact-guard-seccomp-");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = dir->path() + "/f";
+  close(open(file.c_str(), O_CREAT | O_WRONLY, 0644));
+  const pid_t parent = getpid();
+  rlimit parent_as{};
+  ASSERT_EQ(prlimit(parent, RLIMIT_AS, nullptr, &parent_as), 0);
+  const int parent_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(parent));
+  constexpr id_t kNoSuchId = 0x3ffffff0;  // a uid and a process group nothing has
+  const std::vector<Check> checks = {
+      // Each attempt on another process would leave it as it is, were it let through; a group or
+      // a user no process has stands for the caller's own (the rule is on `which`).
+      {"prlimit64 the parent", EPERM,
+       [&] { return static_cast<long>(prlimit(parent, RLIMIT_AS, &parent_as, nullptr)); }},
+      {"prlimit64 self (0)", 0,
+       [] {
+         rlimit r{};
+         getrlimit(RLIMIT_NOFILE, &r);
+         return static_cast<long>(prlimit(0, RLIMIT_NOFILE, &r, nullptr));
+       }},
+      {"prlimit64 self (pid)", 0,
+       [] {
+         rlimit r{};
+         return static_cast<long>(prlimit(getpid(), RLIMIT_NOFILE, nullptr, &r));
+       }},
+      {"setrlimit", 0,
+       [] {
+         rlimit r{};
+         getrlimit(RLIMIT_NOFILE, &r);
+         return static_cast<long>(setrlimit(RLIMIT_NOFILE, &r));
+       }},
+      {"setpriority the parent", EPERM,
+       [&] {
+         return static_cast<long>(
+             setpriority(PRIO_PROCESS, static_cast<id_t>(parent), parent_nice));
+       }},
+      {"setpriority a user", EPERM,
+       [] { return static_cast<long>(setpriority(PRIO_USER, kNoSuchId, 17)); }},
+      {"setpriority a group", EPERM,
+       [] { return static_cast<long>(setpriority(PRIO_PGRP, kNoSuchId, 17)); }},
+      {"setpriority self", 0, [] { return static_cast<long>(setpriority(PRIO_PROCESS, 0, 1)); }},
+      {"sched_setaffinity the parent", EPERM,
+       [&] {
+         cpu_set_t set;
+         CPU_ZERO(&set);
+         CPU_SET(0, &set);
+         return static_cast<long>(sched_setaffinity(parent, sizeof set, &set));
+       }},
+      {"sched_setaffinity self", 0,
+       [] {
+         cpu_set_t set;
+         sched_getaffinity(0, sizeof set, &set);
+         return static_cast<long>(sched_setaffinity(0, sizeof set, &set));
+       }},
+      {"sched_setscheduler the parent", EPERM,
+       [&] {
+         sched_param p{};
+         return static_cast<long>(sched_setscheduler(parent, SCHED_OTHER, &p));
+       }},
+      {"sched_setparam the parent", EPERM,
+       [&] {
+         sched_param p{};
+         return static_cast<long>(sched_setparam(parent, &p));
+       }},
+      {"sched_setattr the parent", EPERM,
+       [&] {
+         std::uint32_t attr[14] = {56};  // size; SCHED_OTHER, nice 0
+         return syscall(SYS_sched_setattr, parent, attr, 0);
+       }},
+      {"ioprio_set the parent", EPERM, [&] { return syscall(SYS_ioprio_set, 1, parent, 0); }},
+      {"ioprio_set a user", EPERM, [] { return syscall(SYS_ioprio_set, 3, kNoSuchId, 0); }},
+      {"ioprio_set a group", EPERM, [] { return syscall(SYS_ioprio_set, 2, kNoSuchId, 0); }},
+      {"ioprio_set self", 0, [] { return syscall(SYS_ioprio_set, 1, 0, (2 << 13) | 4); }},
+      {"shmget", EPERM, [] { return static_cast<long>(shmget(IPC_PRIVATE, 4096, 0600)); }},
+      {"msgget", EPERM, [] { return static_cast<long>(msgget(IPC_PRIVATE, 0600)); }},
+      {"semget", EPERM, [] { return static_cast<long>(semget(IPC_PRIVATE, 1, 0600)); }},
+      {"mq_open", EPERM,
+       [] { return syscall(SYS_mq_open, "codeact-test", O_CREAT | O_RDWR, 0600, nullptr); }},
+      {"inotify_init1", EPERM, [] { return static_cast<long>(inotify_init1(0)); }},
+      {"memfd_create", EPERM, [] { return syscall(SYS_memfd_create, "x", 0); }},
+      {"chmod o+w", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 0646)); }},
+      {"chmod 0777", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 0777)); }},
+      {"chmod sticky", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 01755)); }},
+      {"fchmodat o+w", EPERM,
+       [&] { return static_cast<long>(fchmodat(AT_FDCWD, file.c_str(), 0666, 0)); }},
+      {"chmod 0644", 0, [&] { return static_cast<long>(chmod(file.c_str(), 0644)); }},
+      {"umask 0", EPERM, [] { return syscall(SYS_umask, 0); }},
+      {"umask 002", EPERM, [] { return syscall(SYS_umask, 002); }},
+      {"umask 077", 0, [] { return syscall(SYS_umask, 077); }},
+  };
+  EXPECT_EQ(RunChecks(ArmGuardFilters, checks), "");
+  rlimit after{};
+  ASSERT_EQ(prlimit(parent, RLIMIT_AS, nullptr, &after), 0);
+  EXPECT_EQ(after.rlim_cur, parent_as.rlim_cur);
+  EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(parent)), parent_nice);
 }
 
 TEST(GuardSeccompTest, OtherArchitecturesCallsKillTheProcess) {

@@ -98,6 +98,7 @@ RuntimeGuardSpec GuardSpecForRun(const GuardPlan& plan, const RunSnapshot& snaps
   RuntimeGuardSpec spec;
   spec.exec = plan.exec_paths;
   spec.bridge_fds = {kChildBridgeReadFd, kChildBridgeWriteFd};
+  spec.max_threads = snapshot.limits.max_processes;
   if (sandboxed) {
     spec.write = {kSandboxWorkDir, "/tmp"};
   } else {

@@ -1,7 +1,9 @@
 #include "backends/local/local_executor.hpp"
 
+#include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <algorithm>
 #include <atomic>
@@ -84,25 +86,87 @@ Status HandScratchTo(const std::string& scratch, uid_t uid) {
   return Status::Ok();
 }
 
-// Where no cgroup can be made (CgroupSite::missing), a limit only a cgroup enforces fully is
-// refused when the caller set it (IsExplicit) and degrades, with a note, when it is the default.
-Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits) {
-  struct Need {
-    const char* limit;
-    const char* controller;
-    bool held;
-  };
-  for (const Need& need : {Need{"memory_bytes", "memory", site.memory()},
-                           Need{"max_processes", "pids", site.pids()}}) {
-    const LimitSpec& spec = LimitNamed(need.limit);
-    if (need.held || !IsExplicit(spec, limits)) continue;
+// How this executor bounds the memory and process limits (issue 31): a cgroup where one can be
+// made; else, at the process level, what the runtime guard adds to the rlimits. `held` false:
+// nothing here bounds it beyond the rlimit alone, and `alternative`/`why_not` say what would.
+struct LimitBound {
+  const char* limit;
+  bool held = false;
+  std::string mechanism;    // what bounds it, when held
+  std::string alternative;  // the mechanism besides a cgroup that would, when not held
+  std::string why_not;      // and why it is not here
+};
+
+// Whether the process level's scratch directory (work/ and tmp/, made in the host's temp
+// directory) is on a tmpfs: what the run writes there is memory RLIMIT_AS does not see.
+bool ScratchOnTmpfs() {
+  std::error_code ec;
+  const std::string dir = std::filesystem::temp_directory_path(ec).string();
+  struct statfs info {};
+  return !ec && ::statfs(dir.c_str(), &info) == 0 && info.f_type == TMPFS_MAGIC;
+}
+
+// `scratch_on_tmpfs`: the process level without a private tmpfs of its own, and the host's
+// temp directory on a tmpfs (ScratchOnTmpfs).
+LimitBound MemoryBound(const CgroupSite& site, const std::optional<GuardPlan>& guard,
+                       bool scratch_on_tmpfs) {
+  LimitBound b{"memory_bytes"};
+  b.alternative = "RLIMIT_AS under the runtime guard with Landlock, with TMPDIR on a disk";
+  if (site.memory()) {
+    b.held = true;
+    b.mechanism = "the run's memory cgroup, and RLIMIT_AS";
+  } else if (scratch_on_tmpfs) {
+    b.why_not = "TMPDIR is a tmpfs, whose pages the run's files hold outside RLIMIT_AS";
+  } else if (guard && guard->landlock_abi >= 1) {
+    // What holds pages outside the address space: memfds and SysV shm (seccomp), POSIX shm
+    // (/dev/shm is outside the guard's Landlock paths).
+    b.held = true;
+    b.mechanism =
+        "RLIMIT_AS, with memfd_create and SysV shm denied (seccomp) and /dev/shm closed "
+        "(Landlock)";
+  } else {
+    b.why_not = guard ? "this kernel has no Landlock, so /dev/shm stays open"
+                      : "the runtime guard is off, so memfds and /dev/shm escape RLIMIT_AS";
+  }
+  return b;
+}
+
+LimitBound ProcessBound(const CgroupSite& site, const std::optional<GuardPlan>& guard,
+                        bool own_uids, bool sandboxed) {
+  LimitBound b{"max_processes"};
+  b.alternative = "a uid of the run's own (RLIMIT_NPROC) or the runtime guard's thread cap";
+  if (site.pids()) {
+    b.held = true;
+    b.mechanism = "the run's pids cgroup";
+  } else if (own_uids || sandboxed) {
+    b.held = true;
+    b.mechanism = sandboxed ? "RLIMIT_NPROC in the run's own user namespace"
+                            : "RLIMIT_NPROC on the run's own uid";
+  } else {
+    // The guard's thread cap hooks `_thread.start_new_thread`, an audit event CPython 3.11 does
+    // not raise: it is not counted as a bound until it is verified on an interpreter that does.
+    b.why_not = guard ? "the run shares the host user's uid, and the runtime guard's thread cap "
+                        "sees no thread start on this interpreter"
+                      : "the runtime guard is off, and the run shares the host user's uid";
+  }
+  return b;
+}
+
+// A memory or process limit the caller set (IsExplicit) that nothing here bounds beyond its
+// rlimit is refused; a default one degrades, with a note in the executor's environment notes.
+Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits,
+                           const std::vector<LimitBound>& bounds) {
+  for (const LimitBound& bound : bounds) {
+    const LimitSpec& spec = LimitNamed(bound.limit);
+    if (bound.held || !IsExplicit(spec, limits)) continue;
+    const std::string controller = spec.rlimit == RLIMIT_AS ? "memory" : "pids";
     const std::string needs = site.any()
-                                  ? " needs the " + std::string(need.controller) +
+                                  ? " needs the " + controller +
                                         " controller in the run's cgroup, which is missing here: "
                                   : " needs a cgroup, and none can be made here: ";
     return FailedPrecondition(
-        "the " + std::string(need.limit) + " limit of " + LimitText(spec, limits.*spec.member) +
-        needs + site.missing +
+        "the " + std::string(bound.limit) + " limit of " + LimitText(spec, limits.*spec.member) +
+        needs + site.missing + "; nor " + bound.alternative + ": " + bound.why_not +
         " (ExecutorOptions::accept_weaker_limits, --accept-weaker-limits at the CLI, applies it "
         "as " +
         RlimitName(spec.rlimit) + " alone)");
@@ -110,14 +174,17 @@ Status RefuseUnenforceable(const CgroupSite& site, const ExecutionLimits& limits
   return Status::Ok();
 }
 
-// The note every result carries where the default limits degraded; empty where nothing did.
-std::string DegradedNote(const CgroupSite& site) {
+// The environment note where the default limits degraded; empty where nothing did.
+std::string DegradedNote(const CgroupSite& site, const LimitBound& memory,
+                         const LimitBound& processes) {
   std::string note;
-  if (!site.memory())
-    note = "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
+  if (!site.memory()) {
+    note = memory.held ? "memory is bounded by " + memory.mechanism
+                       : "memory is bounded by RLIMIT_AS alone (memfd and tmpfs pages escape it)";
+  }
   if (!site.pids()) {
-    note += note.empty() ? "the number of processes is bounded by RLIMIT_NPROC alone (not for root)"
-                         : ", processes by RLIMIT_NPROC alone (not for root)";
+    note += note.empty() ? "the number of processes is bounded by " : ", processes by ";
+    note += processes.held ? processes.mechanism : "RLIMIT_NPROC alone (not for root)";
   }
   if (!site.any()) note += ", and leftovers are found by their run token only";
   if (!note.empty()) {
@@ -181,11 +248,11 @@ StatusOr<std::optional<SandboxPlan>> ChooseSandbox(IsolationLevel isolation,
     return Unavailable("the namespaces isolation level is not available here: " + ready.message());
   }
   if (!ready.ok()) {
-    // auto never drops a level silently: every result says so, and so does the log.
+    // auto never drops a level silently: the log says so, and so do the executor's
+    // environment notes (selftest, describe --measure).
     fallback_note =
         "isolation auto: ran at the process level; the namespaces level is not available here: " +
         ready.message();
-    LogWarning(fallback_note);
   }
   return sandbox;
 }
@@ -231,7 +298,10 @@ class LocalExecutor final : public Executor {
         options_(options),
         guard_(std::move(guard)),
         cgroups_(CgroupSite::ForThisProcess()),
-        degraded_note_(DegradedNote(*cgroups_)),
+        memory_bound_(
+            MemoryBound(*cgroups_, guard_, !sandbox_ && !private_mounts_ && ScratchOnTmpfs())),
+        process_bound_(ProcessBound(*cgroups_, guard_, own_uids_, sandbox_.has_value())),
+        degraded_note_(DegradedNote(*cgroups_, memory_bound_, process_bound_)),
         // The zygote's loop is in the guard's module (guard/zygote_loop.hpp), which the
         // zygote loads whether or not its children arm the guard. At the namespaces level it
         // forks each child into namespaces of its own (sandbox/zygote_child.hpp): a root host (a
@@ -242,6 +312,9 @@ class LocalExecutor final : public Executor {
                                   : GuardModulePath()),
         fork_server_(options.fork_server && options.warm_pool_size > 0 && !zygote_module_.empty() &&
                      (!sandbox_ || (own_uids_ && cgroups_->any()))) {
+    // Once, not in every result (AddLevelNote logs the level's own).
+    if (guard_ && guard_->landlock_abi < 1) LogWarning(kNoLandlock);
+    if (!degraded_note_.empty()) LogWarning(degraded_note_);
     if (options.warm_pool_size > 0) {
       pool_ = std::make_unique<WarmPool>(
           options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
@@ -281,16 +354,60 @@ class LocalExecutor final : public Executor {
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
     t.validates_in_child = validate_in_child_;
+    t.isolation_meaning =
+        sandbox_ ? "Own namespaces: the code sees only its own files and processes."
+        : guard_ ? "A confined host process: no network or new processes, writes only to its "
+                   "own directories; host file metadata is visible."
+                 : "A host process under its limits only.";
     return t;
   }
 
-  // A note every result carries in `message` (auto fell back to a weaker level, and why).
-  void SetLevelNote(std::string note) { level_note_ = std::move(note); }
+  // An environment note of the level (auto fell back to a weaker level, and why; a limit the
+  // level does not enforce): logged once, shown by EnvironmentNotes(), not in every result.
+  void AddLevelNote(std::string note) {
+    if (note.empty()) return;
+    LogWarning(note);
+    level_notes_.push_back(std::move(note));
+  }
+
+  // What holds for every run of this executor, which results therefore do not repeat (issue 31):
+  // the level's notes, a guard without Landlock, limits that degrade where cgroups fall short.
+  std::vector<std::string> EnvironmentNotes() const {
+    std::vector<std::string> notes = level_notes_;
+    if (guard_ && guard_->landlock_abi < 1) notes.emplace_back(kNoLandlock);
+    if (!degraded_note_.empty()) notes.push_back(degraded_note_);
+    return notes;
+  }
+
+  // The mechanism of each limit a run may set, for describe --measure and the selftest.
+  std::vector<LimitMechanism> LimitMechanisms() const {
+    std::vector<LimitMechanism> out;
+    for (const LimitSpec& spec : LimitTable()) {
+      if (spec.enforcer != LimitEnforcer::kRlimit && spec.name != "max_workdir_bytes") continue;
+      const LimitBound* bound = spec.name == memory_bound_.limit    ? &memory_bound_
+                                : spec.name == process_bound_.limit ? &process_bound_
+                                                                    : nullptr;
+      if (bound != nullptr) {
+        out.push_back({std::string(spec.name), bound->held
+                                                   ? bound->mechanism
+                                                   : std::string(RlimitName(spec.rlimit)) +
+                                                         " alone; an explicit value is refused (" +
+                                                         bound->why_not + ")"});
+      } else if (spec.name == "max_workdir_bytes") {
+        const bool sized = sandbox_.has_value() || private_mounts_;
+        out.push_back({std::string(spec.name),
+                       sized ? "a private tmpfs of that size"
+                             : "not enforced here (no private mount namespace for a tmpfs)"});
+      } else {
+        out.push_back({std::string(spec.name), RlimitName(spec.rlimit)});
+      }
+    }
+    return out;
+  }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
     const auto start = Clock::now();
     ExecutionResult result = Run(request, snapshot, start);
-    if (!level_note_.empty()) result.message += (result.message.empty() ? "" : "; ") + level_note_;
     if (pool_) pool_->RunEnded();  // the refill for the child this run took may start now
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
@@ -300,9 +417,6 @@ class LocalExecutor final : public Executor {
     result.interpreter = python_;
     result.duration_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-    if (!degraded_note_.empty() && result.outcome != Outcome::kSetupError) {
-      result.message += (result.message.empty() ? "" : "; ") + degraded_note_;
-    }
     return result;
   }
 
@@ -342,10 +456,7 @@ class LocalExecutor final : public Executor {
       auto note = [&r](const std::string& text) {
         if (!text.empty()) r.message += (r.message.empty() ? "" : "; ") + text;
       };
-      if (guard_ && guard_->landlock_abi < 1) note(kNoLandlock);
-      note(level_note_);
       note(OpenFilesNote(limits));
-      if (r.outcome != Outcome::kSetupError) note(degraded_note_);
       r.backend = "local";
       r.isolation = std::string(IsolationName(isolation()));
     };
@@ -426,7 +537,9 @@ class LocalExecutor final : public Executor {
   }
 
   Status Unenforceable(const ExecutionLimits& limits) const {
-    return options_.accept_weaker_limits ? Status::Ok() : RefuseUnenforceable(*cgroups_, limits);
+    return options_.accept_weaker_limits
+               ? Status::Ok()
+               : RefuseUnenforceable(*cgroups_, limits, {memory_bound_, process_bound_});
   }
 
   // A setup-error result when the run may not start (limits, mounts, the guard's imports into
@@ -537,9 +650,6 @@ class LocalExecutor final : public Executor {
 
     ExecutionResult r =
         ResultOfRun(loop, ended, end.exit, limits, {"the interpreter"}, end.oom_killed);
-    if (guard_ && guard_->landlock_abi < 1) {
-      r.message += std::string(r.message.empty() ? "" : "; ") + kNoLandlock;
-    }
     if (end.usage) {
       r.usage.cpu_ms = end.usage->cpu_ms;
       r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
@@ -1043,11 +1153,13 @@ class LocalExecutor final : public Executor {
   const bool private_mounts_ = own_uids_ && !sandbox_ && PrivateMountNamespaceWorks();
   const std::optional<GuardPlan> guard_;             // set with ExecutorOptions::runtime_guard
   const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
-  const std::string degraded_note_;                  // for every result, where cgroups fall short
+  const LimitBound memory_bound_;                    // what bounds memory_bytes here
+  const LimitBound process_bound_;                   // what bounds max_processes here
+  const std::string degraded_note_;                  // an environment note where cgroups fall short
   const std::string zygote_module_;  // the zygote's loop (the guard's module); "": no zygote
   const bool fork_server_;
-  std::string level_note_;
-  Reaper reaper_;                  // destroyed after the pool: children are finished last
+  std::vector<std::string> level_notes_;  // the level's own environment notes (AddLevelNote)
+  Reaper reaper_;                         // destroyed after the pool: children are finished last
   mutable std::mutex zygotes_mu_;  // the fork servers outlive the pool's thread, which uses them
   std::map<std::string, ZygoteEntry> zygotes_;
   std::unique_ptr<WarmPool> pool_;
@@ -1084,6 +1196,16 @@ std::vector<pid_t> IdleChildPids(const Executor& executor, const RunSnapshot* sn
 std::vector<pid_t> ForkServerPids(const Executor& executor) {
   const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
   return local ? local->ForkServerPids() : std::vector<pid_t>{};
+}
+
+std::vector<std::string> EnvironmentNotes(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->EnvironmentNotes() : std::vector<std::string>{};
+}
+
+std::vector<LimitMechanism> LimitMechanisms(const Executor& executor) {
+  const auto* local = dynamic_cast<const LocalExecutor*>(&executor);
+  return local ? local->LimitMechanisms() : std::vector<LimitMechanism>{};
 }
 
 RuntimeGuardStatus GuardStatus(const Executor& executor) {
@@ -1144,15 +1266,14 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   auto executor = std::unique_ptr<LocalExecutor>(
       new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
                         std::move(*sandbox), std::move(guard), files.use_cache));
+  executor->AddLevelNote(std::move(fallback_note));
   if (executor->isolation() == IsolationLevel::kProcess &&
       !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
     // The process level bounds its working directory only with a private tmpfs (a root host).
-    fallback_note += std::string(fallback_note.empty() ? "" : "; ") +
-                     "max_workdir_bytes is not enforced: the process level bounds the working "
-                     "directory only on a "
-                     "root host that allows a private mount namespace";
+    executor->AddLevelNote(
+        "max_workdir_bytes is not enforced: the process level bounds the working directory only "
+        "on a root host that allows a private mount namespace");
   }
-  executor->SetLevelNote(std::move(fallback_note));
   return std::unique_ptr<Executor>(std::move(executor));
 }
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/local/warm_pool.hpp"
@@ -36,6 +37,21 @@ struct RuntimeGuardStatus {
   bool armed = false;    // ExecutorOptions::runtime_guard: every run child arms it
   int landlock_abi = 0;  // the kernel's Landlock ABI; 0: the guard arms without Landlock
 };
+// What holds for every run of a local executor, said once instead of in each result's message
+// (issue 31): a fallback of `auto`, a limit the level does not enforce, a guard without
+// Landlock, limits that degrade where no cgroup can be made. The same notes are logged once when
+// the executor is made; `codeact selftest`, `describe --measure` and /healthz detail show them.
+// Empty for any other executor.
+std::vector<std::string> EnvironmentNotes(const Executor& executor);
+
+// What enforces each rlimit-backed limit (and max_workdir_bytes) at this executor's level, e.g.
+// {"memory_bytes", "the run's memory cgroup, and RLIMIT_AS"}. Empty for any other executor.
+struct LimitMechanism {
+  std::string limit;      // the limit's name (limit_table.hpp)
+  std::string mechanism;  // what bounds it here, in a few words
+};
+std::vector<LimitMechanism> LimitMechanisms(const Executor& executor);
+
 // Whether a local executor's children run under the runtime guard (false for any other executor).
 RuntimeGuardStatus GuardStatus(const Executor& executor);
 
