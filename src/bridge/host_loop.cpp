@@ -294,6 +294,8 @@ struct LoopSettings {
   bool child_ready = false;
   bool bridge_closes_after_run = false;
   bool verdict_first = false;  // RunExtras::validate was set
+  bool guarded = false;        // RunExtras::guard was set: the runner may answer with guard_error
+  std::int64_t max_output_bytes = 0;
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -530,6 +532,16 @@ void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
       EndWith(LoopEnd::kProtocolError, s.message());
     }
   } else if (auto* complete = std::get_if<protocol::CompleteFrame>(&frame)) {
+    // The runner sends a limit frame for an output over the cap: only code that wrote to the
+    // bridge itself sends this, and the host holds the cap whatever the child does.
+    if (complete->output_present && complete->output_text_bytes > s_.max_output_bytes) {
+      EndWith(LoopEnd::kProtocolError,
+              "the child's complete frame carries an output of " +
+                  std::to_string(complete->output_text_bytes) + " bytes, over the limit of " +
+                  std::to_string(s_.max_output_bytes) +
+                  " bytes (max_output_bytes): a frame the runner never sends, forged by the code");
+      return;
+    }
     result_.output_present = complete->output_present;
     if (complete->output_present) result_.output_json = std::move(complete->output_json);
     EndWithTerminal(LoopEnd::kComplete, std::move(complete->note));
@@ -545,11 +557,18 @@ void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
   } else if (auto* setup = std::get_if<protocol::SetupErrorFrame>(&frame); setup && !child_ready_) {
     // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
     EndWith(LoopEnd::kSetupError, std::move(setup->message));
-  } else if (auto* guard = std::get_if<protocol::GuardErrorFrame>(&frame);
-             guard && frames_after_request_ == 1) {
-    // The runner's answer to the request when its runtime guard could not be armed: it ran
-    // nothing. (Code that forged one as its first frame only fails its own run.)
-    EndWith(LoopEnd::kSetupError, std::move(guard->message));
+  } else if (auto* guard = std::get_if<protocol::GuardErrorFrame>(&frame)) {
+    if (s_.guarded && frames_after_request_ == 1) {
+      // The runner's answer to a guarded request when its runtime guard could not be armed: it
+      // ran nothing. (Code that forged one as its very first frame only fails its own run.)
+      EndWith(LoopEnd::kSetupError, std::move(guard->message));
+    } else {
+      EndWith(LoopEnd::kProtocolError,
+              std::string("the child sent a guard_error frame ") +
+                  (s_.guarded ? "after other frames" : "to a request without a runtime guard") +
+                  ": the runner sends one only as its first answer to a guarded request, so the "
+                  "code forged it");
+    }
   }
   // Unknown types (and a setup_error the code forged after ready) are ignored.
 }
@@ -652,7 +671,9 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               deadline,
                               child_ready,
                               extras.bridge_closes_after_run,
-                              extras.validate != nullptr};
+                              extras.validate != nullptr,
+                              extras.guard != nullptr,
+                              limits_.max_output_bytes};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();

@@ -175,11 +175,82 @@ TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
                            "\n";
   const std::string complete = R"({"type":"complete","output_present":false})"
                                "\n";
-  const LoopResult cold = RunOver(ready + guard, /*child_ready=*/false);
+  const RuntimeGuardSpec spec;
+  const RunExtras guarded{&spec};
+  const LoopResult cold = RunOverFrames(ready + guard, /*child_ready=*/false, guarded);
   EXPECT_EQ(cold.end, LoopEnd::kSetupError);
   EXPECT_EQ(cold.message, "codeact guard: landlock_restrict_self failed: x");
-  EXPECT_EQ(RunOver(guard, /*child_ready=*/true).end, LoopEnd::kSetupError);
-  EXPECT_EQ(RunOver(call + guard + complete, /*child_ready=*/true).end, LoopEnd::kComplete);
+  EXPECT_EQ(RunOverFrames(guard, /*child_ready=*/true, guarded).end, LoopEnd::kSetupError);
+}
+
+// The runner sends guard_error only as its first answer to a request that carries a guard; one
+// after other frames, or to a request without a guard, is the code's forgery: the run ends as a
+// protocol error (a BridgeError), not as the setup error it claims, nor is it ignored.
+TEST(HostLoopTest, AGuardErrorTheRunnerNeverSendsThereIsAProtocolError) {
+  const std::string guard = R"({"type":"guard_error","message":"codeact guard: forged"})"
+                            "\n";
+  const std::string call = R"({"type":"tool_call","id":1,"name":"nope","kwargs":{}})"
+                           "\n";
+  const std::string complete = R"({"type":"complete","output_present":true,"output":"x"})"
+                               "\n";
+  const RuntimeGuardSpec spec;
+  const LoopResult late =
+      RunOverFrames(call + guard + complete, /*child_ready=*/true, RunExtras{&spec});
+  EXPECT_EQ(late.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(late.message,
+            "the child sent a guard_error frame after other frames: the runner sends one only as "
+            "its first answer to a guarded request, so the code forged it");
+  EXPECT_FALSE(late.output_present);
+  const LoopResult unguarded = RunOver(guard + complete, /*child_ready=*/true);
+  EXPECT_EQ(unguarded.end, LoopEnd::kProtocolError);
+  EXPECT_NE(unguarded.message.find("to a request without a runtime guard"), std::string::npos)
+      << unguarded.message;
+}
+
+// max_output_bytes is the host's to hold, not only the runner's: a complete frame whose output
+// is over it (the runner would have sent a limit frame) ends the run as a protocol error. The
+// size is the output's text as the child sent it, whatever it writes under kOutputTextBytes.
+TEST(HostLoopTest, ACompleteFrameWithAnOutputOverTheCapIsAProtocolError) {
+  ExecutionLimits limits;
+  limits.max_output_bytes = 100;
+  const auto run = [&](const std::string& frame) {
+    Pipe from_child;
+    Pipe to_child;
+    // Larger than a pipe's buffer: written while the loop reads.
+    std::thread child([&] {
+      std::string_view rest = frame;
+      while (!rest.empty()) {
+        const ssize_t n = write(from_child.write_fd, rest.data(), rest.size());
+        if (n <= 0) break;
+        rest.remove_prefix(static_cast<std::size_t>(n));
+      }
+      close(from_child.write_fd);
+      from_child.write_fd = -1;
+    });
+    const std::vector<HostTool> tools;
+    HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+    const LoopResult r =
+        loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+    child.join();
+    return r;
+  };
+  const std::string big = "\"" + std::string(500'000, 'x') + "\"";
+  const LoopResult forged =
+      run(R"({"type":"complete","output_present":true,"output":)" + big + "}\n");
+  EXPECT_EQ(forged.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(forged.message,
+            "the child's complete frame carries an output of 500002 bytes, over the limit of 100 "
+            "bytes (max_output_bytes): a frame the runner never sends, forged by the code");
+  EXPECT_FALSE(forged.output_present);
+  EXPECT_EQ(run(R"({"type":"complete","output_present":true,"output_text_bytes":1,"output":)" +
+                big + "}\n")
+                .end,
+            LoopEnd::kProtocolError);
+  // 100 bytes of output text is within the cap.
+  const std::string fits = "\"" + std::string(98, 'y') + "\"";
+  const LoopResult ok = run(R"({"type":"complete","output_present":true,"output":)" + fits + "}\n");
+  EXPECT_EQ(ok.end, LoopEnd::kComplete) << ok.message;
+  EXPECT_EQ(ok.output_json, fits);
 }
 
 // Runs the loop as for a runner that validates the code itself (RunExtras::validate).
@@ -187,8 +258,9 @@ LoopResult RunOverValidatingChild(const std::string& frames, std::string* sent =
   ValidationPolicy policy;
   policy.extra_blocked_imports = {"json"};
   policy.tool_names = {"lookup"};
+  const RuntimeGuardSpec guard;
   return RunOverFrames(frames, /*child_ready=*/true,
-                       {nullptr, /*bridge_closes_after_run=*/true, &policy}, sent);
+                       {&guard, /*bridge_closes_after_run=*/true, &policy}, sent);
 }
 
 // The child's verdict is its first frame after the request: a rejection ends the run with the
