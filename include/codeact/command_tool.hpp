@@ -35,10 +35,12 @@ StatusOr<std::vector<CommandToolSpec>> ParseToolsFile(std::string_view json,
 // included, is INVALID_ARGUMENT), then ParseToolsFile against the file's directory.
 StatusOr<std::vector<HostTool>> LoadToolsFile(const std::string& path);
 
-// The command runs in its own process group. When the run that called the tool ends (its
-// ToolCallContext is cancelled) the group is killed at once, so a hung command never outlives
-// its run. Output past the run's frame cap is drained but not kept, and the call fails with
-// ToolResultTooLarge naming the real size.
+// No process of the command outlives its call: it runs in a cgroup of its own where the host has
+// a cgroup site, else as pid 1 of a pid namespace of its own, and whatever it started (a setsid
+// daemon too) is killed when it exits, times out, or the run that called it ends (its
+// ToolCallContext is cancelled); where neither can be made the call fails (docs/tools.md). Output
+// past the run's frame cap is drained but not kept, and the call fails with ToolResultTooLarge
+// naming the real size.
 
 HostTool MakeCommandTool(CommandToolSpec spec);
 

@@ -36,6 +36,18 @@ std::optional<boost::json::object> TooDeepToolCall(std::string_view frame) {
   return call;
 }
 
+// A complete frame's output size as the child wrote it (kOutputTextBytes): its value re-serialised
+// by the host may differ in length (number formats, escapes), and the cap is on what was sent.
+void MarkOutputSize(std::string_view frame_text, boost::json::object& frame) {
+  const boost::json::value* type = frame.if_contains(protocol::field::kType);
+  if (type == nullptr || !type->is_string() ||
+      type->get_string() != protocol::Name(protocol::MessageType::kComplete)) {
+    return;
+  }
+  const auto output = RawMember(frame_text, protocol::field::kOutput);
+  frame[kOutputTextBytes] = output ? static_cast<std::int64_t>(output->size()) : 0;
+}
+
 }  // namespace
 
 Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::object>& frames) {
@@ -57,6 +69,7 @@ Status FrameDecoder::Feed(std::string_view bytes, std::vector<boost::json::objec
     boost::json::value v = ParseJson(pending_, ec);
     std::optional<boost::json::object> too_deep_call;
     if (ec == boost::json::error::too_deep) too_deep_call = TooDeepToolCall(pending_);
+    if (!ec && v.is_object()) MarkOutputSize(pending_, v.as_object());
     pending_.clear();
     if (ec == boost::json::error::too_deep) {
       if (too_deep_call) {

@@ -14,6 +14,10 @@ namespace codeact::internal {
 
 // The member FrameDecoder sets on a tool_call it could not parse (see Feed); never on the wire.
 inline constexpr std::string_view kKwargsTooDeep = "kwargs_too_deep";
+// The member FrameDecoder sets on every complete frame: the bytes of its "output" value as the
+// child wrote them (the runner's compact JSON, which max_output_bytes caps), 0 without one.
+// Whatever the child put under that name is replaced; never on the wire.
+inline constexpr std::string_view kOutputTextBytes = "output_text_bytes";
 
 class FrameDecoder {
  public:

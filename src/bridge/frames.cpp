@@ -121,6 +121,7 @@ StatusOr<ChildFrame> DecodeComplete(const Fields& f) {
   CompleteFrame complete;
   if (Status s = f.Bool(field::kOutputPresent, complete.output_present); !s.ok()) return s;
   if (Status s = f.String(field::kNote, complete.note); !s.ok()) return s;
+  if (Status s = f.Int(kOutputTextBytes, complete.output_text_bytes); !s.ok()) return s;
   if (const json::value* out = f.Find(field::kOutput); out != nullptr && complete.output_present) {
     complete.output_json = SerializeJson(*out);
   }

@@ -66,8 +66,9 @@ struct ToolCallFrame {
 };
 struct CompleteFrame {
   bool output_present = false;
-  std::string output_json = "null";  // the output's JSON text when present
-  std::string note;                  // "" when absent (protocol.hpp, field::kNote)
+  std::string output_json = "null";    // the output's JSON text when present
+  std::string note;                    // "" when absent (protocol.hpp, field::kNote)
+  std::int64_t output_text_bytes = 0;  // the output as sent (frame_codec.hpp, kOutputTextBytes)
 };
 struct ErrorFrame {
   std::string error_type;

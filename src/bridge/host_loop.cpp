@@ -37,6 +37,18 @@ constexpr std::chrono::milliseconds kAfterTerminalGrace{100};
 // Handlers of one run running at once: a gather of hundreds of calls must not become hundreds
 // of threads (or, with command tools, hundreds of processes) at the same moment.
 constexpr int kMaxConcurrentCalls = 16;
+// The run's tool backlog budget, in bridge frames (BacklogBudgetBytes): answers the child has not
+// taken off the bridge yet are held by the host, so a run that starts hundreds of calls and
+// reads none must not grow the host by all of their answers.
+constexpr std::int64_t kBacklogFrames = 4;
+constexpr std::int64_t kMinBacklogBytes = 1LL << 20;
+constexpr std::int64_t kMaxBacklogBytes = 32LL << 20;
+
+// What the host holds, at most, for answers of one run that its child has not read: the
+// answers not yet written to the bridge, and the arguments of calls waiting for a handler.
+std::int64_t BacklogBudgetBytes(const ExecutionLimits& limits) {
+  return std::clamp(kBacklogFrames * limits.max_frame_bytes, kMinBacklogBytes, kMaxBacklogBytes);
+}
 
 // Finished tool calls, handed from handler threads to the loop. Shared with the threads so a
 // handler that outlives its run (it hung past the deadline) writes into a closed box, harmlessly.
@@ -151,7 +163,10 @@ class ToolDispatcher {
  public:
   ToolDispatcher(const std::vector<HostTool>& tools, const ExecutionLimits& limits,
                  std::shared_ptr<Completions> box, ToolCallContext context)
-      : limits_(limits), box_(std::move(box)), context_(std::move(context)) {
+      : limits_(limits),
+        backlog_budget_(BacklogBudgetBytes(limits)),
+        box_(std::move(box)),
+        context_(std::move(context)) {
     for (const auto& t : tools) by_name_[t.name] = &t;
   }
 
@@ -207,37 +222,65 @@ class ToolDispatcher {
                                             call.name + ": " + problem->message);
       return Status::Ok();
     }
-    waiting_.push_back([tool = *it->second, id = call.id, kwargs = SerializeJson(call.kwargs),
-                        context = context_,
-                        box = box_] { RunHandler(tool, id, kwargs, context, box); });
-    StartWaiting();
+    std::string kwargs = SerializeJson(call.kwargs);
+    const auto kwargs_bytes = static_cast<std::int64_t>(kwargs.size());
+    // The child is not reading its answers (they are over the budget, unsent) and its waiting
+    // calls hold the budget again in arguments: refuse rather than hold more for it.
+    if (!waiting_.empty() && waiting_bytes_ + kwargs_bytes > backlog_budget_) {
+      outbox += protocol::EncodeToolFailure(
+          call.id, "ToolBacklogExceeded",
+          "the run has " + std::to_string(waiting_.size()) + " tool calls waiting and " +
+              std::to_string(outbox.size()) +
+              " bytes of answers it has not read; the host holds at most " +
+              std::to_string(backlog_budget_) +
+              " bytes of each for a run: read (await) the answers before making more calls");
+      return Status::Ok();
+    }
+    waiting_bytes_ += kwargs_bytes;
+    waiting_.push_back(
+        {[tool = *it->second, id = call.id, kwargs = std::move(kwargs), context = context_,
+          box = box_] { RunHandler(tool, id, kwargs, context, box); },
+         kwargs_bytes});
+    StartWaiting(outbox.size());
     return Status::Ok();
   }
 
-  // The answers of the handlers that finished, onto the outbox; waiting handlers take their places.
+  // The answers of the handlers that finished, onto the outbox; waiting handlers take their places
+  // while the answers the child has not read are within the budget.
   void CollectFinished(std::string& outbox) {
     for (auto& frame : box_->Take()) {
       outbox += frame;
       --running_;
     }
-    StartWaiting();
+    StartWaiting(outbox.size());
   }
 
- private:
-  void StartWaiting() {
-    while (running_ < kMaxConcurrentCalls && !waiting_.empty()) {
+  // Starts waiting handlers while fewer than kMaxConcurrentCalls run and the answers not yet
+  // written to the child (`unsent_bytes`) are under the backlog budget.
+  void StartWaiting(std::size_t unsent_bytes) {
+    while (running_ < kMaxConcurrentCalls && !waiting_.empty() &&
+           static_cast<std::int64_t>(unsent_bytes) < backlog_budget_) {
       ++running_;
-      ToolWorkers::Instance().Run(std::move(waiting_.front()));
+      waiting_bytes_ -= waiting_.front().kwargs_bytes;
+      ToolWorkers::Instance().Run(std::move(waiting_.front().job));
       waiting_.pop_front();
     }
   }
 
+ private:
+  struct WaitingCall {
+    std::function<void()> job;
+    std::int64_t kwargs_bytes = 0;
+  };
+
   const ExecutionLimits& limits_;
+  const std::int64_t backlog_budget_;
   std::shared_ptr<Completions> box_;
   ToolCallContext context_;
   std::map<std::string, const HostTool*> by_name_;
   std::set<std::int64_t> seen_ids_;  // ids are a per-run counter: a repeated one is forged
-  std::deque<std::function<void()>> waiting_;
+  std::deque<WaitingCall> waiting_;
+  std::int64_t waiting_bytes_ = 0;  // the arguments the waiting calls hold
   int running_ = 0;
 };
 
@@ -251,6 +294,8 @@ struct LoopSettings {
   bool child_ready = false;
   bool bridge_closes_after_run = false;
   bool verdict_first = false;  // RunExtras::validate was set
+  bool guarded = false;        // RunExtras::guard was set: the runner may answer with guard_error
+  std::int64_t max_output_bytes = 0;
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -321,6 +366,10 @@ class RunLoop {
     return finished_;
   }
 
+  void NotePeakBacklog() {
+    result_.peak_unsent_bytes =
+        std::max(result_.peak_unsent_bytes, static_cast<std::int64_t>(outbox_.size()));
+  }
   void PollOnce();
   void WriteOutbox(short revents);
   void ReadBridge();
@@ -383,8 +432,10 @@ void RunLoop::PollOnce() {
   if (i_err >= 0 && fds[i_err].revents)
     stderr_open_ = DrainAvailable(ch.stderr_fd, *s_.stderr_buffer);
   if (fds[i_wake].revents) tools_.CollectFinished(outbox_);
+  NotePeakBacklog();
   if (i_to >= 0 && fds[i_to].revents) WriteOutbox(fds[i_to].revents);
   if (fds[i_bridge].revents) ReadBridge();
+  NotePeakBacklog();
 }
 
 void RunLoop::WriteOutbox(short revents) {
@@ -399,6 +450,7 @@ void RunLoop::WriteOutbox(short revents) {
   } else {
     outbox_.clear();  // the reader is gone; its exit shows on the bridge
   }
+  tools_.StartWaiting(outbox_.size());  // the child read some: calls waiting may start
 }
 
 void RunLoop::ReadBridge() {
@@ -480,6 +532,16 @@ void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
       EndWith(LoopEnd::kProtocolError, s.message());
     }
   } else if (auto* complete = std::get_if<protocol::CompleteFrame>(&frame)) {
+    // The runner sends a limit frame for an output over the cap: only code that wrote to the
+    // bridge itself sends this, and the host holds the cap whatever the child does.
+    if (complete->output_present && complete->output_text_bytes > s_.max_output_bytes) {
+      EndWith(LoopEnd::kProtocolError,
+              "the child's complete frame carries an output of " +
+                  std::to_string(complete->output_text_bytes) + " bytes, over the limit of " +
+                  std::to_string(s_.max_output_bytes) +
+                  " bytes (max_output_bytes): a frame the runner never sends, forged by the code");
+      return;
+    }
     result_.output_present = complete->output_present;
     if (complete->output_present) result_.output_json = std::move(complete->output_json);
     EndWithTerminal(LoopEnd::kComplete, std::move(complete->note));
@@ -495,11 +557,18 @@ void RunLoop::HandleChildFrame(protocol::ChildFrame& frame) {
   } else if (auto* setup = std::get_if<protocol::SetupErrorFrame>(&frame); setup && !child_ready_) {
     // Only the sandbox launcher writes before the runner's ready frame: no user code has run.
     EndWith(LoopEnd::kSetupError, std::move(setup->message));
-  } else if (auto* guard = std::get_if<protocol::GuardErrorFrame>(&frame);
-             guard && frames_after_request_ == 1) {
-    // The runner's answer to the request when its runtime guard could not be armed: it ran
-    // nothing. (Code that forged one as its first frame only fails its own run.)
-    EndWith(LoopEnd::kSetupError, std::move(guard->message));
+  } else if (auto* guard = std::get_if<protocol::GuardErrorFrame>(&frame)) {
+    if (s_.guarded && frames_after_request_ == 1) {
+      // The runner's answer to a guarded request when its runtime guard could not be armed: it
+      // ran nothing. (Code that forged one as its very first frame only fails its own run.)
+      EndWith(LoopEnd::kSetupError, std::move(guard->message));
+    } else {
+      EndWith(LoopEnd::kProtocolError,
+              std::string("the child sent a guard_error frame ") +
+                  (s_.guarded ? "after other frames" : "to a request without a runtime guard") +
+                  ": the runner sends one only as its first answer to a guarded request, so the "
+                  "code forged it");
+    }
   }
   // Unknown types (and a setup_error the code forged after ready) are ignored.
 }
@@ -602,7 +671,9 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               deadline,
                               child_ready,
                               extras.bridge_closes_after_run,
-                              extras.validate != nullptr};
+                              extras.validate != nullptr,
+                              extras.guard != nullptr,
+                              limits_.max_output_bytes};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();

@@ -49,6 +49,9 @@ struct LoopResult {
   std::string message;  // for kOutputLimit / kProtocolError; kComplete: the runner's note
   std::int64_t tool_calls = 0;
   std::vector<Violation> violations;  // for kRejected
+  // The most the host held at once of what it wrote to the child and the child had not read yet
+  // (answers and refusals; the request frame too): bounded by the run's tool backlog budget.
+  std::int64_t peak_unsent_bytes = 0;
 };
 
 // Reads the child's first frame and checks it is {"type":"ready",...}. Used for pooled

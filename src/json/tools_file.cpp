@@ -107,9 +107,10 @@ HostTool MakeCommandTool(CommandToolSpec spec) {
     // The result travels in one frame: more than the frame cap is drained and counted, not kept.
     const std::int64_t cap =
         context.max_result_bytes > 0 ? context.max_result_bytes : spec.max_output_bytes;
-    auto run =
-        internal::RunCommand(spec.command, kwargs_json, std::chrono::milliseconds(spec.timeout_ms),
-                             cap, spec.working_dir, context.cancel);
+    // No process of the tool outlives its call: a daemon it leaves is killed with it.
+    auto run = internal::RunCommand(
+        spec.command, kwargs_json, std::chrono::milliseconds(spec.timeout_ms), cap,
+        spec.working_dir, context.cancel, internal::CommandContainment::kAllDescendants);
     if (!run.ok()) return ToolResult::Failure("ToolFailed", run.status().message());
     if (run->cancelled)
       return ToolResult::Failure("ToolCancelled", "the run that called the tool ended");

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <optional>
 
+#include "json/raw_json.hpp"
+#include "json/serialize.hpp"
 #include "process/child.hpp"
 #include "process/posix_util.hpp"
 
@@ -236,12 +238,13 @@ void McpConnection::ReaderMain() {
 }
 
 void McpConnection::HandleLine(const std::string& line) {
-  json::value message;
-  try {
-    message = json::parse(line);
-  } catch (const std::exception&) {
-    return;  // not JSON (a stray log line on stdout): ignored, as MCP clients do
+  json::error_code ec;
+  const json::value message = ParseJson(line, ec);
+  if (ec == json::error::too_deep) {
+    FailTooDeep(line);
+    return;
   }
+  if (ec) return;  // not JSON (a stray log line on stdout): ignored, as MCP clients do
   if (!message.is_object()) return;
   const json::object& obj = message.get_object();
   const json::value* id = obj.if_contains("id");
@@ -276,6 +279,24 @@ void McpConnection::HandleLine(const std::string& line) {
     p.response.is_error = true;
     p.response.body = json::object{{"message", "a response with neither result nor error"}};
   }
+  p.done = true;
+  cv_.notify_all();
+}
+
+void McpConnection::FailTooDeep(const std::string& line) {
+  const std::optional<std::string_view> id_text = RawMember(line, "id");
+  if (!id_text) return;
+  json::error_code ec;
+  const json::value id = ParseJson(*id_text, ec);
+  if (ec || !id.is_int64()) return;  // not an answer to us: our ids are integers
+  std::lock_guard lock(mu_);
+  auto it = pending_.find(id.as_int64());
+  if (it == pending_.end() || it->second->done) return;
+  Pending& p = *it->second;
+  p.response.failure = McpRequestFailure::kMalformed;
+  p.response.failure_message = "MCP server '" + options_.name +
+                               "' answered with a message nested deeper than " +
+                               std::to_string(kMaxJsonDepth) + " levels, which is not read";
   p.done = true;
   cv_.notify_all();
 }

@@ -34,7 +34,9 @@ struct McpConnectionOptions {
 };
 
 // How a request ended when it got no response.
-enum class McpRequestFailure { kNone, kTimeout, kCancelled, kUnavailable, kTooLarge };
+// kMalformed: the server answered with a message this client cannot read (nested deeper than
+// kMaxJsonDepth): the request fails at once rather than at its deadline.
+enum class McpRequestFailure { kNone, kTimeout, kCancelled, kUnavailable, kTooLarge, kMalformed };
 
 struct McpResponse {
   McpRequestFailure failure = McpRequestFailure::kNone;
@@ -75,6 +77,8 @@ class McpConnection {
                          std::function<void(const std::string&)> on_notification);
   void ReaderMain();
   void HandleLine(const std::string& line);
+  // A message too deep to parse: fails the request it answers (its id is at the top, shallow).
+  void FailTooDeep(const std::string& line);
   void MarkDead(const std::string& reason);
   Status SendLine(const std::string& line, std::chrono::steady_clock::time_point deadline);
 

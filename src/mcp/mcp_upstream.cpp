@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "common/log.hpp"
 #include "mcp/mcp_connection.hpp"
 
 extern "C" char** environ;
@@ -155,6 +156,8 @@ ToolResult CallUpstream(McpConnection& connection, const std::string& server,
       return ToolResult::Failure("ToolArgumentsTooLarge", what + ": " + response.failure_message);
     case McpRequestFailure::kUnavailable:
       return ToolResult::Failure("UpstreamUnavailable", what + ": " + response.failure_message);
+    case McpRequestFailure::kMalformed:
+      return ToolResult::Failure("UpstreamResponseTooDeep", what + ": " + response.failure_message);
   }
   if (response.is_error) {
     std::string message = json::serialize(response.body);
@@ -199,6 +202,24 @@ Status CheckServerName(const std::string& name) {
     return InvalidArgument(what +
                            " would shadow a Python keyword, builtin or standard-library module; "
                            "pick another name");
+  }
+  return Status::Ok();
+}
+
+Status CheckUpstreamToolName(const std::string& local_name) {
+  // Python's hard keywords: an attribute may not be one. (Soft keywords, `match` or `type`, may.)
+  static constexpr std::string_view kKeywords[] = {
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+  const std::string what = "upstream tool name \"" + local_name + "\" ";
+  if (std::find(std::begin(kKeywords), std::end(kKeywords), local_name) != std::end(kKeywords)) {
+    return InvalidArgument(what + "is a Python keyword: `await server." + local_name +
+                           "(...)` would not be valid code");
+  }
+  if (local_name.size() > 4 && local_name.starts_with("__") && local_name.ends_with("__")) {
+    return InvalidArgument(what + "is a dunder name the interpreter uses for the namespace itself");
   }
   return Status::Ok();
 }
@@ -275,6 +296,12 @@ StatusOr<std::vector<HostTool>> McpUpstream::ListTools(std::chrono::milliseconds
       HostTool tool;
       tool.upstream_name = std::string(name->get_string());
       std::string local = NormaliseToolName(tool.upstream_name);
+      if (Status bad = CheckUpstreamToolName(local); !bad.ok()) {
+        // One odd name must not break every run (nor the server's other tools): left out.
+        LogWarning("MCP server '" + server + "': its tool \"" + tool.upstream_name +
+                   "\" is left out: " + bad.message());
+        continue;
+      }
       for (int n = 2; taken.count(local) != 0; ++n)
         local = NormaliseToolName(tool.upstream_name) + "_" + std::to_string(n);
       taken.insert(local);

@@ -22,6 +22,13 @@ class McpConnection;
 // says which.
 Status CheckServerName(const std::string& name);
 
+// Whether an upstream tool's local name (NormaliseToolName's, the part after "server.") can be
+// bound in the code's namespace of its server: not a Python keyword (`await up.import()` is a
+// SyntaxError) and not a dunder (`__class__` would replace the namespace's class, which broke
+// every run). Builtins are fine there: the tool is an attribute, never a bare name. The error
+// says which; ListTools skips such a tool with a warning in the log.
+Status CheckUpstreamToolName(const std::string& local_name);
+
 class McpUpstream {
  public:
   // Starts the server, lists its tools and adds them to `registry` (which must outlive this

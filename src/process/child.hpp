@@ -236,10 +236,18 @@ struct CommandResult {
 // the timeout. `working_dir` empty: the host's working directory (a missing one fails the start
 // with a chdir message). `cancel` kills the group at once and returns without waiting for
 // output (cancelled set); a command cancelled before it starts is never started. Thread-safe.
-StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                   const std::string& stdin_data, std::chrono::milliseconds timeout,
-                                   std::int64_t max_output_bytes = 1LL << 20,
-                                   const std::string& working_dir = {},
-                                   const CancellationToken& cancel = {});
+//
+// With CommandContainment::kAllDescendants no process the command starts outlives it, whatever
+// it does (setsid, double fork): the command runs in a cgroup of its own where this host has a
+// cgroup site (run_cgroup.hpp; root, or a user given one), killed whole as soon as the command
+// exits, times out or is cancelled; else as pid 1 of a pid namespace of its own (in a user
+// namespace of its own when not root: it sees itself as uid 65534), which the kernel empties
+// when it ends. Where neither can be made the command is not run: an error names both reasons.
+enum class CommandContainment { kProcessGroup, kAllDescendants };
+StatusOr<CommandResult> RunCommand(
+    const std::vector<std::string>& argv, const std::string& stdin_data,
+    std::chrono::milliseconds timeout, std::int64_t max_output_bytes = 1LL << 20,
+    const std::string& working_dir = {}, const CancellationToken& cancel = {},
+    CommandContainment containment = CommandContainment::kProcessGroup);
 
 }  // namespace codeact::internal

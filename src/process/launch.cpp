@@ -83,6 +83,7 @@ struct LimitSetting {
 // makes system calls and writes a fixed-size record (all async-signal-safe).
 struct ChildSetup {
   pid_t parent_pid = -1;
+  bool own_pid_namespace = false;  // LaunchPlan::own_pid_namespace: getppid() is 0 there
   int report_fd = -1;
   int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
   int fd_count = 0;
@@ -285,7 +286,10 @@ void CloseOtherFds(const ChildSetup& setup, int report_fd) {
   // will never come: detect that by the parent pid changing (reparenting).
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
     FailSetup(report_fd, Step::kParentDeathSignal, errno);
-  if (::getppid() != setup.parent_pid) FailSetup(report_fd, Step::kParentExited, ESRCH);
+  // In a pid namespace of its own the parent is outside it (getppid() is 0): its thread is held
+  // by CLONE_VFORK until the exec, so only the death of the whole host can come between.
+  if (::getppid() != (setup.own_pid_namespace ? 0 : setup.parent_pid))
+    FailSetup(report_fd, Step::kParentExited, ESRCH);
 
   // 4. Working directory (before the fd layout, so a relative path means the host's cwd).
   if (setup.working_dir != nullptr && ::chdir(setup.working_dir) != 0) {
@@ -479,6 +483,7 @@ class ScopedBlockAllSignals {
 // setup.workdir_tmpfs_options points to.
 void FillSetup(const LaunchPlan& plan, ChildSetup& setup, std::string& workdir_tmpfs_options) {
   setup.parent_pid = ::getpid();
+  setup.own_pid_namespace = plan.own_pid_namespace;
   setup.fd_count = static_cast<int>(plan.child_fds.size());
   for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
   setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
@@ -535,8 +540,11 @@ ForkResult Fork(const LaunchPlan& plan, const ChildSetup& setup, const char* con
   CloneArgs args{&setup, plan.executable.c_str(), argv.data(), envp};
   {
     ScopedBlockAllSignals block_signals;
-    result.pid = ::clone(CloneChildMain, static_cast<char*>(stack) + kChildStackBytes,
-                         CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+    // A pid namespace needs CAP_SYS_ADMIN: a user namespace of its own gives it that.
+    if (plan.own_pid_namespace) flags |= CLONE_NEWPID | (::geteuid() == 0 ? 0 : CLONE_NEWUSER);
+    result.pid =
+        ::clone(CloneChildMain, static_cast<char*>(stack) + kChildStackBytes, flags, &args);
     if (result.pid < 0) result.err = errno;
   }
   ::munmap(stack, kChildStackBytes);  // the child has left it: exec'd or exited

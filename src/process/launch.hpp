@@ -37,6 +37,12 @@ struct LaunchPlan {
   std::vector<std::pair<int, std::string>> trees;
   // cgroup.procs files the child writes its pid to, to join the run's cgroup (run_cgroup.hpp).
   std::vector<std::string> cgroup_procs;
+  // The child is pid 1 of a new pid namespace (cloned with CLONE_NEWPID, and CLONE_NEWUSER on a
+  // host that is not root, where the child then sees itself as the overflow uid 65534): when it
+  // exits or is killed, the kernel kills every process left in the namespace, so none of its
+  // descendants (a double-forked setsid daemon included) outlives it. For command tools on a
+  // host without a cgroup for them (RunCommand).
+  bool own_pid_namespace = false;
 };
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an

@@ -13,6 +13,7 @@
 #include <climits>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "process/child.hpp"
 #include "process/launch.hpp"
 #include "process/posix_util.hpp"
+#include "process/run_cgroup.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -32,6 +34,9 @@ constexpr std::chrono::milliseconds kDrainAfterKill{1000};
 // Exit polling interval when pidfd_open is unavailable (kernels before 5.3).
 constexpr int kExitPollMs = 10;
 constexpr std::size_t kStdinChunkBytes = 64 * 1024;
+// A command tool's own cgroup is there to find and kill its processes, not to limit them: the
+// bounds are far above what a helper needs (the run's own limits are the run cgroup's).
+constexpr RunCgroup::Limits kCommandGroupLimits{4096, 1LL << 40};
 
 StatusOr<std::string> ResolveExecutable(const std::string& name) {
   if (name.empty()) return InvalidArgument("the command name is empty");
@@ -103,8 +108,9 @@ StatusOr<StdioPipes> MakeStdioPipes() {
 class CommandPump {
  public:
   CommandPump(pid_t pid, StdioPipes& pipes, const std::string& stdin_data,
-              std::int64_t max_output_bytes, int cancel_fd)
+              std::int64_t max_output_bytes, int cancel_fd, RunCgroup* group)
       : pid_(pid),
+        group_(group),
         stdin_(std::move(pipes.in.write)),
         stdout_(std::move(pipes.out.read)),
         stderr_(std::move(pipes.err.read)),
@@ -124,11 +130,13 @@ class CommandPump {
       if (cancel.cancelled()) {
         // Nobody wants the output any more: kill, and stop at once (the reap below is quick).
         ::kill(-pid_, SIGKILL);  // still unreaped: the group id is ours
+        if (group_ != nullptr) KillGroup();
         cancelled_ = true;
         break;
       }
       if (!timed_out_ && now >= deadline) {
         ::kill(-pid_, SIGKILL);  // the leader is not reaped yet, so the group id is still ours
+        if (group_ != nullptr) KillGroup();
         timed_out_ = true;
         stop_draining_ = now + kDrainAfterKill;
         stdin_.reset();
@@ -193,7 +201,15 @@ class CommandPump {
     }
     if (pid_slot >= 0 && fds[pid_slot].revents != 0) exited_ = true;
     if (!pidfd_ && !exited_) exited_ = HasExited(pid_);
+    // The command is done: what it left running in its group dies with it (and lets go of the
+    // pipes it may hold).
+    if (exited_ && group_ != nullptr && !group_killed_) KillGroup();
     return Status::Ok();
+  }
+
+  void KillGroup() {
+    group_killed_ = true;
+    group_->KillAll();
   }
 
   void WriteStdin() {
@@ -206,6 +222,8 @@ class CommandPump {
   }
 
   const pid_t pid_;
+  RunCgroup* const group_;  // null: the command has no cgroup of its own
+  bool group_killed_ = false;
   UniqueFd stdin_, stdout_, stderr_;
   UniqueFd pidfd_;
   const int cancel_fd_;
@@ -232,7 +250,8 @@ Status CheckArguments(const std::vector<std::string>& argv, std::chrono::millise
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    const std::string& stdin_data, std::chrono::milliseconds timeout,
                                    std::int64_t max_output_bytes, const std::string& working_dir,
-                                   const CancellationToken& cancel) {
+                                   const CancellationToken& cancel,
+                                   CommandContainment containment) {
   try {
     if (Status s = CheckArguments(argv, timeout, max_output_bytes); !s.ok()) return s;
     auto executable = ResolveExecutable(argv[0]);
@@ -260,15 +279,35 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
     plan.child_fds = {pipes->in.read.get(), pipes->out.write.get(), pipes->err.write.get()};
     // The caller's clock starts before the launch.
     const Clock::time_point deadline = Clock::now() + timeout;
+    // Destroyed after the reap below: what is left in the group is killed, waited for, removed.
+    std::unique_ptr<RunCgroup> group;
+    std::string no_group;
+    if (containment == CommandContainment::kAllDescendants) {
+      auto made = RunCgroup::Create(CgroupSite::ForThisProcess(), kCommandGroupLimits);
+      if (made.ok()) {
+        group = std::move(*made);
+        plan.cgroup_procs = group->procs_files();
+      } else {
+        no_group = made.status().message();
+        plan.own_pid_namespace = true;
+      }
+    }
     auto launched = LaunchProcess(plan);
-    if (!launched.ok()) return launched.status();
+    if (!launched.ok()) {
+      if (!plan.own_pid_namespace) return launched.status();
+      return FailedPrecondition(
+          "the command tool cannot be contained (no process it starts may outlive it): no cgroup "
+          "(" +
+          no_group + "), and no pid namespace of its own: " + launched.status().message());
+    }
     ReapGuard reap(*launched);
     pipes->in.read.reset();
     pipes->out.write.reset();
     pipes->err.write.reset();
 
-    CommandPump pump(*launched, *pipes, stdin_data, max_output_bytes, cancel_fd.get());
+    CommandPump pump(*launched, *pipes, stdin_data, max_output_bytes, cancel_fd.get(), group.get());
     if (Status s = pump.Run(deadline, cancel); !s.ok()) return s;
+    if (group) group->KillAll();
     return pump.Finish(reap);
   } catch (const std::exception& e) {
     return Internal(std::string("RunCommand: ") + e.what());

@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "cli_support.hpp"
+#include "codeact/log.hpp"
 #include "codeact/provider.hpp"
 #include "test_support.hpp"
 
@@ -242,6 +244,61 @@ TEST_F(McpUpstreamTest, AMessageOverTheBoundClosesTheConnection) {
       "    print(e.error_type, 'sent a message over 65536 bytes' in e.message)\n");
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "1000\nUpstreamUnavailable True\n");
+}
+
+// A server that lists a tool named `__class__` (which, bound as an attribute of the server's
+// namespace, broke every run with a TypeError) or `import` (described as `await up.import()`, a
+// SyntaxError) gets those left out, with a warning in the log; its other tools work.
+TEST_F(McpUpstreamTest, ADunderOrKeywordToolNameIsLeftOutWithAWarning) {
+  std::vector<std::string> warnings;
+  std::mutex mu;
+  SetLogHandler([&](LogLevel level, std::string_view message) {
+    std::lock_guard lock(mu);
+    if (level == LogLevel::kWarning) warnings.emplace_back(message);
+  });
+  const Status added = provider_->AddMcpServer(Server());
+  SetLogHandler({});
+  ASSERT_TRUE(added.ok()) << added.ToString();
+  EXPECT_FALSE(provider_->GetTool("up.__class__").has_value());
+  EXPECT_FALSE(provider_->GetTool("up.import").has_value());
+  ASSERT_TRUE(provider_->GetTool("up.add").has_value());
+  const ToolDescriptionParts parts = provider_->DescribeRun(provider_->Snapshot());
+  EXPECT_EQ(parts.details.find("up.import"), std::string::npos) << parts.details;
+  EXPECT_EQ(parts.details.find("up.__class__"), std::string::npos) << parts.details;
+  std::string logged;
+  for (const auto& w : warnings) logged += w + "\n";
+  EXPECT_NE(logged.find("MCP server 'up': its tool \"__class__\" is left out: upstream tool name "
+                        "\"__class__\" is a dunder name"),
+            std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("its tool \"import\" is left out: upstream tool name \"import\" is a "
+                        "Python keyword"),
+            std::string::npos)
+      << logged;
+
+  ExecutionResult r = provider_->Execute("print((await up.add(a=1, b=2))['sum'])\n");
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "3\n");
+}
+
+// An answer nested deeper than the JSON depth limit cannot be read: the call fails at once with
+// UpstreamResponseTooDeep, rather than the answer being dropped and the call waiting for its
+// timeout (UpstreamTimeout).
+TEST_F(McpUpstreamTest, AnAnswerNestedTooDeepFailsTheCallAtOnce) {
+  McpServerOptions o = Server();
+  o.call_timeout_ms = 30'000;
+  ASSERT_TRUE(provider_->AddMcpServer(o).ok());
+  const auto start = Clock::now();
+  ExecutionResult r = provider_->Execute(
+      "print((await up.deep(n=100))['a']['a']['a'] is not None)\n"
+      "try:\n"
+      "    await up.deep(n=200)\n"
+      "except ToolError as e:\n"
+      "    print(e.error_type, 'nested deeper than 128 levels' in e.message)\n");
+  const auto took = Clock::now() - start;
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "True\nUpstreamResponseTooDeep True\n");
+  EXPECT_LT(took, std::chrono::seconds(25)) << "the call waited for its timeout";
 }
 
 TEST_F(McpUpstreamTest, ListChangedIsPickedUpByTheNextRun) {

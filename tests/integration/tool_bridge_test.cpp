@@ -4,6 +4,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 
 #include "codeact/executor.hpp"
@@ -326,6 +327,42 @@ TEST(ToolBridgeTest, ArgumentsThatDoNotMatchTheSchemaAreAToolErrorNamingTheField
   EXPECT_NE(out.find("argument \"opts.round\""), std::string::npos) << out;
   EXPECT_NE(out.find("\n3.0\n"), std::string::npos) << out;
   EXPECT_EQ(calls.load(), 1) << "only the valid call reached the handler";
+}
+
+// What the code writes on the bridge fds itself (no validator here: the executor runs what it is
+// given) ends its run as a BridgeError where the runner would never send it: an output over
+// max_output_bytes in a complete frame (the host holds the cap, not only the runner), and a
+// guard_error after other frames. At both levels.
+TEST(ToolBridgeTest, FramesForgedOnTheBridgeEndTheRunAsABridgeError) {
+  struct Case {
+    const char* fixture;
+    const char* message_part;
+  };
+  const Case cases[] = {
+      {"forge_complete.py",
+       "the child's complete frame carries an output of 500002 bytes, over the limit of 100 "
+       "bytes"},
+      {"forge_guard_error.py", "the child sent a guard_error frame after other frames"},
+  };
+  ExecutionLimits limits;
+  limits.max_output_bytes = 100;
+  for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    for (const Case& c : cases) {
+      const ExecutionResult r =
+          LocalExecutor(level)->Execute({testing::Fixture(c.fixture)}, WithTools({}, limits));
+      if (level == IsolationLevel::kNamespaces && r.outcome == Outcome::kSetupError) {
+        std::printf("namespaces level not run here: %s\n", r.message.c_str());
+        break;
+      }
+      EXPECT_EQ(OutcomeName(r.outcome), OutcomeName(Outcome::kError))
+          << c.fixture << " at " << IsolationName(level) << ": " << r.message;
+      ASSERT_TRUE(r.error.has_value()) << c.fixture;
+      EXPECT_EQ(r.error->type, "BridgeError") << c.fixture;
+      EXPECT_NE(r.error->message.find(c.message_part), std::string::npos)
+          << c.fixture << ": " << r.error->message;
+      EXPECT_FALSE(r.output_present) << c.fixture;
+    }
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // deeply nested data say what happened.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -52,9 +53,12 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
       fs::temp_directory_path() / ("codeact-hung-tool-" + std::to_string(::getpid()));
   fs::create_directories(pids);
   // Each call records its pid (the sleep's, after exec) and then hangs far past the run's clock.
-  const HostTool hang = Command(
-      "hang",
-      {"/bin/sh", "-c", "echo $$ > \"$(mktemp " + pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
+  const HostTool hang = Command("hang",
+                                // The host's pid (/proc is the host's), also when the tool runs in
+                                // a pid namespace of its own, where $$ would be 1.
+                                {"/bin/sh", "-c",
+                                 "read pid rest < /proc/self/stat; echo $pid > \"$(mktemp " +
+                                     pids.string() + "/pid.XXXXXX)\"; exec sleep 30"});
   const HostTool quick = Command("quick", {"/bin/sh", "-c", "echo 1"});
   auto code = [&](const char* tool) {
     return "import asyncio\ncalls = asyncio.gather(*(call_tool('" + std::string(tool) +
@@ -110,6 +114,42 @@ TEST(ToolLifecycleTest, AHungCommandToolDiesWithItsRunAndItsThreadIsFreed) {
         << "round " << round << ": " << CountThreads() << " threads, " << baseline << " before";
   }
   fs::remove_all(pids);
+}
+
+// A command tool that double-forks a setsid daemon (out of its process group and session, its
+// stdio on /dev/null) must not leave it running: not when the tool exits at once, nor when the
+// tool hangs and its run's wall clock ends the call. As root the tool has a cgroup of its own;
+// elsewhere a pid namespace of its own (RunCommand, CommandContainment::kAllDescendants).
+TEST(ToolLifecycleTest, ADaemonACommandToolStartsDiesWithTheCall) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("codeact-daemon-tool-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const bool hang : {false, true}) {
+    const std::string pid_file = (dir / (hang ? "hang.pid" : "exit.pid")).string();
+    // The daemon writes its host pid; the tool waits for that, then exits (or hangs).
+    const std::string daemon = "setsid sh -c 'read pid rest < /proc/self/stat; echo $pid > " +
+                               pid_file + "; exec sleep 300' </dev/null >/dev/null 2>&1 &";
+    const HostTool tool = Command(
+        "daemon", {"/bin/sh", "-c",
+                   "(" + daemon + ") </dev/null >/dev/null 2>&1; while [ ! -s " + pid_file +
+                       " ]; do sleep 0.01; done; " + (hang ? "exec sleep 300" : "echo started")});
+    const ExecutionResult r = LocalExecutor()->Execute({"print(await daemon())\n"},
+                                                       WithTools({tool}, hang ? 3000 : 30'000));
+    if (hang) {
+      EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+      EXPECT_EQ(r.stdout_text, "started\n");
+    }
+    std::ifstream in(pid_file);
+    pid_t pid = 0;
+    ASSERT_TRUE(static_cast<bool>(in >> pid)) << "the daemon never wrote its pid";
+    const std::set<pid_t> alive = testing::WaitAllDead({pid});
+    EXPECT_TRUE(alive.empty()) << "the daemon " << pid << " of a command tool outlived its call ("
+                               << (hang ? "the run's wall clock" : "the tool exited") << ")";
+    for (pid_t p : alive) ::kill(p, SIGKILL);
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ToolLifecycleTest, AnOversizedToolResultIsNamedWithItsRealSize) {

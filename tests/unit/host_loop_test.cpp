@@ -6,8 +6,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <future>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -172,11 +175,82 @@ TEST(HostLoopTest, AGuardErrorAnswersTheRequestAsASetupError) {
                            "\n";
   const std::string complete = R"({"type":"complete","output_present":false})"
                                "\n";
-  const LoopResult cold = RunOver(ready + guard, /*child_ready=*/false);
+  const RuntimeGuardSpec spec;
+  const RunExtras guarded{&spec};
+  const LoopResult cold = RunOverFrames(ready + guard, /*child_ready=*/false, guarded);
   EXPECT_EQ(cold.end, LoopEnd::kSetupError);
   EXPECT_EQ(cold.message, "codeact guard: landlock_restrict_self failed: x");
-  EXPECT_EQ(RunOver(guard, /*child_ready=*/true).end, LoopEnd::kSetupError);
-  EXPECT_EQ(RunOver(call + guard + complete, /*child_ready=*/true).end, LoopEnd::kComplete);
+  EXPECT_EQ(RunOverFrames(guard, /*child_ready=*/true, guarded).end, LoopEnd::kSetupError);
+}
+
+// The runner sends guard_error only as its first answer to a request that carries a guard; one
+// after other frames, or to a request without a guard, is the code's forgery: the run ends as a
+// protocol error (a BridgeError), not as the setup error it claims, nor is it ignored.
+TEST(HostLoopTest, AGuardErrorTheRunnerNeverSendsThereIsAProtocolError) {
+  const std::string guard = R"({"type":"guard_error","message":"codeact guard: forged"})"
+                            "\n";
+  const std::string call = R"({"type":"tool_call","id":1,"name":"nope","kwargs":{}})"
+                           "\n";
+  const std::string complete = R"({"type":"complete","output_present":true,"output":"x"})"
+                               "\n";
+  const RuntimeGuardSpec spec;
+  const LoopResult late =
+      RunOverFrames(call + guard + complete, /*child_ready=*/true, RunExtras{&spec});
+  EXPECT_EQ(late.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(late.message,
+            "the child sent a guard_error frame after other frames: the runner sends one only as "
+            "its first answer to a guarded request, so the code forged it");
+  EXPECT_FALSE(late.output_present);
+  const LoopResult unguarded = RunOver(guard + complete, /*child_ready=*/true);
+  EXPECT_EQ(unguarded.end, LoopEnd::kProtocolError);
+  EXPECT_NE(unguarded.message.find("to a request without a runtime guard"), std::string::npos)
+      << unguarded.message;
+}
+
+// max_output_bytes is the host's to hold, not only the runner's: a complete frame whose output
+// is over it (the runner would have sent a limit frame) ends the run as a protocol error. The
+// size is the output's text as the child sent it, whatever it writes under kOutputTextBytes.
+TEST(HostLoopTest, ACompleteFrameWithAnOutputOverTheCapIsAProtocolError) {
+  ExecutionLimits limits;
+  limits.max_output_bytes = 100;
+  const auto run = [&](const std::string& frame) {
+    Pipe from_child;
+    Pipe to_child;
+    // Larger than a pipe's buffer: written while the loop reads.
+    std::thread child([&] {
+      std::string_view rest = frame;
+      while (!rest.empty()) {
+        const ssize_t n = write(from_child.write_fd, rest.data(), rest.size());
+        if (n <= 0) break;
+        rest.remove_prefix(static_cast<std::size_t>(n));
+      }
+      close(from_child.write_fd);
+      from_child.write_fd = -1;
+    });
+    const std::vector<HostTool> tools;
+    HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+    const LoopResult r =
+        loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+    child.join();
+    return r;
+  };
+  const std::string big = "\"" + std::string(500'000, 'x') + "\"";
+  const LoopResult forged =
+      run(R"({"type":"complete","output_present":true,"output":)" + big + "}\n");
+  EXPECT_EQ(forged.end, LoopEnd::kProtocolError);
+  EXPECT_EQ(forged.message,
+            "the child's complete frame carries an output of 500002 bytes, over the limit of 100 "
+            "bytes (max_output_bytes): a frame the runner never sends, forged by the code");
+  EXPECT_FALSE(forged.output_present);
+  EXPECT_EQ(run(R"({"type":"complete","output_present":true,"output_text_bytes":1,"output":)" +
+                big + "}\n")
+                .end,
+            LoopEnd::kProtocolError);
+  // 100 bytes of output text is within the cap.
+  const std::string fits = "\"" + std::string(98, 'y') + "\"";
+  const LoopResult ok = run(R"({"type":"complete","output_present":true,"output":)" + fits + "}\n");
+  EXPECT_EQ(ok.end, LoopEnd::kComplete) << ok.message;
+  EXPECT_EQ(ok.output_json, fits);
 }
 
 // Runs the loop as for a runner that validates the code itself (RunExtras::validate).
@@ -184,8 +258,9 @@ LoopResult RunOverValidatingChild(const std::string& frames, std::string* sent =
   ValidationPolicy policy;
   policy.extra_blocked_imports = {"json"};
   policy.tool_names = {"lookup"};
+  const RuntimeGuardSpec guard;
   return RunOverFrames(frames, /*child_ready=*/true,
-                       {nullptr, /*bridge_closes_after_run=*/true, &policy}, sent);
+                       {&guard, /*bridge_closes_after_run=*/true, &policy}, sent);
 }
 
 // The child's verdict is its first frame after the request: a rejection ends the run with the
@@ -421,6 +496,134 @@ TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
   const LoopResult other = RunOver(R"({"type":"note","x":)" + deep + "}\n", /*child_ready=*/true);
   EXPECT_EQ(other.end, LoopEnd::kProtocolError);
   EXPECT_EQ(other.message, "a bridge frame is too deeply nested: nested deeper than 128 levels");
+}
+
+// This process's peak resident set since the last ResetPeakRss, in bytes (VmHWM); -1 when the
+// kernel does not say.
+std::int64_t PeakRssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      std::int64_t kib = -1;
+      fields >> kib;
+      return kib < 0 ? -1 : kib * 1024;
+    }
+  }
+  return -1;
+}
+// "5" resets the peak RSS to the current RSS (proc(5), /proc/pid/clear_refs).
+bool ResetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// A run that starts 256 calls of a tool answering 1 MB each and never reads an answer: the host
+// holds its answers only up to the run's backlog budget (then no further handler starts), so
+// neither what it keeps for the child nor its own RSS grows by the 256 MB of all the answers.
+TEST(HostLoopTest, AnswersTheChildDoesNotReadAreBoundedByTheBacklogBudget) {
+  Pipe from_child;
+  Pipe to_child;
+  std::string calls;
+  for (int id = 1; id <= 256; ++id) {
+    calls += R"({"type":"tool_call","id":)" + std::to_string(id) + R"(,"name":"big","kwargs":{}})" +
+             "\n";
+  }
+  ASSERT_LT(calls.size(), 64u * 1024);
+  ASSERT_EQ(write(from_child.write_fd, calls.data(), calls.size()),
+            static_cast<ssize_t>(calls.size()));
+
+  auto started = std::make_shared<std::atomic<int>>(0);
+  HostTool tool;
+  tool.name = "big";
+  tool.handler = [started](const std::string&) {
+    ++*started;
+    return ToolResult::Success("\"" + std::string(1'000'000, 'x') + "\"");
+  };
+  const std::vector<HostTool> tools{tool};
+  const ExecutionLimits limits;  // 1 MiB frames: a backlog budget of 4 MiB
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const bool measured = ResetPeakRss();
+  const std::int64_t rss_before = PeakRssBytes();
+  // The "child" never reads: the run ends on its wall clock.
+  const LoopResult result =
+      loop.Run("pass", std::chrono::steady_clock::now() + 3s, /*child_ready=*/true);
+  const std::int64_t rss_growth = PeakRssBytes() - rss_before;
+  EXPECT_TRUE(Eventually([] { return ToolWorkers::Instance().Counts().busy == 0; }));
+
+  EXPECT_EQ(result.end, LoopEnd::kTimeout) << result.message;
+  EXPECT_EQ(result.tool_calls, 256);
+  // 16 handlers at once, and new ones only while less than 4 MiB of answers wait unsent.
+  EXPECT_LE(started->load(), 16 + 4) << "handlers kept starting for a child that reads nothing";
+  const std::int64_t frame = limits.max_frame_bytes;
+  EXPECT_LE(result.peak_unsent_bytes, 4 * frame + 16 * frame);
+  if (measured && rss_before > 0) {
+    std::printf("peak RSS growth of the host: %lld MiB (%d handlers ran)\n",
+                static_cast<long long>(rss_growth >> 20), started->load());
+    EXPECT_LT(rss_growth, 160LL << 20);
+  } else {
+    std::printf("RSS not measured: /proc/self/clear_refs or VmHWM unavailable\n");
+  }
+}
+
+// Calls that wait for a handler hold their arguments in the host: past the backlog budget of
+// them, a new call is refused with ToolBacklogExceeded, which the code can catch.
+TEST(HostLoopTest, CallsPastTheBacklogBudgetAreRefusedWithToolBacklogExceeded) {
+  Pipe from_child;
+  Pipe to_child;
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  HostTool tool;
+  tool.name = "slow";
+  tool.handler = [released](const std::string&) {
+    released.wait();
+    return ToolResult::Success("null");
+  };
+  const std::vector<HostTool> tools{tool};
+  const ExecutionLimits limits;
+  // 16 calls run (and block), the rest wait with 300 kB of arguments each: the 4 MiB budget
+  // holds 13 of them.
+  std::thread writer([&] {
+    const std::string arg(300'000, 'a');
+    for (int id = 1; id <= 40; ++id) {
+      const std::string call = R"({"type":"tool_call","id":)" + std::to_string(id) +
+                               R"(,"name":"slow","kwargs":{"x":")" + arg + "\"}}\n";
+      std::string_view rest = call;
+      while (!rest.empty()) {
+        const ssize_t n = write(from_child.write_fd, rest.data(), rest.size());
+        if (n <= 0) return;
+        rest.remove_prefix(static_cast<std::size_t>(n));
+      }
+    }
+  });
+  std::string sent;
+  std::thread reader([&] {
+    char buf[4096];
+    while (sent.find("ToolBacklogExceeded") == std::string::npos) {
+      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+      if (n <= 0) break;
+      sent.append(buf, static_cast<std::size_t>(n));
+    }
+    release->set_value();
+    const std::string complete = R"({"type":"complete","output_present":false})"
+                                 "\n";
+    writer.join();
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+              static_cast<ssize_t>(complete.size()));
+  });
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const LoopResult r =
+      loop.Run("pass", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true);
+  close(to_child.write_fd);  // the reader's EOF, should it still wait
+  to_child.write_fd = -1;
+  reader.join();
+  EXPECT_EQ(r.end, LoopEnd::kComplete) << r.message;
+  const std::size_t at = sent.find(R"("ok":false,"error_type":"ToolBacklogExceeded")");
+  ASSERT_NE(at, std::string::npos) << sent.substr(0, 2000);
+  EXPECT_NE(sent.find("read (await) the answers before making more calls", at), std::string::npos);
 }
 
 }  // namespace

@@ -60,5 +60,22 @@ TEST(CheckServerNameTest, RefusesNamesThatShadowPython) {
             std::string::npos);
 }
 
+// An upstream tool becomes an attribute of its server's namespace: a keyword cannot be one in
+// code, and a dunder would replace the namespace's own (`__class__` broke every run).
+TEST(CheckUpstreamToolNameTest, RefusesKeywordsAndDundersButNotBuiltins) {
+  for (const char* name : {"add", "get_weather", "print", "list", "open", "match", "type", "_",
+                           "__init", "_private_"}) {
+    EXPECT_TRUE(internal::CheckUpstreamToolName(name).ok()) << name;
+  }
+  for (const char* name :
+       {"__class__", "__dict__", "__getattr__", "import", "class", "None", "await", "lambda"}) {
+    EXPECT_EQ(internal::CheckUpstreamToolName(name).code(), StatusCode::kInvalidArgument) << name;
+  }
+  EXPECT_NE(internal::CheckUpstreamToolName("import").message().find("Python keyword"),
+            std::string::npos);
+  EXPECT_NE(internal::CheckUpstreamToolName("__class__").message().find("dunder"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace codeact

@@ -255,5 +255,40 @@ TEST(RunCommandTest, ConcurrentCallsFromEightThreadsStayApart) {
   EXPECT_EQ(CountMyChildren(), children_before);
 }
 
+// A command that double-forks a setsid daemon (its own session and group, stdio on /dev/null)
+// and exits: with kAllDescendants the daemon dies with the command (its cgroup, or its pid
+// namespace), where a kill of the process group alone would miss it. Also on a timeout.
+TEST(RunCommandTest, AllDescendantsContainsADoubleForkedSetsidDaemon) {
+  const std::string dir = ::testing::TempDir() + "run-command-daemon-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const bool hang : {false, true}) {
+    const std::string pid_file = dir + (hang ? "/hang.pid" : "/exit.pid");
+    const std::string script =
+        "(setsid sh -c 'read pid rest < /proc/self/stat; echo $pid > " + pid_file +
+        "; exec sleep 300' </dev/null >/dev/null 2>&1 &) </dev/null >/dev/null 2>&1; while [ ! "
+        "-s " +
+        pid_file + " ]; do sleep 0.01; done; " + (hang ? "exec sleep 300" : "echo done");
+    auto r = RunCommand({"/bin/sh", "-c", script}, "", hang ? 2s : kGenerous, 1 << 20, "", {},
+                        CommandContainment::kAllDescendants);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->timed_out, hang);
+    if (!hang) EXPECT_EQ(r->stdout_text, "done\n");
+    std::ifstream in(pid_file);
+    pid_t daemon = 0;
+    ASSERT_TRUE(static_cast<bool>(in >> daemon)) << "the daemon never wrote its pid";
+    const auto until = std::chrono::steady_clock::now() + kGenerous;
+    while (ProcState(daemon) != '\0' && ProcState(daemon) != 'Z' &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(10ms);  // polling /proc: the daemon is not our child
+    }
+    const char state = ProcState(daemon);
+    EXPECT_TRUE(state == '\0' || state == 'Z')
+        << "the daemon " << daemon << " outlived the command (" << (hang ? "timeout" : "exit")
+        << "), state " << state;
+    if (state != '\0' && state != 'Z') ::kill(daemon, SIGKILL);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace codeact::internal
