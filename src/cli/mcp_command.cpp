@@ -6,6 +6,7 @@
 #include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
 #include "provider/client_sessions.hpp"
+#include "server/log_setup.hpp"
 #include "server/mcp_server.hpp"
 
 namespace codeact::cli {
@@ -121,6 +122,12 @@ int CmdMcp(const std::vector<std::string>& argv) {
         std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   }
   options.log_to_stderr = !args->Has("--quiet");
+  if (!options.log_to_stderr) {
+    // Quiet means the library's lines too (the environment notes the executor logs once).
+    internal::LogSettings settings = internal::CurrentLogSettings();
+    settings.level = std::nullopt;
+    internal::ApplyLogSettings(settings);
+  }
 
   auto provider = BuildProvider(*args);
   if (!provider.ok()) {

@@ -201,22 +201,22 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
       core << "Builtins: all except " << Joined(ListedBuiltins(*blocked)) << ".\n";
     }
     core << "Classes, dataclasses, Enum work. Dunder attributes (x.__class__) are refused but "
-            "__name__, __doc__, methods like __init__ (Code forms below).\n";
+            "__name__, __doc__ and methods (__init__).\n";
     core << "Code: at most " << internal::BytesText(s.policy.max_code_bytes)
-         << "; it is checked before it runs, and rejected code comes back as `violations` with "
-            "hints.\n";
+         << ", checked before it runs; rejected code comes back as `violations` with hints.\n";
   }
-  core << internal::LimitsForModel(s.limits) << "\n\n"
-       << "Tools: call a host tool with `await name(arg=value)` or `await call_tool(\"name\", "
-          "arg=value)` (keyword arguments only; `asyncio.gather` runs calls at once). It returns "
-          "the tool's JSON result as Python values; a failed call raises ToolError with "
-          ".error_type and .message.\n\n"
-       << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
-       << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
-       << "traceback}, violations [{line, col, rule, message, hint}], files (written to read-write "
-       << "mounts), tool_calls.\n"
-       << "State does not persist between calls: " << traits.fresh_start
-       << " A session keeps its globals.\n";
+  core
+      << internal::LimitsForModel(s.limits) << "\n\n"
+      << "Tools: call a host tool with `await name(arg=value)` or `await call_tool(\"name\", "
+         "arg=value)` (keyword arguments only; `asyncio.gather` runs calls at once). It returns "
+         "the JSON result as Python values; a failure raises ToolError (.error_type, "
+         ".message).\n\n"
+      << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
+      << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
+      << "traceback}, violations [{line, col, rule, message, hint}], files (written to rw mounts), "
+      << "tool_calls.\n"
+      << "State does not persist between calls: " << traits.fresh_start
+      << " A session keeps its globals.\n";
 
   std::ostringstream out;
   if (options_.validate) {

@@ -139,7 +139,7 @@ enum class ProcessLevel {
 // NUL-separated fields: "exe\0<real path>", then per entry of / "dir\0<name>\0<entries...>" or
 // "other\0<name>".
 constexpr const char* kListRootCode =
-    "import os, sys\n"
+    "import os\nsys = __import__('sys')  # the real module: `import sys` is the view\n"
     "print('exe', os.path.realpath(sys.executable), sep='\\0')\n"
     "for name in sorted(os.listdir('/')):\n"
     "    try:\n"
@@ -352,7 +352,8 @@ std::vector<Probe> LimitProbes() {
        }},
       {"spawn a daemon that outlives the run", ProcessLevel::kContains,
        [](const Fixture& f) {
-         return "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+         return "import os\nsys = __import__('sys')\nif os.fork() == 0:\n    os.setsid()\n    if "
+                "os.fork() == 0:\n"
                 "        os.execv(sys.executable, [sys.executable, '-c', 'import time; "
                 "time.sleep(60)', " +
                 Py(f.marker) +
@@ -488,7 +489,7 @@ std::vector<Probe> ExhaustionProbes() {
          fs::remove("/dev/shm/" + f.marker, ec);
          return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
        }},
-      {"fill the working directory", ProcessLevel::kContainsOnRootHost,
+      {"fill the working directory", ProcessLevel::kContains,
        [](const Fixture&) {
          return "n = 0\nchunk = b'x' * (8 << 20)\ntry:\n    for i in range(48):\n"
                 "        with open('f%d' % i, 'wb') as f:\n            for j in range(4):\n"

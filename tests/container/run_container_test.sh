@@ -21,33 +21,17 @@
 # usage: run_container_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 
-# Work that lands on other branches (the process-level limits and notes of issue 31). The lead
-# empties this list after merging them.
+# What is still not met, each with its reason:
+# - restricted:memory_*: --tmpfs /tmp makes TMPDIR a tmpfs, whose pages RLIMIT_AS does not see, so
+#   an explicit --memory-mb is refused there (docs/process-level.md);
+# - podman-*:tmp_64_stopped: at the namespaces level the sandbox's /tmp is a tmpfs sized by the
+#   file-size limit (64 MiB), not by --max-workdir-mb.
 EXPECTED_TO_FAIL="
-docker-root:message_short
-docker-root:memory_mb_256_runs
-docker-root:bytearray_512_stopped
-docker-root:memfd_512_stopped
-docker-root:tmp_64_stopped
-docker-root:selftest_all_promised
-restricted:message_short
 restricted:memory_mb_256_runs
 restricted:bytearray_512_stopped
 restricted:memfd_512_stopped
-restricted:tmp_64_stopped
-restricted:selftest_all_promised
-podman-default:message_short
-podman-default:memory_mb_256_runs
-podman-default:bytearray_512_stopped
-podman-default:memfd_512_stopped
 podman-default:tmp_64_stopped
-podman-default:selftest_all_promised
-podman-root:message_short
-podman-root:memory_mb_256_runs
-podman-root:bytearray_512_stopped
-podman-root:memfd_512_stopped
 podman-root:tmp_64_stopped
-podman-root:selftest_all_promised
 "
 
 build_dir=$(cd "$1" && pwd) source_dir=$(cd "$2" && pwd)

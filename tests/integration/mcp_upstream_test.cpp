@@ -168,7 +168,7 @@ TEST_F(McpUpstreamTest, ApprovalAppliesToUpstreamToolsAsToHostTools) {
   // The namespace passed around may reach every tool of the server.
   request = provider_->ApprovalFor("f = up\nawait f.peek()", snapshot);
   EXPECT_EQ(request.tools_requiring_approval,
-            (std::vector<std::string>{"up.add", "up.add_late_tool", "up.big", "up.fail",
+            (std::vector<std::string>{"up.add", "up.add_late_tool", "up.big", "up.deep", "up.fail",
                                       "up.get_weather", "up.slow", "up.wipe"}));
 
   InvokeOptions denied;

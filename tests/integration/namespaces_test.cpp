@@ -81,8 +81,6 @@ TEST_P(IsolationProbeTest, AtTheProcessLevelWithoutTheRuntimeGuard) {
   if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
 }
 
-// The process level on a root host gives each run its own uid and a private mount namespace.
-const bool kRootHost = geteuid() == 0;
 // A run's memory cgroup holds memfd and tmpfs pages, which RLIMIT_AS does not see.
 const bool kMemoryCgroup = internal::CgroupSite::ForThisProcess()->memory();
 
@@ -109,8 +107,11 @@ INSTANTIATE_TEST_SUITE_P(
         ProbeCase{"make a private file outside the mounts readable", true, false, false, true},
         ProbeCase{"chmod a device node", true, true},
         ProbeCase{"read the host's environment through /proc", true, false, true},
-        ProbeCase{"hold memory in memfds", kMemoryCgroup, kMemoryCgroup, false, kMemoryCgroup},
-        ProbeCase{"fill the working directory", true, kRootHost, false, kRootHost},
+        ProbeCase{"hold memory in memfds", true, kMemoryCgroup},
+        ProbeCase{"hold memory in /dev/shm", true, false, true},
+        ProbeCase{"change another process's limits or priority", true, false},
+        ProbeCase{"leave a world-writable file in a mount", true, false},
+        ProbeCase{"fill the working directory", true, true},
         ProbeCase{"capture thousands of long-path files", true, true},
         ProbeCase{"outrun the wall clock with a setsid fork storm", true, false},
         ProbeCase{"ignore SIGTERM", true, true}),
@@ -121,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
-  EXPECT_EQ(internal::IsolationProbeNames().size(), 26u);
+  EXPECT_EQ(internal::IsolationProbeNames().size(), 29u);
 }
 
 // An interpreter outside the system paths (pyenv under /root, a venv with copied binaries) is

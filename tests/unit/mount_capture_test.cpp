@@ -790,6 +790,9 @@ class TempDirTest : public ::testing::Test {
 TEST_F(TempDirTest, CreateIsPrivateUnderTmpdirAndRemovedOnDestruction) {
   const char* old = std::getenv("TMPDIR");
   const std::string saved = old != nullptr ? old : "";
+  // Searchable by others: a TMPDIR only its owner may search sends a root host's scratch to
+  // /run/codeact instead (CliTest.ATmpdirOnlyItsOwnerMaySearchStillRunsAtEveryLevel).
+  ASSERT_EQ(::chmod(base_->path().c_str(), 0711), 0);
   ASSERT_EQ(::setenv("TMPDIR", (base_->path() + "/").c_str(), 1), 0);
   StatusOr<TempDir> dir = TempDir::Create("run-");
   if (old != nullptr) {

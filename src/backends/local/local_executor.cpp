@@ -355,7 +355,7 @@ class LocalExecutor final : public Executor {
     }
     t.validates_in_child = validate_in_child_;
     t.isolation_meaning =
-        sandbox_ ? "Own namespaces: the code sees only its own files and processes."
+        sandbox_ ? "Own namespaces: only its own files and processes."
         : guard_ ? "A confined host process: no network or new processes, writes only to its "
                    "own directories; host file metadata is visible."
                  : "A host process under its limits only.";
@@ -396,8 +396,8 @@ class LocalExecutor final : public Executor {
       } else if (spec.name == "max_workdir_bytes") {
         const bool sized = sandbox_.has_value() || private_mounts_;
         out.push_back({std::string(spec.name),
-                       sized ? "a private tmpfs of that size"
-                             : "not enforced here (no private mount namespace for a tmpfs)"});
+                       sized ? "a private tmpfs of that size, and the host's disk watch"
+                             : "the host's disk watch over the run's private directory"});
       } else {
         out.push_back({std::string(spec.name), RlimitName(spec.rlimit)});
       }
@@ -1267,13 +1267,6 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
       new LocalExecutor(std::move(python), std::move(*runner), std::move(*bytecode_dir), options,
                         std::move(*sandbox), std::move(guard), files.use_cache));
   executor->AddLevelNote(std::move(fallback_note));
-  if (executor->isolation() == IsolationLevel::kProcess &&
-      !(RunsNeedOwnUids() && PrivateMountNamespaceWorks())) {
-    // The process level bounds its working directory only with a private tmpfs (a root host).
-    executor->AddLevelNote(
-        "max_workdir_bytes is not enforced: the process level bounds the working directory only "
-        "on a root host that allows a private mount namespace");
-  }
   return std::unique_ptr<Executor>(std::move(executor));
 }
 
