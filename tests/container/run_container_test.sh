@@ -46,7 +46,9 @@ command -v podman >/dev/null 2>&1 || skip "podman not found (.ci/setup installs 
 command -v runc >/dev/null 2>&1 || skip "runc not found (.ci/setup installs it)"
 test -r "$seccomp" || skip "Docker's seccomp profile $seccomp is missing (golang-github-docker-docker-dev)"
 
-tmp=$(mktemp -d "$build_dir/container-test.XXXXXX")
+# Outside /tmp, which the restricted profile's --tmpfs /tmp hides (a checkout may live there): the
+# installed tree and a copy of the harness.
+tmp=$(mktemp -d /var/tmp/codeact-container-test.XXXXXX)
 store=$(mktemp -d /tmp/codeact-podman.XXXXXX)  # podman wants a runroot of at most 50 characters
 chmod 755 "$tmp"
 
@@ -72,7 +74,8 @@ fi
 
 cmake --install "$build_dir" --prefix "$tmp/installed" >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log"; echo "FAIL: cmake --install"; exit 1; }
-chmod -R a+rX "$tmp/installed"
+cp -R "$here/inside.py" "$here/fixtures" "$tmp/"
+chmod -R a+rX "$tmp/installed" "$tmp/inside.py" "$tmp/fixtures"
 codeact=$tmp/installed/bin/codeact
 
 failures=0
@@ -83,7 +86,7 @@ run_profile() {
   echo "== $name: podman $*"
   # HOME: uid 1000 has no home directory on the host's root; its per-user cache goes there.
   out=$($podman_cmd $common -e HOME=/var/tmp "$@" --rootfs /:O \
-    /usr/bin/python3 -I "$here/inside.py" "$codeact" "$here/fixtures" 2>&1) || true
+    /usr/bin/python3 -I "$tmp/inside.py" "$codeact" "$tmp/fixtures" 2>&1) || true
   printf "%s\n" "$out"
   printf "%s\n" "$out" | grep -q '^CHECK ' || { echo "FAIL: $name: the checks did not run"; failures=$((failures + 1)); return; }
   level=$(printf "%s\n" "$out" | sed -n 's/^LEVEL //p')
