@@ -77,26 +77,12 @@ def pattern_allows(patterns, name):
         return False
     if name in patterns:
         return True
-    best_len = -1
-    best_allows = False
-    for p in patterns:
-        deny = p.startswith("!")
-        if deny:
-            prefix = p[1:]
-        elif p.endswith(".*"):
-            prefix = p[:-2]
-        else:
-            continue
-        if name != prefix and not name.startswith(prefix + "."):
-            continue
-        # On equal length (not produced by _patterns) the wildcard wins, as in import_allowed.
-        if len(prefix) > best_len or (len(prefix) == best_len and not deny):
-            best_len = len(prefix)
-            best_allows = not deny
-            if best_allows:
-                below = name[len(prefix) + 1:].split(".") if name != prefix else []
-                best_allows = not any(part.startswith("_") for part in below)
-    return best_allows
+    best = _longest_match(patterns, name)
+    if best is None or best[1]:
+        return False
+    prefix = best[0]
+    below = name[len(prefix) + 1:].split(".") if name != prefix else []
+    return not any(part.startswith("_") for part in below)
 
 
 def pattern_refuses(patterns, name):
@@ -105,19 +91,23 @@ def pattern_refuses(patterns, name):
     refuses."""
     if "subprocess" in name.lower():
         return True
-    best_len = -1
-    best_denies = False
+    best = _longest_match(patterns, name)
+    return best is not None and best[1]
+
+
+def _longest_match(patterns, name):
+    """The longest "pkg.*" or "!name" pattern at or above `name`, as (prefix, denies), or None.
+    On equal length (not produced by _patterns) the wildcard wins, as in import_allowed."""
+    best = None
     for p in patterns:
-        deny = p.startswith("!")
-        if deny:
-            prefix = p[1:]
+        if p.startswith("!"):
+            prefix, deny = p[1:], True
         elif p.endswith(".*"):
-            prefix = p[:-2]
+            prefix, deny = p[:-2], False
         else:
             continue
         if name != prefix and not name.startswith(prefix + "."):
             continue
-        if len(prefix) > best_len or (len(prefix) == best_len and not deny):
-            best_len = len(prefix)
-            best_denies = deny
-    return best_denies
+        if best is None or len(prefix) > len(best[0]) or (len(prefix) == len(best[0]) and not deny):
+            best = (prefix, deny)
+    return best

@@ -93,7 +93,7 @@ std::string LimitKey(const ExecutionLimits& limits, bool child_only) {
 ResourceLimits RlimitsFor(const ExecutionLimits& limits) {
   ResourceLimits r;
   r.Set(RLIMIT_CORE, 0, 0);
-  // Counted per user, which a non-root process level shares with the host user (issue 31):
+  // Counted per user, which a non-root process level shares with the host user:
   // queued signals (the child may signal only itself) and POSIX message queue bytes (the guard
   // refuses mq_open; this holds where it is off).
   r.Set(RLIMIT_SIGPENDING, kRunPendingSignals, kRunPendingSignals);

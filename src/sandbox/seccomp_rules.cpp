@@ -76,7 +76,7 @@ constexpr unsigned long kNamespaceFlags[] = {CLONE_NEWNS,     CLONE_NEWPID, CLON
                                              CLONE_NEWCGROUP, 0x00000080 /*TIME*/};
 
 constexpr scmp_datum_t kPrivilegedModeBits[] = {S_ISUID, S_ISGID};
-// What a mode change may not add besides them (issue 32): the sticky bit, and write for others.
+// What a mode change may not add besides them: the sticky bit, and write for others.
 // Creation modes keep S_IWOTH (open's 0666, mkdir's 0777): the umask, which may not lose 022
 // (DenyWeakenedFileModes), takes it off.
 constexpr scmp_datum_t kWeakeningModeBits[] = {S_ISVTX, S_IWOTH};

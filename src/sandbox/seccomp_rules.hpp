@@ -46,11 +46,12 @@ RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx);
 // the rules above would not see (openat2's behind a pointer).
 RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx);
 
-// EPERM for what weakens a file's mode past the setuid/setgid bits (issue 32): chmod, fchmod
+// EPERM for what weakens a file's mode past the setuid/setgid bits: chmod, fchmod
 // and fchmodat with S_ISVTX or S_IWOTH; mkdir, mkdirat, mknod and mknodat with S_ISVTX; and a
 // umask without 022's bits (the guard sets 022 or stricter before it arms the filter, so what a
 // run creates is not world-writable). The mode is checked, not the file: a chmod that keeps an
-// existing o+w is refused too, and 600 -> 644 passes (metadata paths: issue 31, meta-notify).
+// existing o+w is refused too, and 600 -> 644 passes (metadata paths:
+// docs/threat-model-metadata.md).
 RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx);
 
 // EPERM for setpriority and ioprio_set on a process group or a user (PRIO_PGRP, PRIO_USER,

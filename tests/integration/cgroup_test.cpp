@@ -361,7 +361,7 @@ TEST(CgroupTest, WithoutCgroupsExplicitLimitsAreRefusedAndDefaultsDegrade) {
         NewLocalExecutor(0, 60'000, true, level, /*runtime_guard=*/false);  // the daemon forks
     const ExecutionResult ok = executor->Execute({"print(1)"}, Snapshot());
     EXPECT_EQ(ok.outcome, Outcome::kOk) << ok.message;
-    // The note is the executor's, said once (issue 31), not the result's.
+    // The note is the executor's, said once, not the result's.
     const std::string notes = Notes(*executor);
     EXPECT_EQ(ok.message.find("no cgroup for this run"), std::string::npos) << ok.message;
     EXPECT_NE(notes.find("no cgroup for this run"), std::string::npos) << notes;
@@ -852,7 +852,7 @@ TEST_F(CgroupV2Test, TheExecutorRunsInAV2GroupAndRefusesLimitsItsControllersCann
         std::string::npos)
         << name << ": " << refused.message;
 
-    // A root host's run has a uid of its own: RLIMIT_NPROC bounds its processes (issue 31).
+    // A root host's run has a uid of its own: RLIMIT_NPROC bounds its processes.
     ExecutionLimits processes;
     processes.max_processes = 8;
     const ExecutionResult also = executor->Execute({"print(1)"}, Snapshot(processes));

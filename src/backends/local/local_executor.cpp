@@ -86,7 +86,7 @@ Status HandScratchTo(const std::string& scratch, uid_t uid) {
   return Status::Ok();
 }
 
-// How this executor bounds the memory and process limits (issue 31): a cgroup where one can be
+// How this executor bounds the memory and process limits: a cgroup where one can be
 // made; else, at the process level, what the runtime guard adds to the rlimits. `held` false:
 // nothing here bounds it beyond the rlimit alone, and `alternative`/`why_not` say what would.
 struct LimitBound {
@@ -370,7 +370,7 @@ class LocalExecutor final : public Executor {
     level_notes_.push_back(std::move(note));
   }
 
-  // What holds for every run of this executor, which results therefore do not repeat (issue 31):
+  // What holds for every run of this executor, which results therefore do not repeat:
   // the level's notes, a guard without Landlock, limits that degrade where cgroups fall short.
   std::vector<std::string> EnvironmentNotes() const {
     std::vector<std::string> notes = level_notes_;

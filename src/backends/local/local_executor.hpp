@@ -37,8 +37,8 @@ struct RuntimeGuardStatus {
   bool armed = false;    // ExecutorOptions::runtime_guard: every run child arms it
   int landlock_abi = 0;  // the kernel's Landlock ABI; 0: the guard arms without Landlock
 };
-// What holds for every run of a local executor, said once instead of in each result's message
-// (issue 31): a fallback of `auto`, a limit the level does not enforce, a guard without
+// What holds for every run of a local executor, said once instead of in each result's message:
+// a fallback of `auto`, a limit the level does not enforce, a guard without
 // Landlock, limits that degrade where no cgroup can be made. The same notes are logged once when
 // the executor is made; `codeact selftest`, `describe --measure` and /healthz detail show them.
 // Empty for any other executor.
