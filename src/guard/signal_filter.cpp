@@ -1,7 +1,6 @@
 #include "guard/signal_filter.hpp"
 
 #include <errno.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
 
@@ -10,16 +9,10 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "sandbox/native_arch.hpp"
+
 namespace codeact::internal {
 namespace {
-
-#if defined(__x86_64__)
-constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
-#else
-#error "SelfTargetFilter: add this architecture's AUDIT_ARCH_* value"
-#endif
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "SelfTargetFilter reads an argument's low word first");

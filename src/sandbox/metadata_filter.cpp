@@ -1,6 +1,5 @@
 #include "sandbox/metadata_filter.hpp"
 
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
 
@@ -9,16 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sandbox/native_arch.hpp"
+
 namespace codeact::internal {
 namespace {
-
-#if defined(__x86_64__)
-constexpr std::uint32_t kNativeArch = AUDIT_ARCH_X86_64;
-#elif defined(__aarch64__)
-constexpr std::uint32_t kNativeArch = AUDIT_ARCH_AARCH64;
-#else
-#error "MetadataNotifyFilter: add this architecture's AUDIT_ARCH_* value"
-#endif
 
 std::vector<sock_filter> RouteCalls(std::uint32_t action) {
   const std::vector<int>& calls = MetadataSystemCalls();
