@@ -21,18 +21,8 @@
 # usage: run_container_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 
-# What is still not met, each with its reason:
-# - restricted:memory_*: --tmpfs /tmp makes TMPDIR a tmpfs, whose pages RLIMIT_AS does not see, so
-#   an explicit --memory-mb is refused there (docs/process-level.md);
-# - podman-*:tmp_64_stopped: at the namespaces level the sandbox's /tmp is a tmpfs sized by the
-#   file-size limit (64 MiB), not by --max-workdir-mb.
-EXPECTED_TO_FAIL="
-restricted:memory_mb_256_runs
-restricted:bytearray_512_stopped
-restricted:memfd_512_stopped
-podman-default:tmp_64_stopped
-podman-root:tmp_64_stopped
-"
+# What is still not met, each with its reason (none today).
+EXPECTED_TO_FAIL=""
 
 build_dir=$(cd "$1" && pwd) source_dir=$(cd "$2" && pwd)
 here=$source_dir/tests/container

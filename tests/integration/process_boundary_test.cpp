@@ -6,8 +6,11 @@
 // and on (`codeact run`), where the class applies; the non-root half runs as tests/nonroot's
 // user (Levels/* there). The Python programs are tests/fixtures/boundary/*.py.
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -233,6 +236,58 @@ INSTANTIATE_TEST_SUITE_P(Levels, ProcessBoundaryTest,
                                            Mode{IsolationLevel::kProcess, true},
                                            Mode{IsolationLevel::kNamespaces, false}),
                          ModeName);
+
+// Where TMPDIR is a tmpfs (a Kubernetes pod's emptyDir in memory, podman --tmpfs /tmp) and no
+// memory cgroup counts the run's files there, an explicit memory limit still runs: RLIMIT_AS gets
+// three quarters of it, and the disk watch holds the private directory to the last quarter.
+TEST(ProcessLevelOnTmpfsTest, AnExplicitMemoryLimitRunsAndItsFilesOnTheTmpfsCount) {
+  struct statfs shm {};
+  if (::statfs("/dev/shm", &shm) != 0 || shm.f_type != TMPFS_MAGIC)
+    GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+  char made[] = "/dev/shm/codeact-tmpdir-XXXXXX";
+  ASSERT_NE(::mkdtemp(made), nullptr);
+  const std::string tmpdir = made;
+  const char* old = std::getenv("TMPDIR");
+  const std::string restore = old != nullptr ? old : "";
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  struct Cleanup {
+    std::string dir, restore;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      if (restore.empty()) {
+        ::unsetenv("TMPDIR");
+      } else {
+        ::setenv("TMPDIR", restore.c_str(), 1);
+      }
+    }
+  } cleanup{tmpdir, restore};
+
+  const std::unique_ptr<Executor> executor =
+      NewLocalExecutor(0, 60'000, /*fork_server=*/true, IsolationLevel::kProcess);
+  std::map<std::string, std::string> by_limit;
+  for (const auto& m : internal::LimitMechanisms(*executor)) by_limit[m.limit] = m.mechanism;
+  if (by_limit["memory_bytes"].find("three quarters") == std::string::npos) {
+    GTEST_SKIP() << "the run's private directory is not host memory left uncounted here ("
+                 << by_limit["memory_bytes"] << ")";
+  }
+  ExecutionLimits limits;
+  limits.memory_bytes = 256LL << 20;
+  const auto run = [&](const std::string& code) {
+    return executor->Execute({code}, Snapshot(limits));
+  };
+  const ExecutionResult plain = run("print(1)");
+  ASSERT_EQ(plain.outcome, Outcome::kOk) << plain.message << plain.stderr_text;
+  // 200 MiB fit in 256 but not in its three quarters.
+  const ExecutionResult heap = run(Program("bytearray_200.py"));
+  EXPECT_EQ(heap.outcome, Outcome::kMemoryLimit) << heap.message << heap.stderr_text;
+  EXPECT_EQ(heap.stdout_text.find("held"), std::string::npos);
+  // 80 MiB of files in TMPDIR pass the quarter (64 MiB) that the disk watch allows them.
+  const ExecutionResult files = run(Program("tmp_fill_files_80.py"));
+  EXPECT_EQ(files.outcome, Outcome::kDiskLimit) << files.message << files.stderr_text;
+  EXPECT_NE(files.message.find("over its bound of 64 MiB"), std::string::npos) << files.message;
+  EXPECT_EQ(files.stdout_text.find("wrote all"), std::string::npos);
+}
 
 // --- The same classes through the CLI, with the validator on.
 

@@ -54,7 +54,7 @@ fail() {
 
 step "integration suites as $user (uid $uid)"
 as_user "$tests" --gtest_brief=1 \
-  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*:SessionTest.*:McpSessionTest.*:HyperlightExecutorTest.*:HyperlightContractTest.*:HyperlightCliTest.*:EgressCliTest.*:McpUpstreamTest.*:HyperlightInputsTest.*:MafCliTest.*:ServeHttpTest.*:ServeOwnServerTest.*:ServeStartTest.*:SingleFileMountProviderTest.*' ||
+  --gtest_filter='CliTest.*:CliInputTest.*:NamespacesTest.*:IdentityTest.*:Probes/*:Levels/*:McpStdioTest.*:McpLifecycleTest.*:LocalExecutorTest.*:WarmPoolTest.*:FileCaptureTest.*:ToolBridgeTest.*:ToolLifecycleTest.*:SessionTest.*:McpSessionTest.*:HyperlightExecutorTest.*:HyperlightContractTest.*:HyperlightCliTest.*:EgressCliTest.*:McpUpstreamTest.*:HyperlightInputsTest.*:MafCliTest.*:ServeHttpTest.*:ServeOwnServerTest.*:ServeStartTest.*:SingleFileMountProviderTest.*:ProcessLevelOnTmpfsTest.*' ||
   fail "integration suites"
 
 step "codeact run at the default level"

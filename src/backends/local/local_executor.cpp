@@ -34,6 +34,7 @@
 #include "common/task_thread.hpp"
 #include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
+#include "files/scratch_owner.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
 #include "process/posix_util.hpp"
@@ -97,33 +98,37 @@ struct LimitBound {
   std::string why_not;      // and why it is not here
 };
 
-// Whether the process level's scratch directory (work/ and tmp/, made in the host's temp
-// directory) is on a tmpfs: what the run writes there is memory RLIMIT_AS does not see.
+// Whether the process level's scratch directory (work/ and tmp/, made in ScratchBaseDir) is on a
+// tmpfs: what the run writes there is memory RLIMIT_AS does not see.
 bool ScratchOnTmpfs() {
-  std::error_code ec;
-  const std::string dir = std::filesystem::temp_directory_path(ec).string();
+  const std::string base = ScratchBaseDir();
   struct statfs info {};
-  return !ec && ::statfs(dir.c_str(), &info) == 0 && info.f_type == TMPFS_MAGIC;
+  return ::statfs(base.empty() ? "/" : base.c_str(), &info) == 0 && info.f_type == TMPFS_MAGIC;
 }
 
-// `scratch_on_tmpfs`: the process level without a private tmpfs of its own, and the host's
-// temp directory on a tmpfs (ScratchOnTmpfs).
+// `scratch_in_memory`: the process level without a memory cgroup or a private tmpfs of its own,
+// and the host's temp directory on a tmpfs (ScratchOnTmpfs): the run's files there are memory,
+// so memory_bytes is split between RLIMIT_AS and the disk watch's bound on them
+// (ScratchShareOfMemory).
 LimitBound MemoryBound(const CgroupSite& site, const std::optional<GuardPlan>& guard,
-                       bool scratch_on_tmpfs) {
+                       bool scratch_in_memory) {
   LimitBound b{"memory_bytes"};
-  b.alternative = "RLIMIT_AS under the runtime guard with Landlock, with TMPDIR on a disk";
+  b.alternative = "RLIMIT_AS under the runtime guard with Landlock";
   if (site.memory()) {
     b.held = true;
     b.mechanism = "the run's memory cgroup, and RLIMIT_AS";
-  } else if (scratch_on_tmpfs) {
-    b.why_not = "TMPDIR is a tmpfs, whose pages the run's files hold outside RLIMIT_AS";
   } else if (guard && guard->landlock_abi >= 1) {
     // What holds pages outside the address space: memfds and SysV shm (seccomp), POSIX shm
-    // (/dev/shm is outside the guard's Landlock paths).
+    // (/dev/shm is outside the guard's Landlock paths), and files on a tmpfs TMPDIR (counted).
     b.held = true;
     b.mechanism =
         "RLIMIT_AS, with memfd_create and SysV shm denied (seccomp) and /dev/shm closed "
         "(Landlock)";
+    if (scratch_in_memory) {
+      b.mechanism +=
+          "; TMPDIR is a tmpfs, so RLIMIT_AS gets three quarters of it and the disk watch holds "
+          "the run's files there to the rest";
+    }
   } else {
     b.why_not = guard ? "this kernel has no Landlock, so /dev/shm stays open"
                       : "the runtime guard is off, so memfds and /dev/shm escape RLIMIT_AS";
@@ -298,8 +303,9 @@ class LocalExecutor final : public Executor {
         options_(options),
         guard_(std::move(guard)),
         cgroups_(CgroupSite::ForThisProcess()),
-        memory_bound_(
-            MemoryBound(*cgroups_, guard_, !sandbox_ && !private_mounts_ && ScratchOnTmpfs())),
+        scratch_in_memory_(!sandbox_ && !private_mounts_ && !cgroups_->memory() &&
+                           ScratchOnTmpfs()),
+        memory_bound_(MemoryBound(*cgroups_, guard_, scratch_in_memory_)),
         process_bound_(ProcessBound(*cgroups_, guard_, own_uids_, sandbox_.has_value())),
         degraded_note_(DegradedNote(*cgroups_, memory_bound_, process_bound_)),
         // The zygote's loop is in the guard's module (guard/zygote_loop.hpp), which the
@@ -610,11 +616,11 @@ class LocalExecutor final : public Executor {
     const CancellationRegistration forward =
         request.cancel.OnCancel([&] { stop.Cancel(request.cancel.reason()); });
     std::atomic<bool> watch_ended_run{false};
-    auto watch =
-        DiskWatch::Start(RunDiskBounds(snapshot, ready->workdir.path(), sandbox_.has_value()),
-                         [&](const std::string& over) {
-                           if (stop.Cancel(over)) watch_ended_run = true;
-                         });
+    auto watch = DiskWatch::Start(
+        RunDiskBounds(snapshot, ready->workdir.path(), sandbox_.has_value(), scratch_in_memory_),
+        [&](const std::string& over) {
+          if (stop.Cancel(over)) watch_ended_run = true;
+        });
     if (!watch.ok()) {
       reaper_.Finish(std::move(*ready));
       return NotRunResult(Outcome::kSetupError, watch.status().message());
@@ -932,6 +938,10 @@ class LocalExecutor final : public Executor {
     spec.metadata_channel = true;  // the guard's metadata calls (process/metadata_supervisor.hpp)
     spec.working_dir = working_dir;
     spec.limits = RlimitsFor(snapshot.limits);
+    if (scratch_in_memory_) {
+      const std::int64_t as = snapshot.limits.memory_bytes - ScratchShareOfMemory(snapshot.limits);
+      spec.limits.Set(RLIMIT_AS, as, as);
+    }
     if (!own_uids_ && !sandbox_) {
       // RLIMIT_NPROC counts every task of the child's real uid, which a non-root host's child
       // shares with the host user's own processes (the namespaces level sets it inside its user
@@ -1153,9 +1163,12 @@ class LocalExecutor final : public Executor {
   const bool private_mounts_ = own_uids_ && !sandbox_ && PrivateMountNamespaceWorks();
   const std::optional<GuardPlan> guard_;             // set with ExecutorOptions::runtime_guard
   const std::shared_ptr<const CgroupSite> cgroups_;  // where each run's cgroup goes, if anywhere
-  const LimitBound memory_bound_;                    // what bounds memory_bytes here
-  const LimitBound process_bound_;                   // what bounds max_processes here
-  const std::string degraded_note_;                  // an environment note where cgroups fall short
+  // The process level's private directory is host memory (ScratchOnTmpfs) that no memory cgroup
+  // counts: memory_bytes is split between RLIMIT_AS and it (ScratchShareOfMemory).
+  const bool scratch_in_memory_;
+  const LimitBound memory_bound_;    // what bounds memory_bytes here
+  const LimitBound process_bound_;   // what bounds max_processes here
+  const std::string degraded_note_;  // an environment note where cgroups fall short
   const std::string zygote_module_;  // the zygote's loop (the guard's module); "": no zygote
   const bool fork_server_;
   std::vector<std::string> level_notes_;  // the level's own environment notes (AddLevelNote)

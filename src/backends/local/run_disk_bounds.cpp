@@ -7,7 +7,7 @@
 namespace codeact::internal {
 
 std::vector<DiskBound> RunDiskBounds(const RunSnapshot& snapshot, const std::string& scratch_dir,
-                                     bool sandboxed) {
+                                     bool sandboxed, bool scratch_in_memory) {
   const ExecutionLimits& limits = snapshot.limits;
   std::vector<DiskBound> bounds;
   for (const FileMount& m : snapshot.mounts) {
@@ -23,10 +23,16 @@ std::vector<DiskBound> RunDiskBounds(const RunSnapshot& snapshot, const std::str
   if (!sandboxed && !scratch_dir.empty()) {
     // work/ and tmp/ together (guard_plan.hpp). Where a root host gives work/ a private tmpfs,
     // the host sees its empty mount point here, and the tmpfs bounds it.
-    bounds.push_back({scratch_dir, "the private $TMPDIR and working directory",
-                      limits.max_workdir_bytes, InodesForBytes(limits.max_workdir_bytes)});
+    const std::int64_t bytes =
+        scratch_in_memory ? ScratchShareOfMemory(limits) : limits.max_workdir_bytes;
+    bounds.push_back(
+        {scratch_dir, "the private $TMPDIR and working directory", bytes, InodesForBytes(bytes)});
   }
   return bounds;
+}
+
+std::int64_t ScratchShareOfMemory(const ExecutionLimits& limits) {
+  return std::min(limits.max_workdir_bytes, limits.memory_bytes / 4);
 }
 
 }  // namespace codeact::internal

@@ -5,6 +5,7 @@
 // working directory are sized tmpfs mounts of the launcher, which the kernel bounds itself.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,15 @@
 
 namespace codeact::internal {
 
-// `scratch_dir`: the run's private directory (a host path); `sandboxed`: the namespaces level.
-// A mount at the working directory (--workdir) is held to the smaller of its own bound and
-// max_workdir_bytes.
+// `scratch_dir`: the run's private directory (a host path); `sandboxed`: the namespaces level;
+// `scratch_in_memory`: that directory is on a tmpfs no memory cgroup counts, so its bound is also
+// held to ScratchShareOfMemory. A mount at the working directory (--workdir) is held to the
+// smaller of its own bound and max_workdir_bytes.
 std::vector<DiskBound> RunDiskBounds(const RunSnapshot& snapshot, const std::string& scratch_dir,
-                                     bool sandboxed);
+                                     bool sandboxed, bool scratch_in_memory = false);
+
+// The part of memory_bytes that a private directory on a tmpfs may hold (the rest is the run's
+// RLIMIT_AS): a quarter of it, or max_workdir_bytes where that is smaller.
+std::int64_t ScratchShareOfMemory(const ExecutionLimits& limits);
 
 }  // namespace codeact::internal

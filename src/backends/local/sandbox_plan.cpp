@@ -195,8 +195,9 @@ Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
   for (const FileMount* m : mounts) {
     c.binds.push_back({m->host_path, m->mount_path, m->mode == MountMode::kReadOnly});
   }
-  // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them.
-  c.tmp_bytes = snapshot.limits.max_file_size_bytes;
+  // tmpfs pages are host memory that RLIMIT_AS does not see: the file-size limit bounds them, and
+  // max_workdir_bytes, which bounds the run's scratch space (/tmp as /work), where smaller.
+  c.tmp_bytes = std::min(snapshot.limits.max_file_size_bytes, snapshot.limits.max_workdir_bytes);
   c.work_bytes = snapshot.limits.max_workdir_bytes;
   if (const auto nproc = spec.limits.Take(RLIMIT_NPROC)) c.nproc = nproc->soft;
   c.command.push_back(spec.executable);
