@@ -57,7 +57,7 @@ from hyperlight_guest import CALL_TOOL, OUTPUT_TOOL, REPORT_TOOL, TOOL_ERROR_KEY
 # sized for one guest and its snapshot.
 _MAX_SANDBOXES = 1
 _DEVICES = ("/dev/kvm", "/dev/mshv")
-# The release the worker was checked against (README, "Hyperlight backend").
+# The release the worker was checked against (docs/hyperlight.md).
 _INSTALL_HINT = ("pip install hyperlight-sandbox==0.3.0 hyperlight-sandbox-backend-wasm==0.3.0 "
                  "hyperlight-sandbox-python-guest==0.3.0")
 

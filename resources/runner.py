@@ -32,7 +32,7 @@ the last thing on the bridge: the host ends a run whose bridge carries anything 
 terminal frame as a BridgeError (what the code forges on the bridge fds gains it nothing it
 could not print or raise, and a second terminal frame gives it away).
 
-Runtime guard (src/guard, README "Threat model"): with a "guard" field in the request, the
+Runtime guard (src/guard, docs/threat-model.md): with a "guard" field in the request, the
 runner arms it after its own preload and before any user code, or ends the run with
 guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock over the spec's
 "exec", "read" and "write" paths, the seccomp filters, a C audit hook that also refuses to open

@@ -1,5 +1,5 @@
 // ExecutionRequest and ExecutionResult: what a run is given and what it returns.
-// The JSON field names of ExecutionResult are a public contract (README "The result contract",
+// The JSON field names of ExecutionResult are a public contract (docs/result.md,
 // json.hpp).
 #pragma once
 
@@ -87,7 +87,7 @@ struct ResourceUsage {
 };
 
 // The result JSON's `schema_version` (ToJson): raised only by a change that breaks a reader.
-// New fields and new outcomes are additive and keep it (README "The result contract").
+// New fields and new outcomes are additive and keep it (docs/result.md).
 inline constexpr int kResultSchemaVersion = 1;
 
 struct ExecutionResult {

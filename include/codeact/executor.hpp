@@ -22,7 +22,7 @@ namespace codeact {
 enum class BackendKind { kLocal, kHyperlight };
 // kProcess: rlimits, a process group, a scrubbed environment; not a security boundary alone.
 // kNamespaces: the same runner in new user/pid/mount/net/ipc/uts namespaces with a read-only
-// root view, no network and a seccomp filter (README, threat model).
+// root view, no network and a seccomp filter (docs/threat-model.md).
 // kMicroVm: the hyperlight backend's only level (a Hyperlight micro-VM).
 // kAuto: the local backend picks kNamespaces where this kernel allows it, else kProcess; the
 // hyperlight backend runs kMicroVm. Results say which level ran.
@@ -83,7 +83,7 @@ struct RunUidRange {
   std::uint32_t count = 65536;
 };
 
-// Egress at the local backend (README "Network targets"): a snapshot's network targets are
+// Egress at the local backend (docs/network.md): a snapshot's network targets are
 // reached by the host, never by the child (which keeps no network at the namespaces level),
 // through the built-in tools http_get, http_post and http_request, present in runs that have
 // targets. Each request goes only to a listed target and method, to an address checked once
@@ -122,7 +122,7 @@ struct ExecutorOptions {
   // pooled children (and the children of runs that find none ready), so a child costs a fork
   // instead of an interpreter start. Off: every pooled child is an interpreter of its own.
   bool fork_server = true;
-  // The runtime guard (local backend, both levels; README "Threat model"): each run child arms a
+  // The runtime guard (local backend, both levels; docs/threat-model.md): each run child arms a
   // seccomp filter, Landlock where the kernel has it, an audit hook and a guarded __import__
   // before any user code. Off only when asked (the benchmark compares both); a child that cannot
   // arm it ends the run as setup_error instead of running unguarded. Where the kernel has no
@@ -132,9 +132,9 @@ struct ExecutorOptions {
   // Let the child import installed third-party packages (site-packages). Off by default: the
   // default policy allows only the standard library, and skipping `site` saves ~5 ms a start.
   bool site_packages = false;
-  // Where no cgroup can be made for runs (a non-root host without a delegated subtree: README
-  // "Cgroups"), an explicit memory_bytes or max_processes limit is refused (setup_error). True
-  // accepts them as rlimits alone (RLIMIT_AS, RLIMIT_NPROC); every result's `message` then
+  // Where no cgroup can be made for runs (a non-root host without a delegated subtree:
+  // docs/cgroups.md), an explicit memory_bytes or max_processes limit is refused (setup_error).
+  // True accepts them as rlimits alone (RLIMIT_AS, RLIMIT_NPROC); every result's `message` then
   // names the bounds that do not apply. Defaults degrade that way in any case, and say so.
   bool accept_weaker_limits = false;
   // Local backend: each stateless run's child validates its code itself, before any of it runs,

@@ -14,7 +14,7 @@
 //
 // Creating the provider never probes the machine: when the SDK, its Python guest or a working
 // hypervisor (/dev/kvm or /dev/mshv with hardware virtualisation) is missing, each run returns
-// outcome `unavailable` with the reason, quickly. Install: see the README's "Hyperlight backend".
+// outcome `unavailable` with the reason, quickly. Install: see docs/hyperlight.md.
 #pragma once
 
 #include <memory>

@@ -14,7 +14,7 @@ namespace codeact {
 // {"ok":bool,"violations":[{"line","col","rule","message","hint"}]}
 std::string ToJson(const ValidationReport& report);
 
-// The result contract of the README, "The result contract" (files carry data_base64).
+// The result contract of docs/result.md (files carry data_base64).
 std::string ToJson(const ExecutionResult& result);
 StatusOr<ExecutionResult> ExecutionResultFromJson(std::string_view json);
 

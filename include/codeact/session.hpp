@@ -5,7 +5,7 @@
 //
 // Lifecycle: open -> Execute... -> (Pause -> Resume)... -> Close; or expired after
 // SessionSettings::idle_expiry_ms without use (paused or not), which closes it the same way.
-// What a session is held to (README "Sessions"):
+// What a session is held to (docs/sessions.md):
 //   per run      wall clock (paused time excluded), CPU time (measured by the session's cgroup
 //                and renewed for every run), output caps, tool budget;
 //   per session  memory (its cgroup) and the working directory's size;

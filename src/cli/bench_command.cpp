@@ -1,4 +1,4 @@
-// codeact bench [--runs N] [--json FILE]: the figures of the README's "Performance", measured end
+// codeact bench [--runs N] [--json FILE]: the figures of docs/performance.md, measured end
 // to end in one run so their ratios can be compared on a noisy machine.
 #include <unistd.h>
 

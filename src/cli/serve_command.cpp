@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kServeHelp =
     R"(usage: codeact serve [options]
 
-Serves execute_code over HTTP (README "HTTP service"): POST /v1/execute, the seeds' POST /run,
+Serves execute_code over HTTP (docs/http.md): POST /v1/execute, the seeds' POST /run,
 sessions at /v1/sessions, GET /v1/tools?format=..., GET /healthz (no auth), GET /metrics
 (Prometheus text) and MCP Streamable HTTP at /mcp. Prints "codeact serve: listening on
 http://HOST:PORT" on stdout once it accepts connections; one JSON access line per request on

@@ -8,7 +8,7 @@ namespace codeact::internal {
 
 // In order: $CODEACT_DATA_DIR; <binary dir>/../share/codeact when installed next to the binary;
 // <prefix>/share/codeact of the installation a consumer program was configured against (its
-// find_package(codeact) bakes that path into the program: README "Using it from C++"); the source
+// find_package(codeact) bakes that path into the program: docs/cpp-api.md); the source
 // tree for programs inside this build tree; the configured install prefix; the source tree.
 // data_dir.cpp explains each step.
 std::string DefaultDataDir();

@@ -1,7 +1,7 @@
 // HttpService: the HTTP server of `codeact serve`, on Boost.Beast (the only Beast/Asio user of
 // the CLI): REST runs (/v1/execute, the seeds' /run), sessions owned per caller
 // (/v1/sessions...), the tool definition (/v1/tools), /healthz, Prometheus /metrics and MCP
-// Streamable HTTP (/mcp). README "HTTP service" documents every route and status.
+// Streamable HTTP (/mcp). docs/http.md documents every route and status.
 //
 // How a request flows: a connection's strand reads it (header and body within
 // `request_timeout`, the body at most `max_body_bytes`: 413), checks Host and Origin (403: a web

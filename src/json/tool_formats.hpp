@@ -38,7 +38,7 @@ StatusOr<std::string> StrictSchemaJson(std::string_view schema_json);
 // one, else the schema as given with "strict": false. A malformed input schema is an error.
 StatusOr<std::string> ToolDefinitionJson(DefinitionFormat format, const ToolSpec& tool);
 
-// The JSON Schema of the result JSON (README "The result contract"): execute_code's MCP
+// The JSON Schema of the result JSON (docs/result.md): execute_code's MCP
 // outputSchema. It names the fields every result has and their types; new fields are allowed.
 const std::string& ExecutionResultSchemaJson();
 

@@ -33,7 +33,7 @@ struct LimitSpec {
   bool shapes_child;
   std::string_view flag;   // the CLI flag, empty when there is none
   double flag_scale;       // flag value x scale = field value (--timeout 1.5 -> 1500 ms)
-  std::string_view help;   // one line for --help and the README
+  std::string_view help;   // one line for --help and docs/limits.md
   std::string_view model;  // how the description names it for the model; empty: not mentioned
 };
 

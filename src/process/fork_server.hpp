@@ -22,8 +22,8 @@
 // Nothing of one run reaches another: each child is a fresh copy of a zygote that never ran user
 // code, and serves one run.
 //
-// Differences from a cold start, written down where a user looks (README): children of one
-// zygote share its hash seed (str hashes) and the addresses of its memory layout.
+// Differences from a cold start, written down where a user looks (docs/warm-pool.md): children of
+// one zygote share its hash seed (str hashes) and the addresses of its memory layout.
 #pragma once
 
 #include <sys/types.h>

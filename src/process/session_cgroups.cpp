@@ -58,7 +58,7 @@ StatusOr<std::shared_ptr<SessionParentGroup>> SessionParentGroup::Create(
         "sessions need a memory cgroup for their total memory budget, and no cgroup can be made "
         "here: " +
         (site ? site->missing : std::string("no cgroup site")) +
-        " (README \"Cgroups\": `codeact setup-cgroups --user NAME` as root)");
+        " (docs/cgroups.md: `codeact setup-cgroups --user NAME` as root)");
   }
   if (!site->memory()) {
     return FailedPrecondition(

@@ -23,7 +23,8 @@ namespace {
 // path of an unprivileged caller, as bubblewrap does: it drops to the run's uid all the same, and
 // binds every path itself from inside its user namespace (root_fs.cpp), with the same flags. No
 // idmap can be made there: a read-write mount is a plain bind, as on a filesystem that cannot be
-// idmapped (README, mounts), whose files the run's uid owns and whose directory must let it in.
+// idmapped (docs/threat-model.md, mounts), whose files the run's uid owns and whose directory must
+// let it in.
 void PrepareUnprivilegedPath(SandboxConfig& c) {
   c.system_trees.assign(c.system_paths.size(), -1);
   Must(::chown(c.scratch_dir.c_str(), static_cast<uid_t>(c.run_as_uid),
@@ -49,7 +50,7 @@ void PrepareTreesAsRoot(SandboxConfig& c) {
     if (c.system_trees[i] < 0) FailIdmap(error);
     first = false;
   }
-  // Idmapped so that the run's uid stands for each directory's owner (README, mounts).
+  // Idmapped so that the run's uid stands for each directory's owner (docs/threat-model.md).
   for (SandboxBind& b : c.binds) {
     IdmapError error;
     b.tree_fd = MountTree(b.host_path, b.read_only, uid, error);

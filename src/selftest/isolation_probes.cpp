@@ -554,7 +554,7 @@ const std::vector<Probe>& Probes() {
 
 StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   // At the process level the mounts keep their host paths: a root host's run uid must pass the
-  // directory above them (README, mounts); `outside` stays closed to it.
+  // directory above them (docs/threat-model.md, identity and mounts); `outside` stays closed to it.
   if (::chmod(root.c_str(), 0711) != 0) return ErrnoStatus("chmod " + root, errno);
   Fixture f;
   f.outside = root + "/outside";

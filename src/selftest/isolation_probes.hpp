@@ -1,4 +1,4 @@
-// IsolationProbes: the attacks of the README's threat model, each run as real code through an
+// IsolationProbes: the attacks of docs/threat-model.md, each run as real code through an
 // executor (validation off: the probes test the isolation level, not the validator), and what
 // each one observed. `codeact selftest` prints them as a table; the tests assert them per level.
 #pragma once
@@ -12,7 +12,7 @@ namespace codeact::internal {
 
 struct ProbeReport {
   std::string name;  // e.g. "read /etc/passwd"
-  // The level promises to contain it (README, threat model): at the `process` level that
+  // The level promises to contain it (docs/threat-model.md): at the `process` level that
   // depends on the runtime guard, and for the filesystem and /proc on Landlock under it.
   bool promised = false;
   bool contained = false;

@@ -2,7 +2,7 @@
 // the result JSON serialised, as the spec recommends for a tool that returns structuredContent,
 // then one embedded resource per captured file.
 //
-// - The text is the result JSON (README "The result contract") with each file's `data_base64`
+// - The text is the result JSON (docs/result.md) with each file's `data_base64`
 //   replaced by `resource`, the URI of its embedded resource: bytes never travel inside the text.
 // - Past `max_text_bytes` the text is trimmed: stdout, stderr and the traceback keep their first
 //   and last parts around a marker saying how many bytes were left out, an output value whose

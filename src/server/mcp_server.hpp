@@ -9,7 +9,7 @@
 // - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
 //   reply copies the id's text from the request instead of re-encoding a parsed number.
 // - `tools/list` -> [execute_code] with its outputSchema; `tools/call` -> `structuredContent`
-//   holding the ExecutionResult JSON (README "The result contract"), `isError = !success`, and
+//   holding the ExecutionResult JSON (docs/result.md), `isError = !success`, and
 //   as content the same JSON as text (trimmed with a summary past `max_text_content_bytes`)
 //   followed by each captured file as an embedded resource (server/mcp_result.hpp). An unknown tool
 //   name is a -32602 error; missing or wrong arguments are a tool result (the provider's argument

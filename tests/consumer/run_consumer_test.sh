@@ -9,8 +9,8 @@
 #   3. the installed `codeact run`, started from another directory with $CODEACT_DATA_DIR unset;
 #   4. this folder's CMake project finds the package, links codeact::core (and so neither
 #      libseccomp nor spdlog) and runs a code block that calls a C++ host tool;
-#   5. the README's first C++ example, cut out of README.md itself, builds against the prefix
-#      with -Wall -Wextra -Werror (readme/CMakeLists.txt) and prints the doubled price;
+#   5. the first C++ example of docs/cpp-api.md, cut out of that file itself, builds against the
+#      prefix with -Wall -Wextra -Werror (readme/CMakeLists.txt) and prints the doubled price;
 #   6. that the installed binaries really use <prefix>/share/codeact and not the source tree:
 #      with the installed runner.py removed, both must fail and name the installed path.
 # The consumer run from its build dir (4) finds its data in the prefix it was configured against
@@ -127,20 +127,20 @@ step "consumer installed beside codeact in $prefix/$bindir"
 cp "$consumer" "$prefix/$bindir/"
 "$prefix/$bindir/codeact_consumer" || fail "installed consumer exited $?"
 
-step "the README's first C++ example"
-readme=$here/../../README.md
+step "the first C++ example of docs/cpp-api.md"
+readme=$here/../../docs/cpp-api.md
 awk '/^```cpp$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' "$readme" \
   >"$tmp/readme_example.cpp"
 test -s "$tmp/readme_example.cpp" || fail "no \`\`\`cpp block in $readme"
 cmake -S "$here/readme" -B "$tmp/readme-build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DREADME_EXAMPLE="$tmp/readme_example.cpp" "$@" >"$tmp/readme-configure.log" 2>&1 ||
-  { cat "$tmp/readme-configure.log"; fail "README example: configure"; }
+  { cat "$tmp/readme-configure.log"; fail "C++ example: configure"; }
 cmake --build "$tmp/readme-build" >"$tmp/readme-build.log" 2>&1 ||
-  { cat "$tmp/readme-build.log"; fail "README example: build (warnings are errors)"; }
+  { cat "$tmp/readme-build.log"; fail "C++ example: build (warnings are errors)"; }
 example=$(find "$tmp/readme-build" -type f -name readme_example -perm -u+x | head -n 1)
-"$example" >readme.out 2>&1 || { cat readme.out; fail "README example exited $?"; }
-test "$(tail -n 1 readme.out)" = "19.98" || { cat readme.out; fail "README example: not 19.98"; }
-grep -q '"strict":true' readme.out || { cat readme.out; fail "README example: no definition"; }
+"$example" >readme.out 2>&1 || { cat readme.out; fail "C++ example exited $?"; }
+test "$(tail -n 1 readme.out)" = "19.98" || { cat readme.out; fail "C++ example: not 19.98"; }
+grep -q '"strict":true' readme.out || { cat readme.out; fail "C++ example: no definition"; }
 
 step "both use $data: without its runner.py they fail and name it"
 mv "$data/resources/runner.py" "$tmp/runner.py"

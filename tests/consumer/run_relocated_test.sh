@@ -7,8 +7,8 @@
 #   3. there, the moved `codeact run --isolation namespaces` must end with outcome ok at the
 #      namespaces level, and `--isolation auto` must either run at namespaces or say in
 #      `message` why it did not;
-#   4. there, the README's first C++ example is configured and built against the moved prefix
-#      (find_package(codeact) bakes the moved location into it: README "Using it from C++") and must
+#   4. there, the first C++ example of docs/cpp-api.md is configured and built against the moved
+#      prefix (find_package(codeact) bakes the moved location into it: docs/cpp-api.md) and must
 #      print the doubled price, 19.98;
 #   5. with the moved tree's runner.py taken away, both the CLI and the example fail and name that
 #      file: they really use the moved tree, not another installation (/usr/local) by chance.
@@ -46,8 +46,8 @@ prefix=$tmp/moved/somewhere
 test ! -e "$tmp/installed" || fail "the installed tree is still at its first prefix"
 
 awk '/^```cpp$/ { inside = 1; next } inside && /^```$/ { exit } inside { print }' \
-  "$source_dir/README.md" >"$tmp/readme_example.cpp"
-test -s "$tmp/readme_example.cpp" || fail "no \`\`\`cpp block in README.md"
+  "$source_dir/docs/cpp-api.md" >"$tmp/readme_example.cpp"
+test -s "$tmp/readme_example.cpp" || fail "no \`\`\`cpp block in docs/cpp-api.md"
 cp -r "$source_dir/tests/consumer/readme" "$tmp/readme-src"
 printf 'print(6 * 7)\n' >"$tmp/block.py"
 
@@ -86,17 +86,17 @@ if ! grep -q '"isolation":"namespaces"' auto.json; then
   grep -q '"message":"[^"]' auto.json || fail "auto fell back without a reason in message"
 fi
 
-echo "== the README's first C++ example, built against the moved tree"
+echo "== the first C++ example of docs/cpp-api.md, built against the moved tree"
 cmake -S readme-src -B readme-build -DCMAKE_PREFIX_PATH="$prefix" \
   -DREADME_EXAMPLE="$tmp/readme_example.cpp" "$@" >configure.log 2>&1 ||
-  { cat configure.log; fail "README example: configure"; }
+  { cat configure.log; fail "C++ example: configure"; }
 grep -F "$prefix" readme-build/codeact_generated/codeact_installed_location.cpp ||
   fail "the moved prefix was not baked into the consumer"
-cmake --build readme-build >build.log 2>&1 || { cat build.log; fail "README example: build"; }
+cmake --build readme-build >build.log 2>&1 || { cat build.log; fail "C++ example: build"; }
 example=$(find readme-build -type f -name readme_example -perm -u+x | head -n 1)
-"$example" >readme.out 2>&1 || { cat readme.out; fail "README example exited $?"; }
+"$example" >readme.out 2>&1 || { cat readme.out; fail "C++ example exited $?"; }
 cat readme.out
-test "$(tail -n 1 readme.out)" = "19.98" || fail "README example: not 19.98"
+test "$(tail -n 1 readme.out)" = "19.98" || fail "C++ example: not 19.98"
 
 echo "== both use the moved tree: without its runner.py they fail and name it"
 runner=$(find "$prefix" -path "*/codeact/resources/runner.py" | head -n 1)

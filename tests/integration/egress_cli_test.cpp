@@ -1,8 +1,8 @@
 // Egress at the local backend end to end: `codeact run --allow-domain ...` with code that awaits
 // http_get / http_post / http_request, against a local HTTP server of the test's own, whose
-// loopback address is the listed target (a listed address may be reached; README "Network
-// targets"). Also: the tools are absent without targets, and the validator's hint for a network
-// module follows the targets.
+// loopback address is the listed target (a listed address may be reached; docs/network.md).
+// Also: the tools are absent without targets, and the validator's hint for a network module
+// follows the targets.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>

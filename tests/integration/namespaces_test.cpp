@@ -1,7 +1,7 @@
-// The `namespaces` isolation level against real children: every isolation probe (README
-// "Threat model") at both levels, the limit fixtures giving the same outcomes at both levels, tool
-// calls, mounts at their mount paths, seccomp denials as clean errors, and setup failures as
-// setup_error results naming the step.
+// The `namespaces` isolation level against real children: every isolation probe
+// (docs/threat-model.md) at both levels, the limit fixtures giving the same outcomes at both
+// levels, tool calls, mounts at their mount paths, seccomp denials as clean errors, and setup
+// failures as setup_error results naming the step.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -47,7 +47,7 @@ struct ProbeCase {
 
 class IsolationProbeTest : public ::testing::TestWithParam<ProbeCase> {};
 
-// Each level promises exactly what the README's threat model says, and keeps its promises.
+// Each level promises exactly what docs/threat-model.md says, and keeps its promises.
 TEST_P(IsolationProbeTest, AtTheNamespacesLevelAsTheThreatModelSays) {
   auto report =
       internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kNamespaces), GetParam().name);
@@ -336,7 +336,7 @@ TEST(IdentityTest, FilesInAReadWriteMountBelongToTheMountDirectorysOwner) {
     auto root = internal::TempDir::Create("codeact-idmap-");
     ASSERT_TRUE(root.ok());
     // The process level shows mounts at their host paths: their parents must let the run's uid
-    // pass (README, mounts).
+    // pass (docs/threat-model.md, mounts).
     ASSERT_EQ(::chmod(root->path().c_str(), 0711), 0);
     const std::string owned = root->path() + "/owned";
     const std::string root_owned = root->path() + "/root-owned";
@@ -532,7 +532,7 @@ TEST(NamespacesTest, AMountBeneathAnotherNeedsItsPointInTheOuterHostDirectory) {
 // that can write a read-write mount above it could make one) must not choose which host
 // directory a later run's mount shows: the run is refused, and the link's target stays unseen.
 // At both levels on a root host (mount trees); the process level of a non-root host reaches
-// mounts by their paths (README, threat model).
+// mounts by their paths (docs/threat-model.md).
 TEST(NamespacesTest, ALinkThatAppearsOnAMountsHostPathIsRefused) {
   std::vector<IsolationLevel> levels = {IsolationLevel::kNamespaces};
   if (::geteuid() == 0) levels.push_back(IsolationLevel::kProcess);

@@ -42,7 +42,7 @@ RunSnapshot Snapshot() {
 
 // A host directory holding the file to mount and a neighbour that must stay out of reach. On
 // a root host the process level shows mounts at their host paths to a run of its own uid, so
-// the directory lets any uid pass (README, mounts); the files are 0644, root's.
+// the directory lets any uid pass (docs/threat-model.md, mounts); the files are 0644, root's.
 class SingleFileMountTest : public ::testing::TestWithParam<IsolationLevel> {
  protected:
   void SetUp() override {
@@ -77,7 +77,7 @@ class SingleFileMountTest : public ::testing::TestWithParam<IsolationLevel> {
   }
 
   // The process level fences files through Landlock; without it the neighbours are reachable by
-  // their permissions (README, threat model).
+  // their permissions (docs/threat-model.md).
   bool Fenced() const {
     return sandboxed() || internal::GuardStatus(*LocalExecutor(GetParam())).landlock_abi >= 1;
   }

@@ -38,15 +38,15 @@ TEST(LimitTableTest, CaptureAndResultLimitsHaveTheirDefaultsAndFlags) {
             "limit max_result_bytes must be at least 64 KiB, got 1024");
 }
 
-TEST(LimitTableTest, TheReadmeListsEveryLimitWithItsFlag) {
-  std::ifstream in(std::string(CODEACT_TEST_FIXTURES) + "/../../README.md");
-  ASSERT_TRUE(in) << "README.md not found beside tests/";
-  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+TEST(LimitTableTest, TheLimitsDocListsEveryLimitWithItsFlag) {
+  std::ifstream in(std::string(CODEACT_TEST_FIXTURES) + "/../../docs/limits.md");
+  ASSERT_TRUE(in) << "docs/limits.md not found beside tests/";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const LimitSpec& spec : LimitTable()) {
     const std::string row = "| `" + std::string(spec.name) + "` |";
-    const std::size_t at = readme.find(row);
-    ASSERT_NE(at, std::string::npos) << spec.name << " has no row in the README's limits table";
-    const std::string line = readme.substr(at, readme.find('\n', at) - at);
+    const std::size_t at = doc.find(row);
+    ASSERT_NE(at, std::string::npos) << spec.name << " has no row in docs/limits.md's table";
+    const std::string line = doc.substr(at, doc.find('\n', at) - at);
     EXPECT_NE(line.find("`" + std::string(spec.flag)), std::string::npos) << line;
   }
 }

@@ -116,7 +116,7 @@ class HyperlightExecutor final : public Executor {
 
   BackendKind backend() const override { return BackendKind::kHyperlight; }
   IsolationLevel isolation() const override { return IsolationLevel::kMicroVm; }
-  // Sessions are not offered here (README "Sessions"): a worker restores its sandbox's snapshot
+  // Sessions are not offered here (docs/sessions.md): a worker restores its sandbox's snapshot
   // between runs and serves any run of the same configuration, so a session would need a worker
   // of its own that skips the restore, which is not built.
   StatusOr<std::unique_ptr<ExecutorSession>> OpenSession(const RunSnapshot&,
@@ -134,7 +134,7 @@ class HyperlightExecutor final : public Executor {
       t.network = "only these targets are reachable (scheme, host and port must match exactly):\n";
       for (const EgressTarget& target : *targets) t.network += "- " + target.Display() + "\n";
       // The SDK's guest offers these two only: no other method, and no request headers, can be
-      // sent from it, so there is no http_request here (README "Network targets").
+      // sent from it, so there is no http_request here (docs/network.md).
       t.network_tools = {"http_get", "http_post"};
       t.network +=
           "Call them with `r = await http_get(url)` or `r = await http_post(url, body=\"...\", "

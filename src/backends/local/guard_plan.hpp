@@ -1,8 +1,9 @@
-// GuardPlan: how a local executor arms the runner's runtime guard (src/guard, README "Threat
-// model") at either isolation level: where the child finds the extension module, and what a run
-// may reach, named as the child sees it — host paths at the `process` level, the sandbox's own
-// at the `namespaces` level. The same spec goes to a pooled child ahead of its request (it arms
-// its OS layers while it waits) and, with the policy's imports, in the request itself.
+// GuardPlan: how a local executor arms the runner's runtime guard (src/guard,
+// docs/threat-model.md) at either isolation level: where the child finds the extension module,
+// and what a run may reach, named as the child sees it — host paths at the `process` level, the
+// sandbox's own at the `namespaces` level. The same spec goes to a pooled child ahead of its
+// request (it arms its OS layers while it waits) and, with the policy's imports, in the request
+// itself.
 #pragma once
 
 #include <string>

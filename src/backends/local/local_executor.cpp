@@ -1078,7 +1078,8 @@ class LocalExecutor final : public Executor {
   // The process level on a root host: the child drops to `uid`; where this host allows a
   // private mount namespace its working directory is a tmpfs of max_workdir_bytes and the mounts
   // are idmapped trees (the run's uid acts as each mount directory's owner), else the working
-  // directory is handed to `uid` and mounts must let it in by their permissions (README).
+  // directory is handed to `uid` and mounts must let it in by their permissions
+  // (docs/threat-model.md).
   Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir,
                      LaunchSpec& spec, std::vector<UniqueFd>& trees) {
     spec.run_as_uid = uid;
