@@ -15,7 +15,6 @@
 #include "backends/local/runner_files.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/session_child.hpp"
-#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
@@ -158,8 +157,7 @@ class LocalExecutor final : public Executor {
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    result.backend = "local";
-    result.isolation = std::string(IsolationName(isolation()));
+    StampBackend(result, *this);
     result.interpreter = setup_.python;
     result.duration_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -201,8 +199,7 @@ class LocalExecutor final : public Executor {
         if (!text.empty()) r.message += (r.message.empty() ? "" : "; ") + text;
       };
       note(OpenFilesNote(limits));
-      r.backend = "local";
-      r.isolation = std::string(IsolationName(isolation()));
+      StampBackend(r, *this);
     };
     return NewLocalSession(std::move(config));
   }
@@ -282,14 +279,11 @@ class LocalExecutor final : public Executor {
       r.usage.cpu_ms = end.usage->cpu_ms;
       r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
     }
-    if (EndsAsDiskLimit(over_disk, watch_ended_run, r)) {
-      FitResult(r, limits, snapshot.mounts);
-      return r;
-    }
+    // The provider fits the result to its budget (result_budget.hpp).
+    if (EndsAsDiskLimit(over_disk, watch_ended_run, r)) return r;
     Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
-    FitResult(r, limits, snapshot.mounts);
     return r;
   }
 
