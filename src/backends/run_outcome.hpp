@@ -10,6 +10,7 @@
 
 #include "bridge/host_loop.hpp"
 #include "codeact/execution.hpp"
+#include "codeact/executor.hpp"
 #include "codeact/limits.hpp"
 #include "limits/limit_table.hpp"
 #include "process/child.hpp"
@@ -20,6 +21,13 @@ namespace codeact::internal {
 // than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above
 // it.
 std::string OpenFilesNote(const ExecutionLimits& limits);
+
+// Names the backend and the isolation level that ran, as `executor` reports them
+// (Executor::backend, Executor::isolation), where `result` does not name them yet: one rule for
+// every result, whether the provider made it (a refusal before any run) or an executor ran it.
+// The provider stamps each of its results; an executor stamps its own too, for callers that run
+// it without a provider (the selftest, the benchmark).
+void StampBackend(ExecutionResult& result, const Executor& executor);
 
 // The `message` of a cancelled result: "cancelled: <reason>".
 std::string CancelledMessage(const std::string& reason);

@@ -1,5 +1,6 @@
 #include "provider/client_sessions.hpp"
 
+#include "backends/run_outcome.hpp"
 #include "json/definitions.hpp"
 
 namespace codeact::internal {
@@ -12,8 +13,7 @@ ExecutionResult SessionArgumentError(const std::string& message, const CodeActPr
   r.violations.push_back({0, 0, "argument-error", message,
                           "call execute_code with {\"code\": \"<python source>\", \"session\": "
                           "\"<name>\"} (session optional)"});
-  r.backend = std::string(BackendName(executor.backend()));
-  r.isolation = std::string(IsolationName(executor.isolation()));
+  StampBackend(r, executor);
   return r;
 }
 
@@ -90,8 +90,7 @@ ExecutionResult ClientSessions::Invoke(const std::string& arguments_json,
                                                               : Outcome::kSetupError,
           "session \"" + **name + "\" could not be opened: " + session.status().message());
       r.session = **name;
-      r.backend = std::string(BackendName(provider_->executor().backend()));
-      r.isolation = std::string(IsolationName(provider_->executor().isolation()));
+      StampBackend(r, provider_->executor());
       return r;
     }
     ExecutionResult r = (*session)->Execute(*code, options);

@@ -306,9 +306,8 @@ ExecutionResult CodeActProvider::Vet(
     bool child_validates) {
   const auto start = Clock::now();
   auto finish = [&](ExecutionResult r) {
-    if (r.backend.empty()) r.backend = std::string(BackendName(executor_->backend()));
-    if (r.isolation.empty()) r.isolation = std::string(IsolationName(executor_->isolation()));
-    // Results that never reached an executor (violations) are held to the same bound.
+    // Every result, whether it reached the executor or not, is stamped and fitted here, once.
+    internal::StampBackend(r, *executor_);
     internal::FitResult(r, snapshot.limits, snapshot.mounts);
     r.duration_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -473,8 +472,7 @@ ExecutionResult ExecuteCodeFunction::InvokeResult(const std::string& arguments_j
   auto code = internal::ParseCodeArgument(arguments_json);
   if (!code.ok()) {
     ExecutionResult r = ArgumentError(code.status().message());
-    r.backend = std::string(BackendName(provider_->executor().backend()));
-    r.isolation = std::string(IsolationName(provider_->executor().isolation()));
+    internal::StampBackend(r, provider_->executor());
     return r;
   }
   const auto bound = snapshot();

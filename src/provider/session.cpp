@@ -3,6 +3,7 @@
 // fixed at open, and the table that counts and expires the provider's sessions.
 #include "codeact/session.hpp"
 
+#include "backends/run_outcome.hpp"
 #include "codeact/provider.hpp"
 #include "common/utf8.hpp"
 #include "provider/session_table.hpp"
@@ -28,10 +29,7 @@ class ProviderSession final : public Session {
   ExecutionResult Execute(const std::string& code, const InvokeOptions& options) override {
     ExecutionResult r = Run(code, options);
     r.session = core_->name();
-    if (r.backend.empty()) r.backend = std::string(BackendName(provider_->executor_->backend()));
-    if (r.isolation.empty()) {
-      r.isolation = std::string(IsolationName(provider_->executor_->isolation()));
-    }
+    StampBackend(r, *provider_->executor_);
     return r;
   }
 

@@ -14,7 +14,6 @@
 #include <thread>
 
 #include "backends/hyperlight/staged_inputs.hpp"
-#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "bridge/protocol.hpp"
@@ -157,8 +156,7 @@ class HyperlightExecutor final : public Executor {
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    result.backend = "hyperlight";
-    result.isolation = "microvm";
+    StampBackend(result, *this);
     result.duration_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
@@ -338,8 +336,7 @@ class HyperlightExecutor final : public Executor {
     }
     Capture capture = CaptureChanges(before, output_mount, capture_limits);
     r.files = std::move(capture.files);
-    r.omitted_files = std::move(capture.omitted);
-    FitResult(r, limits, output_mount);
+    r.omitted_files = std::move(capture.omitted);  // fitted to the result budget by the provider
     if (terminal_frame && !sdk_failed) Release(std::move(worker));
     return r;  // a worker not released is destroyed here: killed, reaped, its directory removed
   }

@@ -1,6 +1,8 @@
 // LocalExecutor: the local backend — a child CPython under rlimits, in its own process group,
 // speaking the bridge protocol with the host; started directly (`process` level) or through the
 // codeact-sandbox launcher (`namespaces` level, sandbox_plan.hpp). Warm pool: warm_pool.hpp.
+// Three parts, as sandbox2 separates Executor, Policy and Monitor: what runs (local_executor.cpp),
+// how a child starts (child_starter.hpp) and whether a run may start (admission.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/local/admission.hpp"
 #include "backends/local/warm_pool.hpp"
 #include "codeact/executor.hpp"
 #include "common/task_thread.hpp"
@@ -44,12 +47,8 @@ struct RuntimeGuardStatus {
 // Empty for any other executor.
 std::vector<std::string> EnvironmentNotes(const Executor& executor);
 
-// What enforces each rlimit-backed limit (and max_workdir_bytes) at this executor's level, e.g.
-// {"memory_bytes", "the run's memory cgroup, and RLIMIT_AS"}. Empty for any other executor.
-struct LimitMechanism {
-  std::string limit;      // the limit's name (limit_table.hpp)
-  std::string mechanism;  // what bounds it here, in a few words
-};
+// What enforces each rlimit-backed limit (and max_workdir_bytes) at this executor's level
+// (LimitMechanism, admission.hpp). Empty for any other executor.
 std::vector<LimitMechanism> LimitMechanisms(const Executor& executor);
 
 // Whether a local executor's children run under the runtime guard (false for any other executor).

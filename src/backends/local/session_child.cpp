@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
 #include "files/mount_capture.hpp"
@@ -281,7 +280,6 @@ class LocalSession final : public ExecutorSession {
     Capture capture = CaptureChanges(mounts_before, config_.snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
-    FitResult(r, limits, config_.snapshot.mounts);
     if (after.cpu_ms && before.cpu_ms) r.usage.cpu_ms = *after.cpu_ms - *before.cpu_ms;
     r.usage.peak_memory_bytes = after.peak_memory_bytes;  // the session's peak so far
     if (!clean || (r.outcome != Outcome::kOk && r.outcome != Outcome::kError)) {
