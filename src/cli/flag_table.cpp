@@ -95,7 +95,8 @@ std::string FlagsMarkdown(const std::vector<FlagDoc>& docs) {
 Status RefuseOtherBackend(const std::vector<FlagDoc>& docs, const Args& args, FlagBackend backend) {
   for (const FlagDoc& doc : docs) {
     if (doc.backend == FlagBackend::kAny || doc.backend == backend) continue;
-    if (args.GetAll(doc.name).empty()) continue;
+    const bool given = doc.metavar.empty() ? args.Has(doc.name) : !args.GetAll(doc.name).empty();
+    if (!given) continue;
     if (!doc.any_backend_value.empty() && args.Get(doc.name) == doc.any_backend_value) continue;
     return InvalidArgument(doc.name + " is for the " + std::string(BackendText(doc.backend)) +
                            " backend" + doc.instead);
