@@ -111,94 +111,104 @@ Status ListenFlag(const std::string& listen, ServeFlags& f) {
   return Status::Ok();
 }
 
+// --listen and the credentials.
+void AddListenRows(FlagTable<ServeFlags>& t) {
+  const Options d;
+  t.push_back({{"--listen", "HOST:PORT", d.host + ":" + std::to_string(d.port),
+                "address to listen on (port 0 picks one); a non-loopback address needs "
+                "credentials"},
+               ListenFlag});
+  t.push_back(TextRow("--token-file", "F",
+                      "bearer tokens, one per line ('#' comments); logged as line:N",
+                      [](const std::string& v, ServeFlags& f) { f.token_file = v; }));
+  t.push_back(TextRow("--jwt-secret-file", "F",
+                      "accept JWTs signed HS256 with this secret (at least 16 bytes); exp "
+                      "required, 60 s clock skew; logged by jti or sub",
+                      [](const std::string& v, ServeFlags& f) { f.jwt_secret_file = v; }));
+  t.push_back(TextRow("--jwt-audience", "A", "a JWT's aud must name A",
+                      [](const std::string& v, ServeFlags& f) { f.jwt_audience = v; }));
+}
+
+// The service's bounds: sizes, counts, rates and times.
+void AddBoundRows(FlagTable<ServeFlags>& t) {
+  const Options d;
+  t.push_back(IntRow("--max-body-bytes", 1, 1LL << 30, std::to_string(d.max_body_bytes),
+                     "largest request body; more -> 413", [](long long v, Options& o) {
+                       o.max_body_bytes = static_cast<std::size_t>(v);
+                     }));
+  t.push_back(IntRow("--max-concurrent", 1, 1024, std::to_string(d.max_concurrent),
+                     "runs and session operations at once",
+                     [](long long v, Options& o) { o.max_concurrent = static_cast<int>(v); }));
+  t.push_back(IntRow("--max-queued", 0, 100'000, std::to_string(d.max_queued),
+                     "requests waiting for a worker; more -> 429 Retry-After",
+                     [](long long v, Options& o) { o.max_queued = static_cast<std::size_t>(v); }));
+  t.push_back(IntRow("--max-connections", 1, 100'000, std::to_string(d.max_connections),
+                     "open connections; more are closed",
+                     [](long long v, Options& o) { o.max_connections = static_cast<int>(v); }));
+  t.push_back(
+      IntRow("--token-max-concurrent", 0, 1024, std::to_string(d.token_max_concurrent),
+             "runs one caller may have in flight (0: no limit) -> 429",
+             [](long long v, Options& o) { o.token_max_concurrent = static_cast<int>(v); }));
+  t.push_back(IntRow("--max-mcp-sessions", 1, 1'000'000, std::to_string(d.max_mcp_sessions),
+                     "MCP sessions (/mcp) held at once", [](long long v, Options& o) {
+                       o.max_mcp_sessions = static_cast<std::size_t>(v);
+                     }));
+  t.push_back(IntRow(
+      "--mcp-sessions-per-caller", 1, 1'000'000, "a quarter of --max-mcp-sessions, at least 1",
+      "MCP sessions one caller may hold; over it initialize -> 429",
+      [](long long v, Options& o) { o.mcp_sessions_per_caller = static_cast<std::size_t>(v); }));
+  t.push_back(IntRow("--io-threads", 1, 64, std::to_string(d.io_threads),
+                     "threads reading and writing connections",
+                     [](long long v, Options& o) { o.io_threads = static_cast<int>(v); }));
+  t.push_back(SecondsRow("--request-timeout", "S", 0.1, Seconds(d.request_timeout),
+                         "seconds to read a request, and a kept-alive connection's idle time",
+                         [](double s, ServeFlags& f) { f.options.request_timeout = Ms(s); }));
+  t.push_back(SecondsRow("--shutdown-grace", "S", 0, Seconds(d.shutdown_grace),
+                         "seconds requests in flight may take after SIGTERM; then their runs "
+                         "are cancelled",
+                         [](double s, ServeFlags& f) { f.options.shutdown_grace = Ms(s); }));
+  t.push_back(SecondsRow("--mcp-session-idle", "S", 1, Seconds(d.mcp_session_idle),
+                         "seconds an MCP session may go unused before it is closed",
+                         [](double s, ServeFlags& f) { f.options.mcp_session_idle = Ms(s); }));
+  t.push_back(SecondsRow("--token-rate", "R", 0,
+                         "0: no limit, and 50 without credentials, where every client is one "
+                         "caller",
+                         "requests per second one caller may make, each run counted (a batch "
+                         "of N tools/call costs N) -> 429",
+                         [](double s, ServeFlags& f) { f.options.token_rate_per_s = s; }));
+  t.push_back(SecondsRow("--token-burst", "N", 0, "the rate",
+                         "requests a caller may make at once within its rate",
+                         [](double s, ServeFlags& f) { f.options.token_burst = s; }));
+  t.push_back(TextRow(
+      "--allow-origin", "O",
+      "an Origin allowed to call (exact, e.g. https://app.example.com); any other Origin -> 403",
+      [](const std::string& v, ServeFlags& f) { f.options.allowed_origins.push_back(v); }, true));
+  t.push_back(TextRow(
+      "--allow-host", "H",
+      "a Host header value allowed; default: loopback names on a loopback listener, any "
+      "elsewhere",
+      [](const std::string& v, ServeFlags& f) { f.options.allowed_hosts.push_back(v); }, true));
+  t.push_back({{"--sessions-per-caller", "N", "a quarter of --max-sessions, at least 1",
+                "sessions (REST, and MCP's named ones) one caller may have open -> 429"},
+               [](const std::string& text, ServeFlags& f) {
+                 long long v = 0;
+                 if (!ParseInt(text, 1, 4096, v)) {
+                   return InvalidArgument(
+                       "--sessions-per-caller needs an integer from 1 to 4096, got \"" + text +
+                       "\"");
+                 }
+                 f.sessions_per_caller = static_cast<int>(v);
+                 return Status::Ok();
+               }});
+  t.push_back(TextRow("--quiet", "", "no access lines",
+                      [](const std::string&, ServeFlags& f) { f.options.access_log = false; }));
+}
+
 const FlagTable<ServeFlags>& ServeFlagTable() {
   static const FlagTable<ServeFlags> table = [] {
-    const Options d;
     FlagTable<ServeFlags> t;
-    t.push_back({{"--listen", "HOST:PORT", d.host + ":" + std::to_string(d.port),
-                  "address to listen on (port 0 picks one); a non-loopback address needs "
-                  "credentials"},
-                 ListenFlag});
-    t.push_back(TextRow("--token-file", "F",
-                        "bearer tokens, one per line ('#' comments); logged as line:N",
-                        [](const std::string& v, ServeFlags& f) { f.token_file = v; }));
-    t.push_back(TextRow("--jwt-secret-file", "F",
-                        "accept JWTs signed HS256 with this secret (at least 16 bytes); exp "
-                        "required, 60 s clock skew; logged by jti or sub",
-                        [](const std::string& v, ServeFlags& f) { f.jwt_secret_file = v; }));
-    t.push_back(TextRow("--jwt-audience", "A", "a JWT's aud must name A",
-                        [](const std::string& v, ServeFlags& f) { f.jwt_audience = v; }));
-    t.push_back(IntRow("--max-body-bytes", 1, 1LL << 30, std::to_string(d.max_body_bytes),
-                       "largest request body; more -> 413", [](long long v, Options& o) {
-                         o.max_body_bytes = static_cast<std::size_t>(v);
-                       }));
-    t.push_back(IntRow("--max-concurrent", 1, 1024, std::to_string(d.max_concurrent),
-                       "runs and session operations at once",
-                       [](long long v, Options& o) { o.max_concurrent = static_cast<int>(v); }));
-    t.push_back(
-        IntRow("--max-queued", 0, 100'000, std::to_string(d.max_queued),
-               "requests waiting for a worker; more -> 429 Retry-After",
-               [](long long v, Options& o) { o.max_queued = static_cast<std::size_t>(v); }));
-    t.push_back(IntRow("--max-connections", 1, 100'000, std::to_string(d.max_connections),
-                       "open connections; more are closed",
-                       [](long long v, Options& o) { o.max_connections = static_cast<int>(v); }));
-    t.push_back(
-        IntRow("--token-max-concurrent", 0, 1024, std::to_string(d.token_max_concurrent),
-               "runs one caller may have in flight (0: no limit) -> 429",
-               [](long long v, Options& o) { o.token_max_concurrent = static_cast<int>(v); }));
-    t.push_back(IntRow("--max-mcp-sessions", 1, 1'000'000, std::to_string(d.max_mcp_sessions),
-                       "MCP sessions (/mcp) held at once", [](long long v, Options& o) {
-                         o.max_mcp_sessions = static_cast<std::size_t>(v);
-                       }));
-    t.push_back(IntRow(
-        "--mcp-sessions-per-caller", 1, 1'000'000, "a quarter of --max-mcp-sessions, at least 1",
-        "MCP sessions one caller may hold; over it initialize -> 429",
-        [](long long v, Options& o) { o.mcp_sessions_per_caller = static_cast<std::size_t>(v); }));
-    t.push_back(IntRow("--io-threads", 1, 64, std::to_string(d.io_threads),
-                       "threads reading and writing connections",
-                       [](long long v, Options& o) { o.io_threads = static_cast<int>(v); }));
-    t.push_back(SecondsRow("--request-timeout", "S", 0.1, Seconds(d.request_timeout),
-                           "seconds to read a request, and a kept-alive connection's idle time",
-                           [](double s, ServeFlags& f) { f.options.request_timeout = Ms(s); }));
-    t.push_back(SecondsRow("--shutdown-grace", "S", 0, Seconds(d.shutdown_grace),
-                           "seconds requests in flight may take after SIGTERM; then their runs "
-                           "are cancelled",
-                           [](double s, ServeFlags& f) { f.options.shutdown_grace = Ms(s); }));
-    t.push_back(SecondsRow("--mcp-session-idle", "S", 1, Seconds(d.mcp_session_idle),
-                           "seconds an MCP session may go unused before it is closed",
-                           [](double s, ServeFlags& f) { f.options.mcp_session_idle = Ms(s); }));
-    t.push_back(SecondsRow("--token-rate", "R", 0,
-                           "0: no limit, and 50 without credentials, where every client is one "
-                           "caller",
-                           "requests per second one caller may make, each run counted (a batch "
-                           "of N tools/call costs N) -> 429",
-                           [](double s, ServeFlags& f) { f.options.token_rate_per_s = s; }));
-    t.push_back(SecondsRow("--token-burst", "N", 0, "the rate",
-                           "requests a caller may make at once within its rate",
-                           [](double s, ServeFlags& f) { f.options.token_burst = s; }));
-    t.push_back(TextRow(
-        "--allow-origin", "O",
-        "an Origin allowed to call (exact, e.g. https://app.example.com); any other Origin -> 403",
-        [](const std::string& v, ServeFlags& f) { f.options.allowed_origins.push_back(v); }, true));
-    t.push_back(TextRow(
-        "--allow-host", "H",
-        "a Host header value allowed; default: loopback names on a loopback listener, any "
-        "elsewhere",
-        [](const std::string& v, ServeFlags& f) { f.options.allowed_hosts.push_back(v); }, true));
-    t.push_back({{"--sessions-per-caller", "N", "a quarter of --max-sessions, at least 1",
-                  "sessions (REST, and MCP's named ones) one caller may have open -> 429"},
-                 [](const std::string& text, ServeFlags& f) {
-                   long long v = 0;
-                   if (!ParseInt(text, 1, 4096, v)) {
-                     return InvalidArgument(
-                         "--sessions-per-caller needs an integer from 1 to 4096, got \"" + text +
-                         "\"");
-                   }
-                   f.sessions_per_caller = static_cast<int>(v);
-                   return Status::Ok();
-                 }});
-    t.push_back(TextRow("--quiet", "", "no access lines",
-                        [](const std::string&, ServeFlags& f) { f.options.access_log = false; }));
+    AddListenRows(t);
+    AddBoundRows(t);
     return t;
   }();
   return table;

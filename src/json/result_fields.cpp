@@ -339,8 +339,8 @@ ResultField UsageField() {
       }};
 }
 
-std::vector<ResultField> MakeTable() {
-  std::vector<ResultField> t;
+// What the code did: its streams, exit, outcome, value, error, violations and files.
+void AddOutcomeFields(std::vector<ResultField>& t) {
   t.push_back({"schema_version", "integer", true,
                "raised only by a change that breaks a reader (kResultSchemaVersion)",
                [](const R&) { return json::value(kResultSchemaVersion); },
@@ -375,6 +375,10 @@ std::vector<ResultField> MakeTable() {
   t.push_back(ViolationsField());
   t.push_back(FilesField());
   t.push_back(OmittedFilesField());
+}
+
+// What ran and where: the counts, the backend and level, the notes, the usage and the session.
+void AddRunFields(std::vector<ResultField>& t) {
   t.push_back(NumberField("tool_calls", &R::tool_calls, true, "host tool calls the run made"));
   t.push_back(NumberField("duration_ms", &R::duration_ms, false, "the run's wall-clock time"));
   t.push_back(NameField("backend", &R::backend, "local or hyperlight"));
@@ -432,6 +436,12 @@ std::vector<ResultField> MakeTable() {
                  return json::object{{"type", json::array{"string", "null"}},
                                      {"enum", json::array{"new", "kept", "restarted", nullptr}}};
                }});
+}
+
+std::vector<ResultField> MakeTable() {
+  std::vector<ResultField> t;
+  AddOutcomeFields(t);
+  AddRunFields(t);
   return t;
 }
 
