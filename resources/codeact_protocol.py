@@ -97,7 +97,9 @@ TABLE = {
     "fork_failed": ("fork_server", "child", ("message",), ()),
     "exited": ("fork_server", "child", ("pid", "status", "cpu_us"), ()),
 }
-# A request without these fields gets ExecutionLimits' defaults (include/codeact/limits.hpp).
+# A request without these fields gets their defaults: the limit table's rows marked
+# in_child_request (src/limits/limit_table.cpp) declare them, and the agreement test
+# (tests/unit/protocol_test.cpp) holds this copy to those rows.
 REQUEST_DEFAULTS = {"max_output_bytes": 1 << 20, "max_frame_bytes": 1 << 20, "max_tool_calls": 256}
 BRIDGE_FDS = (3, 4)
 # The system part of the runtime guard: the guard frame's fields, which the request's "guard"

@@ -2,8 +2,8 @@
 
 #include <boost/json.hpp>
 
-#include "codeact/limits.hpp"
 #include "json/serialize.hpp"
+#include "limits/limit_table.hpp"
 #include "process/child.hpp"
 
 namespace codeact::internal::protocol {
@@ -26,12 +26,12 @@ std::string ProtocolTableJson() {
         {"required", Strings(spec.required)},
         {"optional", Strings(spec.optional)}};
   }
-  const ExecutionLimits defaults;
+  // From the limit table's rows (limits/limit_table.hpp), where each such default is declared.
+  boost::json::object request_defaults;
+  for (const auto& [name, value] : RequestDefaults()) request_defaults[name] = value;
   return SerializeJson(boost::json::object{
       {"messages", std::move(messages)},
-      {"request_defaults", boost::json::object{{field::kMaxOutputBytes, defaults.max_output_bytes},
-                                               {field::kMaxFrameBytes, defaults.max_frame_bytes},
-                                               {field::kMaxToolCalls, defaults.max_tool_calls}}},
+      {"request_defaults", std::move(request_defaults)},
       {"bridge_fds", boost::json::array{kChildBridgeReadFd, kChildBridgeWriteFd}}});
 }
 

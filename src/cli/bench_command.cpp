@@ -731,44 +731,83 @@ void MeasureSessionCall(Bench& b) {
                        calls.PercentileUs(50) / std::max(1.0, b.bare_start_p50_us), "<= 0.1"});
 }
 
+constexpr const char* kBenchSections = "core,oneshot,mcp-stdio,mcp-sustained";
+
+struct BenchFlags {
+  int runs = 200;
+  std::optional<std::string> json;
+  std::optional<std::string> python;
+  std::string only = kBenchSections;
+};
+
+const FlagTable<BenchFlags>& BenchFlagTable() {
+  static const FlagTable<BenchFlags> table = {
+      {{"--runs", "N", std::to_string(BenchFlags{}.runs), "runs per figure (at least 10)"},
+       [](const std::string& text, BenchFlags& f) {
+         f.runs = std::max(10, std::atoi(text.c_str()));
+         return Status::Ok();
+       }},
+      {{"--json", "FILE", "", "write the figures as JSON to FILE too"},
+       [](const std::string& path, BenchFlags& f) {
+         f.json = path;
+         return Status::Ok();
+       }},
+      {{"--python", "PATH", "the embedded validator's installation",
+        "the interpreter of the bare starts"},
+       [](const std::string& path, BenchFlags& f) {
+         f.python = path;
+         return Status::Ok();
+       }},
+      {{"--only", "SECTIONS", "all of them",
+        "a comma-separated list of sections: core (validation, executors in process, the runtime "
+        "guard, MCP in process), oneshot (codeact run against a bare start and a bwrap "
+        "one-shot), mcp-stdio (codeact mcp over stdio, calls 0.3 s apart), mcp-sustained (codeact "
+        "mcp, two calls in flight, and the fork floor they are read against); the bare starts are "
+        "always measured"},
+       [](const std::string& sections, BenchFlags& f) {
+         f.only = sections;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
 }  // namespace
 
+std::vector<FlagDoc> BenchFlagDocs() { return DocsOf(BenchFlagTable()); }
+
 int CmdBench(const std::vector<std::string>& argv) {
-  constexpr const char* kHelp =
-      "usage: codeact bench [--runs N] [--json FILE] [--python PATH] [--only SECTIONS]\n"
-      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n"
-      "--only: a comma-separated list of sections (default: all of them): core (validation,\n"
-      "executors in process, the runtime guard, MCP in process), oneshot (codeact run against a\n"
-      "bare start and a bwrap one-shot), mcp-stdio (codeact mcp over stdio, calls 0.3 s apart),\n"
-      "mcp-sustained (codeact mcp, two calls in flight, and the fork floor they are read "
-      "against).\n"
-      "The bare starts are always measured.\n";
+  const std::string help = CommandHelp(
+      "bench", "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n");
   if (WantsHelp(argv)) {
-    std::cout << kHelp;
+    std::cout << help;
     return kExitOk;
   }
-  auto args = Args::Parse(argv, {{"--runs", "--json", "--python", "--only"}, {}});
+  FlagSpec spec;
+  AddToSpec(BenchFlagDocs(), spec);
+  auto args = Args::Parse(argv, spec);
   if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << kHelp;
+    std::cerr << help;
     return kExitUsage;
   }
+  BenchFlags flags;
+  (void)ApplyFlags(BenchFlagTable(), *args, flags);  // every value is taken as it comes
   auto validator = Validator::Embedded();
   if (!validator.ok()) {
     std::cerr << "codeact bench: " << validator.status().message() << "\n";
     return kExitUsage;
   }
   Bench b;
-  b.runs = std::max(10, std::atoi(args->Get("--runs").value_or("200").c_str()));
-  b.python = args->Get("--python").value_or((*validator)->InstallationInterpreter());
-  const std::string only =
-      "," + args->Get("--only").value_or("core,oneshot,mcp-stdio,mcp-sustained") + ",";
+  b.runs = flags.runs;
+  b.python = flags.python.value_or((*validator)->InstallationInterpreter());
+  const std::string only = "," + flags.only + ",";
   {
     std::istringstream sections(only);
     std::string section;
     while (std::getline(sections, section, ',')) {
       if (!section.empty() && section != "core" && section != "oneshot" && section != "mcp-stdio" &&
           section != "mcp-sustained") {
-        std::cerr << "codeact bench: unknown section \"" << section << "\"\n" << kHelp;
+        std::cerr << "codeact bench: unknown section \"" << section << "\"\n" << help;
         return kExitUsage;
       }
     }
@@ -807,7 +846,7 @@ int CmdBench(const std::vector<std::string>& argv) {
     if (wanted("mcp-sustained") && !MeasureMcpSustained(b, level)) return kExitFailed;
   }
   PrintFigures(b.figures);
-  if (auto path = args->Get("--json")) WriteJson(*path, b.runs, b.figures);
+  if (flags.json) WriteJson(*flags.json, b.runs, b.figures);
   return kExitOk;
 }
 

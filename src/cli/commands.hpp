@@ -1,15 +1,38 @@
 // The codeact subcommands. Each returns the process exit code: 0 success, 1 the code was
-// rejected or did not succeed, 2 a bad invocation.
+// rejected or did not succeed, 2 a bad invocation. The command table (command_table.cpp) lists
+// them once: main dispatches from it, and `codeact --help` and docs/cli.md are made from it.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "cli/flag_table.hpp"
 
 namespace codeact::cli {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
+
+struct Command {
+  std::string_view name;      // "run"
+  std::string_view synopsis;  // what follows "codeact NAME": "[options] FILE|-"
+  std::string_view summary;   // one line for `codeact --help`
+  int (*run)(const std::vector<std::string>& args);
+  std::vector<FlagDoc> (*flags)();  // the command's own flag table
+  bool provider_flags;              // takes the provider flags (provider_flags.hpp) too
+  bool hidden;                      // left out of `codeact --help` and docs/cli.md
+};
+
+std::span<const Command> CommandTable();
+// The command of that name; null when there is none.
+const Command* FindCommand(std::string_view name);
+// `codeact --help`: the commands and the options every command takes.
+std::string MainUsage();
+// A command's help: "usage: codeact NAME SYNOPSIS", then `prose`, its options and the provider's.
+std::string CommandHelp(std::string_view name, std::string_view prose);
 
 int CmdValidate(const std::vector<std::string>& args);
 int CmdRun(const std::vector<std::string>& args);
@@ -20,5 +43,20 @@ int CmdServe(const std::vector<std::string>& args);
 int CmdRepl(const std::vector<std::string>& args);
 int CmdSelftest(const std::vector<std::string>& args);
 int CmdSetupCgroups(const std::vector<std::string>& args);
+int CmdDocs(const std::vector<std::string>& args);
+
+// Each command's own flag table, as docs.
+std::vector<FlagDoc> ValidateFlagDocs();
+std::vector<FlagDoc> RunFlagDocs();
+std::vector<FlagDoc> DescribeFlagDocs();
+std::vector<FlagDoc> BenchFlagDocs();
+std::vector<FlagDoc> McpFlagDocs();
+std::vector<FlagDoc> ServeFlagDocs();
+std::vector<FlagDoc> ReplFlagDocs();
+std::vector<FlagDoc> SelftestFlagDocs();
+std::vector<FlagDoc> SetupCgroupsFlagDocs();
+std::vector<FlagDoc> DocsFlagDocs();
+// The options every command takes (--log-level, --log-format, --version), as docs.
+std::vector<FlagDoc> GlobalFlagDocs();
 
 }  // namespace codeact::cli

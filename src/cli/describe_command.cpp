@@ -13,21 +13,41 @@
 namespace codeact::cli {
 namespace {
 
-constexpr const char* kDescribeUsage =
-    "usage: codeact describe [--format openai|openai-responses|anthropic|mcp] [--measure] "
-    "[options]\n";
-
-constexpr const char* kDescribeHelp =
+constexpr const char* kDescribeProse =
     R"(Prints {"tools":[<execute_code definition>],"instructions":"..."}.
-
-  --format F   openai (Chat Completions, the default), openai-responses (Responses API),
-               anthropic (Messages API, input_schema), mcp (tools/list entry with outputSchema);
-               the first three say "strict": true (optional fields required and nullable)
-  --measure    print the description's sizes instead: the core text (policy, limits, how tools
-               are called, the result) and the details (tool signatures, mounts, network), in
-               characters and in tokens estimated as characters / 4
-
 )";
+
+struct DescribeFlags {
+  DefinitionFormat format = DefinitionFormat::kOpenAI;
+  bool measure = false;
+};
+
+const FlagTable<DescribeFlags>& DescribeFlagTable() {
+  static const FlagTable<DescribeFlags> table = {
+      {{"--format", "F", "openai",
+        "openai (Chat Completions), openai-responses (Responses API), anthropic (Messages API, "
+        "input_schema), mcp (tools/list entry with outputSchema); the first three say \"strict\": "
+        "true (optional fields required and nullable)"},
+       [](const std::string& name, DescribeFlags& f) {
+         const std::optional<DefinitionFormat> format = ParseDefinitionFormat(name);
+         if (!format) {
+           return InvalidArgument("--format is openai, openai-responses, anthropic or mcp, got \"" +
+                                  name + "\"");
+         }
+         f.format = *format;
+         return Status::Ok();
+       }},
+      {{"--measure", "", "",
+        "print the description's sizes instead: the core text (policy, limits, how tools are "
+        "called, the result) and the details (tool signatures, mounts, network), in characters "
+        "and in tokens estimated as characters / 4"},
+       [](const std::string&, DescribeFlags& f) {
+         f.measure = true;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
 
 // Tokens estimated offline as characters / 4, rounded up: the usual rule of thumb for English
 // text and code with the GPT and Claude tokenizers; a real tokenizer may differ by 10-30 %.
@@ -35,26 +55,25 @@ std::size_t EstimatedTokens(std::size_t characters) { return (characters + 3) / 
 
 }  // namespace
 
+std::vector<FlagDoc> DescribeFlagDocs() { return DocsOf(DescribeFlagTable()); }
+
 int CmdDescribe(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kDescribeUsage << kDescribeHelp << ProviderFlagsHelp();
+    std::cout << CommandHelp("describe", kDescribeProse);
     return kExitOk;
   }
   FlagSpec spec;
-  spec.with_value.insert("--format");
-  spec.switches.insert("--measure");
+  AddToSpec(DescribeFlagDocs(), spec);
   auto args = Args::Parse(argv, WithProviderFlags(spec));
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact describe: "
               << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << kDescribeUsage << ProviderFlagsHelp();
+              << CommandHelp("describe", kDescribeProse);
     return kExitUsage;
   }
-  const std::string format_name = args->Get("--format").value_or("openai");
-  const std::optional<DefinitionFormat> format = ParseDefinitionFormat(format_name);
-  if (!format) {
-    std::cerr << "codeact describe: --format is openai, openai-responses, anthropic or mcp, got \""
-              << format_name << "\"\n";
+  DescribeFlags flags;
+  if (Status s = ApplyFlags(DescribeFlagTable(), *args, flags); !s.ok()) {
+    std::cerr << "codeact describe: " << s.message() << "\n";
     return kExitUsage;
   }
   auto provider = BuildProvider(*args, {.default_pool_size = 0});  // describes, runs nothing
@@ -62,7 +81,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
     std::cerr << "codeact describe: " << provider.status().message() << "\n";
     return kExitUsage;
   }
-  if (args->Has("--measure")) {
+  if (flags.measure) {
     const ToolDescriptionParts parts = (*provider)->DescribeRun((*provider)->Snapshot());
     Executor& executor = (*provider)->executor();
     internal::EnvironmentReport environment;
@@ -77,7 +96,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
     return kExitOk;
   }
   const ExecuteCodeFunction function(*provider);
-  std::cout << internal::DescriptionDocumentJson(function.Definition(*format),
+  std::cout << internal::DescriptionDocumentJson(function.Definition(flags.format),
                                                  (*provider)->Instructions())
             << "\n";
   return kExitOk;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/flag_table.hpp"
 #include "cli/process_setup.hpp"
 #include "codeact_build_config.hpp"
 #include "files/scratch_owner.hpp"
@@ -16,34 +17,36 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: codeact <command> [options]
-
-commands:
-  run FILE|-        validate and run code; prints the result JSON (exit 0 when it succeeded)
-  describe          print the execute_code tool definition and the agent instructions
-  bench             measure the performance figures (latency percentiles, rates) and print a table
-  validate FILE|-   check code against the validator policy; prints the report as JSON
-  mcp               serve execute_code over MCP (JSON-RPC on stdio)
-  serve             serve execute_code over HTTP (REST, MCP Streamable HTTP, metrics)
-  repl              an interactive loop on one session: variables are kept between inputs
-  selftest          try the threat model's attacks and print what the isolation level contained
-  setup-cgroups     (as root, once) give a user the cgroup subtree its runs go under
-
-options of every command:
-  --log-level L     debug, info (the default), warning, error or off: the lowest level of the log
-                    lines on stderr (the MCP server's, and the library's warnings)
-  --log-format F    text (the default) or json: one JSON object per line,
-                    {"time","level","component","message"}
-  --version         print the version and exit
-
-run `codeact <command> --help` for a command's options.
-)";
-
-// Takes --log-level and --log-format (as "--flag value" or "--flag=value", anywhere before a
-// lone "--") out of `args` and applies them. False, with the message printed, on a bad value.
-bool TakeLogFlags(std::vector<std::string>& args) {
+// What the options of every command set.
+struct LogFlagValues {
   std::optional<std::string> level;
   std::optional<std::string> format;
+};
+
+const codeact::cli::FlagTable<LogFlagValues>& LogFlagTable() {
+  using codeact::Status;
+  static const codeact::cli::FlagTable<LogFlagValues> table = {
+      {{"--log-level", "L", "info",
+        "debug, info, warning, error or off: the lowest level of the log lines on stderr (the MCP "
+        "server's, and the library's warnings)"},
+       [](const std::string& v, LogFlagValues& t) {
+         t.level = v;
+         return Status::Ok();
+       }},
+      {{"--log-format", "F", "text",
+        "text or json: one JSON object per line, {\"time\",\"level\",\"component\",\"message\"}"},
+       [](const std::string& v, LogFlagValues& t) {
+         t.format = v;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
+// Takes the log flags (as "--flag value" or "--flag=value", anywhere before a lone "--") out of
+// `args` and applies them. False, with the message printed, on a bad value.
+bool TakeLogFlags(std::vector<std::string>& args) {
+  LogFlagValues values;
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -52,36 +55,35 @@ bool TakeLogFlags(std::vector<std::string>& args) {
       break;
     }
     bool taken = false;
-    for (auto [name, slot] :
-         {std::pair{"--log-level", &level}, std::pair{"--log-format", &format}}) {
-      const std::string flag = name;
+    for (const auto& row : LogFlagTable()) {
+      const std::string& flag = row.doc.name;
       if (a == flag) {
         if (i + 1 >= args.size()) {
           std::cerr << "codeact: " << flag << " needs a value\n";
           return false;
         }
-        *slot = args[++i];
+        (void)row.set(args[++i], values);
         taken = true;
       } else if (a.rfind(flag + "=", 0) == 0) {
-        *slot = a.substr(flag.size() + 1);
+        (void)row.set(a.substr(flag.size() + 1), values);
         taken = true;
       }
     }
     if (!taken) rest.push_back(a);
   }
   args = std::move(rest);
-  if (!level && !format) return true;
+  if (!values.level && !values.format) return true;
   codeact::internal::LogSettings settings;
-  if (level) {
-    auto parsed = codeact::internal::ParseLogLevel(*level);
+  if (values.level) {
+    auto parsed = codeact::internal::ParseLogLevel(*values.level);
     if (!parsed.ok()) {
       std::cerr << "codeact: " << parsed.status().message() << "\n";
       return false;
     }
     settings.level = *parsed;
   }
-  if (format) {
-    auto parsed = codeact::internal::ParseLogFormat(*format);
+  if (values.format) {
+    auto parsed = codeact::internal::ParseLogFormat(*values.format);
     if (!parsed.ok()) {
       std::cerr << "codeact: " << parsed.status().message() << "\n";
       return false;
@@ -94,12 +96,18 @@ bool TakeLogFlags(std::vector<std::string>& args) {
 
 }  // namespace
 
+std::vector<codeact::cli::FlagDoc> codeact::cli::GlobalFlagDocs() {
+  std::vector<FlagDoc> docs = DocsOf(LogFlagTable());
+  docs.push_back({"--version", "", "", "print the version and exit"});
+  return docs;
+}
+
 int main(int argc, char** argv) {
   using namespace codeact::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!TakeLogFlags(args)) return kExitUsage;
   if (args.empty()) {
-    std::cerr << kUsage;
+    std::cerr << MainUsage();
     return kExitUsage;
   }
   if (args[0] == "--version" || args[0] == "-V") {
@@ -117,19 +125,11 @@ int main(int argc, char** argv) {
   if (command != "--help" && command != "-h" && command != "help") {
     (void)codeact::internal::RemoveDeadScratch(codeact::internal::ScratchBaseDir());
   }
-  if (command == "run") return CmdRun(rest);
-  if (command == "mcp") return CmdMcp(rest);
-  if (command == "serve") return CmdServe(rest);
-  if (command == "repl") return CmdRepl(rest);
-  if (command == "describe") return CmdDescribe(rest);
-  if (command == "bench") return CmdBench(rest);
-  if (command == "validate") return CmdValidate(rest);
-  if (command == "selftest") return CmdSelftest(rest);
-  if (command == "setup-cgroups") return CmdSetupCgroups(rest);
+  if (const Command* c = FindCommand(command)) return c->run(rest);
   if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << kUsage;
+    std::cout << MainUsage();
     return kExitOk;
   }
-  std::cerr << "codeact: unknown command \"" << command << "\"\n" << kUsage;
+  std::cerr << "codeact: unknown command \"" << command << "\"\n" << MainUsage();
   return kExitUsage;
 }

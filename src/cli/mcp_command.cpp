@@ -12,10 +12,8 @@
 namespace codeact::cli {
 namespace {
 
-constexpr const char* kMcpHelp =
-    R"(usage: codeact mcp [options]
-
-Serves the Model Context Protocol over stdio (JSON-RPC 2.0, one message per line) with one
+constexpr const char* kMcpProse =
+    R"(Serves the Model Context Protocol over stdio (JSON-RPC 2.0, one message per line) with one
 tool, execute_code. Host tools from --tools are reachable only from inside the code, through
 `await call_tool("name", ...)`. stdout carries the protocol only; logs go to stderr.
 
@@ -35,19 +33,9 @@ finish for up to --shutdown-grace seconds, then cancels them (their results say 
 "cancelled") and answers them, removes its scratch directories and exits 0. A second signal
 cancels at once. End of input waits for the calls in flight without a limit.
 
-server options:
-  --max-line-bytes N     longest request line accepted (default 4194304); longer -> error -32600
-  --max-concurrent N     tools/call runs at once (default 4); more calls wait their turn
-  --shutdown-grace S     seconds calls in flight may take after SIGTERM/SIGINT (default 10; 0 cancels at once)
-  --progress-interval S  seconds between the progress notifications of a call that sent a
-                         progressToken (default 5; 0 sends none)
-  --quiet                no log lines on stderr
-
 Sessions: execute_code takes an optional "session" name; calls with the same name run in one
 persistent interpreter (variables, imports and files kept). Names belong to this connection; its
 sessions close when the server ends, or after --session-idle-expiry seconds without use.
-
-provider options:
 )";
 
 bool PositiveInt(const std::string& text, long long& out) {
@@ -60,68 +48,99 @@ bool NonNegativeSeconds(const std::string& text, double& out) {
   return ec == std::errc() && ptr == text.data() + text.size() && out >= 0 && out <= 86'400;
 }
 
+using Options = internal::McpServerOptions;
+
+// A number of seconds from 0 to 86400, into a duration of `options`.
+Flag<Options> SecondsRow(std::string flag, std::string default_text, std::string help,
+                         std::chrono::milliseconds Options::*member) {
+  return {{flag, "S", std::move(default_text), std::move(help)},
+          [flag, member](const std::string& text, Options& options) {
+            double seconds = 0;
+            if (!NonNegativeSeconds(text, seconds)) {
+              return InvalidArgument(flag + " needs a number of seconds from 0 to 86400, got \"" +
+                                     text + "\"");
+            }
+            options.*member = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+            return Status::Ok();
+          }};
+}
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  return NumberText(static_cast<double>(ms.count()) / 1000.0);
+}
+
+const FlagTable<Options>& McpFlagTable() {
+  static const FlagTable<Options> table = [] {
+    const Options defaults;
+    FlagTable<Options> t;
+    t.push_back({{"--max-line-bytes", "N", std::to_string(defaults.max_line_bytes),
+                  "longest request line accepted; longer -> error -32600"},
+                 [](const std::string& text, Options& options) {
+                   long long number = 0;
+                   if (!PositiveInt(text, number)) {
+                     return InvalidArgument("--max-line-bytes needs a positive integer, got \"" +
+                                            text + "\"");
+                   }
+                   options.max_line_bytes = static_cast<std::size_t>(number);
+                   return Status::Ok();
+                 }});
+    t.push_back({{"--max-concurrent", "N", std::to_string(defaults.max_concurrent_calls),
+                  "tools/call runs at once; more calls wait their turn"},
+                 [](const std::string& text, Options& options) {
+                   long long number = 0;
+                   if (!PositiveInt(text, number) || number > 1024) {
+                     return InvalidArgument(
+                         "--max-concurrent needs an integer from 1 to 1024, got \"" + text + "\"");
+                   }
+                   options.max_concurrent_calls = static_cast<int>(number);
+                   return Status::Ok();
+                 }});
+    t.push_back(SecondsRow("--shutdown-grace", Seconds(defaults.shutdown_grace),
+                           "seconds calls in flight may take after SIGTERM/SIGINT (0 cancels at "
+                           "once)",
+                           &Options::shutdown_grace));
+    t.push_back(SecondsRow("--progress-interval", Seconds(defaults.progress_interval),
+                           "seconds between the progress notifications of a call that sent a "
+                           "progressToken (0 sends none)",
+                           &Options::progress_interval));
+    t.push_back(
+        {{"--quiet", "", "", "no log lines on stderr"}, [](const std::string&, Options& options) {
+           options.log_to_stderr = false;
+           return Status::Ok();
+         }});
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
+
+std::vector<FlagDoc> McpFlagDocs() { return DocsOf(McpFlagTable()); }
 
 int CmdMcp(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kMcpHelp << ProviderFlagsHelp();
+    std::cout << CommandHelp("mcp", kMcpProse);
     return kExitOk;
   }
   // First, so that a signal during the start-up (which can take a while: the pool warms) is
   // not lost: the server sees it as soon as it serves.
   const int stop_fd = InstallShutdownSignals();
   FlagSpec spec;
-  spec.with_value = {"--max-line-bytes", "--max-concurrent", "--shutdown-grace",
-                     "--progress-interval"};
-  spec.switches = {"--quiet"};
+  AddToSpec(McpFlagDocs(), spec);
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact mcp: "
               << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
                             : args.status().message())
               << "\n"
-              << kMcpHelp << ProviderFlagsHelp();
+              << CommandHelp("mcp", kMcpProse);
     return kExitUsage;
   }
   internal::McpServerOptions options;
-  long long number = 0;
-  if (auto text = args->Get("--max-line-bytes")) {
-    if (!PositiveInt(*text, number)) {
-      std::cerr << "codeact mcp: --max-line-bytes needs a positive integer, got \"" << *text
-                << "\"\n";
-      return kExitUsage;
-    }
-    options.max_line_bytes = static_cast<std::size_t>(number);
+  if (Status s = ApplyFlags(McpFlagTable(), *args, options); !s.ok()) {
+    std::cerr << "codeact mcp: " << s.message() << "\n";
+    return kExitUsage;
   }
-  if (auto text = args->Get("--max-concurrent")) {
-    if (!PositiveInt(*text, number) || number > 1024) {
-      std::cerr << "codeact mcp: --max-concurrent needs an integer from 1 to 1024, got \"" << *text
-                << "\"\n";
-      return kExitUsage;
-    }
-    options.max_concurrent_calls = static_cast<int>(number);
-  }
-  if (auto text = args->Get("--shutdown-grace")) {
-    double seconds = 0;
-    if (!NonNegativeSeconds(*text, seconds)) {
-      std::cerr << "codeact mcp: --shutdown-grace needs a number of seconds from 0 to 86400, got \""
-                << *text << "\"\n";
-      return kExitUsage;
-    }
-    options.shutdown_grace = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-  }
-  if (auto text = args->Get("--progress-interval")) {
-    double seconds = 0;
-    if (!NonNegativeSeconds(*text, seconds)) {
-      std::cerr << "codeact mcp: --progress-interval needs a number of seconds from 0 to 86400, "
-                   "got \""
-                << *text << "\"\n";
-      return kExitUsage;
-    }
-    options.progress_interval =
-        std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-  }
-  options.log_to_stderr = !args->Has("--quiet");
   if (!options.log_to_stderr) {
     // Quiet means the library's lines too (the environment notes the executor logs once).
     internal::LogSettings settings = internal::CurrentLogSettings();

@@ -121,239 +121,6 @@ StatusOr<FileMount> ParseMount(const std::string& text) {
   return m;
 }
 
-// The limit flags, from the limit table: "  --timeout S   wall-clock limit ... (default 30)".
-std::string LimitFlagsHelp() {
-  const ExecutionLimits defaults;
-  std::string out;
-  for (const auto& spec : internal::LimitTable()) {
-    if (spec.flag.empty()) continue;
-    const std::string metavar = spec.flag_scale == 1000.0 || spec.unit == "s" ? " S" : " N";
-    std::string line = "  " + std::string(spec.flag) + metavar;
-    line.resize(std::max<std::size_t>(line.size() + 1, 25), ' ');
-    const double shown = static_cast<double>(defaults.*spec.member) / spec.flag_scale;
-    char number[32];
-    std::snprintf(number, sizeof number, "%.15g", shown);
-    out += line + std::string(spec.help) + " (default " + number + ")\n";
-  }
-  return out;
-}
-
-constexpr const char* kOtherFlagsHelp =
-    R"(  --mount HOST:MOUNT[:ro|:rw]   a host directory, or a single host file, the code may use
-                         (repeatable; default rw); a file's MOUNT names the file itself, e.g.
-                         --mount ./config.json:/data/config.json:ro; rw,max=64M,files=10000
-                         bounds what a run may add to a directory (default 256M, 65536 files)
-  --env K=V              a variable of the child's environment (repeatable; nothing else is passed)
-  --tools FILE           host tools as commands (see include/codeact/command_tool.hpp)
-  --policy FILE          validator policy as JSON lists (custom lists replace the defaults)
-  --allow-import M       allow one more module (repeatable)
-  --block-import M       block a module (repeatable)
-  --allowed-imports LIST the import allow-list, comma-separated, replacing the default
-  --blocked-imports LIST the default block list replaced (blocked under a parent or wildcard
-                         entry; an exact allow entry beats it)
-  --allowed-builtins LIST  only these builtins, comma-separated (the blocked ones stay blocked)
-  --workdir DIR          a host directory as the code's working files: read-write at /work
-  --no-validate          skip the validator (trusted code only)
-  --approve              approve runs that need approval
-  --python PATH          child interpreter (default: the embedded validator's installation)
-  --run-as-uids FIRST[:COUNT]   a root host's per-run uids (default 1879048192:65536)
-  --site-packages        let the code import installed third-party packages (slower start)
-  --accept-weaker-limits where no cgroup can be made for runs, apply explicit --memory-mb and
-                         --max-processes as rlimits alone instead of refusing them
-  --pool N               interpreters kept started ahead of time, each used for one run
-                         (default 2 for mcp, 0 for run; 0 turns the pool off; --warm-pool N too)
-  --isolation L          auto (default: namespaces where the kernel allows it, else process),
-                         process or namespaces (an explicit level runs as asked or not at all)
-  --require-isolation L  fail unless the level that runs is at least L (process < namespaces)
-  --backend local|hyperlight    where the code runs (default local; hyperlight: a micro-VM)
-  --input PATH           hyperlight: a host directory (its files) or file the code reads at
-                         /input/NAME (read-only, flat; repeatable; --input-dir too); staged as
-                         a private copy, again whenever the contents change
-  --output-wait-ms N     hyperlight: wait N ms after each run before reading /output, for
-                         files written late (default 0, at most 10000)
-  --allow-domain TARGET[:METHODS] a network target the code may reach (hyperlight: from the
-                         guest; local: through the host tools http_get, http_post and
-                         http_request): https://HOST[:PORT], http://HOST[:PORT] or HOST
-                         (https, port 443), e.g. api.example.com:GET,POST (repeatable;
-                         default: none)
-  --hyperlight-sdk DIR   hyperlight: import hyperlight_sandbox from DIR first (tests use a fake)
-  --mcp-server NAME=COMMAND   an upstream MCP server (stdio) whose tools the code calls as
-                         `await NAME.tool(...)` (repeatable). COMMAND is split into words like
-                         a shell would ('...', "...", \ escapes) but no shell runs it: no $VAR,
-                         globs or redirections. e.g. --mcp-server 'fs=npx server-fs /data'
-  --mcp-server-approval NAME=MODE   which tools of server NAME need approval: none (default),
-                         annotations (all but those annotated readOnlyHint or not
-                         destructiveHint) or all
-  --mcp-call-timeout S   one upstream tool call's limit (default 60)
-  --session-idle-expiry S   sessions (mcp, repl): close one unused this long (default 600)
-  --max-sessions N       sessions open at once; one more is refused (default 16)
-  --sessions-memory-mb N the memory of all sessions together (default 4096)
-)";
-
-}  // namespace
-
-std::string ProviderFlagsHelp() {
-  static const std::string help = LimitFlagsHelp() + kOtherFlagsHelp;
-  return help;
-}
-
-FlagSpec WithProviderFlags(FlagSpec spec) {
-  for (const auto& limit : internal::LimitTable()) {
-    if (!limit.flag.empty()) spec.with_value.insert(std::string(limit.flag));
-  }
-  for (const char* f : {"--run-as-uids",
-                        "--mount",
-                        "--env",
-                        "--tools",
-                        "--policy",
-                        "--allow-import",
-                        "--block-import",
-                        "--python",
-                        "--pool",
-                        "--warm-pool",
-                        "--isolation",
-                        "--require-isolation",
-                        "--backend",
-                        "--input",
-                        "--input-dir",
-                        "--output-wait-ms",
-                        "--allow-domain",
-                        "--hyperlight-sdk",
-                        "--session-idle-expiry",
-                        "--max-sessions",
-                        "--sessions-memory-mb",
-                        "--mcp-server",
-                        "--mcp-server-approval",
-                        "--mcp-call-timeout",
-                        "--workdir",
-                        "--allowed-builtins",
-                        "--allowed-imports",
-                        "--blocked-imports"}) {
-    spec.with_value.insert(f);
-  }
-  spec.switches.insert("--no-validate");
-  spec.switches.insert("--approve");
-  spec.switches.insert("--site-packages");
-  spec.switches.insert("--accept-weaker-limits");
-  return spec;
-}
-
-StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text) {
-  for (IsolationLevel level :
-       {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
-    if (text == IsolationName(level)) return level;
-  }
-  return InvalidArgument(flag + " must be auto, process or namespaces, got \"" + text + "\"");
-}
-
-namespace {
-
-// --isolation and --require-isolation as one level for the executor.
-StatusOr<IsolationLevel> IsolationFlags(const Args& args) {
-  IsolationLevel level = IsolationLevel::kAuto;
-  if (auto text = args.Get("--isolation")) {
-    auto parsed = ParseIsolation("--isolation", *text);
-    if (!parsed.ok()) return parsed.status();
-    level = *parsed;
-  }
-  if (auto text = args.Get("--require-isolation")) {
-    auto required = ParseIsolation("--require-isolation", *text);
-    if (!required.ok()) return required.status();
-    if (*required == IsolationLevel::kNamespaces) {
-      if (level == IsolationLevel::kProcess) {
-        return InvalidArgument("--isolation process contradicts --require-isolation namespaces");
-      }
-      level = IsolationLevel::kNamespaces;
-    }
-  }
-  return level;
-}
-
-}  // namespace
-
-namespace {
-
-Status LimitFlags(const Args& args, ExecutionLimits& limits) {
-  for (const auto& spec : internal::LimitTable()) {
-    if (spec.flag.empty()) continue;
-    const std::string flag(spec.flag);
-    if (auto text = args.Get(flag)) {
-      auto value = PositiveNumber(flag, *text, spec.flag_scale);
-      if (!value.ok()) return value.status();
-      // A fraction of a unit the kernel counts whole (RLIMIT_CPU seconds) rounds up, not to zero.
-      limits.*spec.member = std::max<std::int64_t>(*value, 1);
-    }
-  }
-  return Status::Ok();
-}
-
-// --session-idle-expiry, --max-sessions and --sessions-memory-mb.
-Status SessionFlags(const Args& args, SessionSettings& sessions) {
-  if (auto text = args.Get("--session-idle-expiry")) {
-    auto ms = PositiveNumber("--session-idle-expiry", *text, 1000.0);
-    if (!ms.ok()) return ms.status();
-    sessions.idle_expiry_ms = std::max<std::int64_t>(*ms, 1);
-  }
-  if (auto text = args.Get("--max-sessions")) {
-    auto n = PositiveNumber("--max-sessions", *text, 1.0);
-    if (!n.ok()) return n.status();
-    if (*n < 1 || *n > 4096) return InvalidArgument("--max-sessions must be from 1 to 4096");
-    sessions.max_sessions = static_cast<int>(*n);
-  }
-  if (auto text = args.Get("--sessions-memory-mb")) {
-    auto bytes = PositiveNumber("--sessions-memory-mb", *text, 1024.0 * 1024.0);
-    if (!bytes.ok()) return bytes.status();
-    sessions.total_memory_bytes = *bytes;
-  }
-  return Status::Ok();
-}
-
-// --env, --policy, --allow-import, --block-import and --no-validate.
-Status CodeFlags(const Args& args, ProviderOptions& options) {
-  for (const auto& kv : args.GetAll("--env")) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
-    options.environment[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  if (auto file = args.Get("--policy")) {
-    auto text = ReadInput(*file, internal::kMaxConfigFileBytes, "policy file");
-    if (!text.ok()) return text.status();
-    auto policy = PolicyFromJson(*text);
-    if (!policy.ok()) return InvalidArgument(*file + ": " + policy.status().message());
-    options.policy = std::move(*policy);
-  }
-  // The lists that replace a default: one flag, comma-separated ("" is the empty list).
-  auto list_flag = [&](const char* flag, std::optional<std::vector<std::string>>& out) -> Status {
-    auto text = args.Get(flag);
-    if (!text) return Status::Ok();
-    std::vector<std::string> items;
-    std::size_t start = 0;
-    while (start <= text->size() && !text->empty()) {
-      const std::size_t comma = std::min(text->find(',', start), text->size());
-      std::string item = text->substr(start, comma - start);
-      if (item.empty()) {
-        return InvalidArgument(std::string(flag) + " needs NAME[,NAME...], got \"" + *text + "\"");
-      }
-      items.push_back(std::move(item));
-      start = comma + 1;
-    }
-    out = std::move(items);
-    return Status::Ok();
-  };
-  if (Status s = list_flag("--allowed-imports", options.policy.allowed_imports); !s.ok()) return s;
-  if (Status s = list_flag("--blocked-imports", options.policy.blocked_imports); !s.ok()) return s;
-  if (Status s = list_flag("--allowed-builtins", options.policy.allowed_builtins); !s.ok())
-    return s;
-  if (auto dir = args.Get("--workdir")) options.working_directory = *dir;
-  for (const auto& m : args.GetAll("--allow-import"))
-    options.policy.extra_allowed_imports.push_back(m);
-  for (const auto& m : args.GetAll("--block-import"))
-    options.policy.extra_blocked_imports.push_back(m);
-  options.validate = !args.Has("--no-validate");
-  return Status::Ok();
-}
-
 StatusOr<RunUidRange> RunUidsFlag(const std::string& text) {
   unsigned long long first = 0, count = 65536;
   const int fields = std::sscanf(text.c_str(), "%llu:%llu", &first, &count);
@@ -365,159 +132,423 @@ StatusOr<RunUidRange> RunUidsFlag(const std::string& text) {
   return RunUidRange{static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
 }
 
-// The executor's options that are flags of their own (the backend's are BackendFlags').
-Status ExecutorFlags(const Args& args, int default_pool_size, ExecutorOptions& executor) {
-  if (auto python = args.Get("--python")) executor.python_path = *python;
-  if (auto range = args.Get("--run-as-uids")) {
-    auto uids = RunUidsFlag(*range);
-    if (!uids.ok()) return uids.status();
-    executor.run_uids = *uids;
+// The lists that replace a default: one flag, comma-separated ("" is the empty list).
+Status ListFlag(const std::string& flag, const std::string& text,
+                std::optional<std::vector<std::string>>& out) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, comma - start);
+    if (item.empty()) return InvalidArgument(flag + " needs NAME[,NAME...], got \"" + text + "\"");
+    items.push_back(std::move(item));
+    start = comma + 1;
   }
-  executor.site_packages = args.Has("--site-packages");
-  executor.accept_weaker_limits = args.Has("--accept-weaker-limits");
-  executor.warm_pool_size = default_pool_size;
-  for (const char* flag : {"--warm-pool", "--pool"}) {  // --warm-pool: the older name
-    if (auto text = args.Get(flag)) {
-      int size = -1;
-      const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), size);
-      if (ec != std::errc() || ptr != text->data() + text->size() || size < 0 || size > 64) {
-        return InvalidArgument(std::string(flag) + " needs an integer from 0 to 64, got \"" +
-                               *text + "\"");
-      }
-      executor.warm_pool_size = size;
-    }
-  }
-  auto isolation = IsolationFlags(args);
-  if (!isolation.ok()) return isolation.status();
-  executor.isolation = *isolation;
+  out = std::move(items);
   return Status::Ok();
 }
 
-StatusOr<std::vector<FileMount>> MountFlags(const Args& args) {
+// What the provider flags set: the options, and what is added to the provider once it exists.
+struct ProviderFlagValues {
+  ProviderOptions options;
+  std::optional<IsolationLevel> isolation;
+  std::optional<IsolationLevel> required_isolation;
   std::vector<FileMount> mounts;
   std::map<std::string, std::string> mount_flags;  // normalised mount path -> the flag naming it
-  for (const auto& text : args.GetAll("--mount")) {
-    auto mount = ParseMount(text);
-    if (!mount.ok()) return mount.status();
-    // The registry keys mounts by path, so a second one would silently replace the first.
-    const std::string key = NormaliseMountPath(mount->mount_path).value();
-    if (auto [it, fresh] = mount_flags.emplace(key, text); !fresh) {
-      return InvalidArgument("--mount \"" + text + "\" uses the mount path " + key +
-                             " of --mount \"" + it->second + "\" again");
-    }
-    mounts.push_back(std::move(*mount));
-  }
-  return mounts;
+  std::optional<std::string> tools_file;
+  std::vector<std::string> network_targets;
+  std::int64_t mcp_call_timeout_ms = McpServerOptions{}.call_timeout_ms;
+  std::vector<McpServerOptions> mcp_servers;
+  std::vector<std::string> mcp_approvals;  // NAME=MODE, applied once every server is known
+};
+
+using V = ProviderFlagValues;
+constexpr auto kLocal = FlagBackend::kLocal;
+constexpr auto kHyperlight = FlagBackend::kHyperlight;
+constexpr const char* kUseInputInstead =
+    "; with --backend hyperlight use --input (read-only at /input) and files written under /output";
+
+// A value flag of any backend.
+Flag<V> Row(std::string name, std::string metavar, std::string default_text, std::string help,
+            std::function<Status(const std::string&, V&)> set) {
+  return {{std::move(name), std::move(metavar), std::move(default_text), std::move(help)},
+          std::move(set)};
+}
+Flag<V> Repeated(Flag<V> row) {
+  row.doc.repeatable = true;
+  return row;
+}
+Flag<V> Of(FlagBackend backend, Flag<V> row, std::string instead = "") {
+  row.doc.backend = backend;
+  row.doc.instead = std::move(instead);
+  return row;
+}
+Flag<V> Switch(std::string name, std::string help, std::function<void(V&)> set) {
+  return {{std::move(name), "", "", std::move(help)}, [set](const std::string&, V& v) {
+            set(v);
+            return Status::Ok();
+          }};
 }
 
-// The flags that belong to one backend: given with the other, they are refused, not dropped.
-struct BackendFlag {
-  const char* flag;
-  BackendKind backend;
-  const char* instead;  // what to use with the other backend, or ""
-};
-constexpr BackendFlag kBackendFlags[] = {
-    {"--mount", BackendKind::kLocal,
-     "; with --backend hyperlight use --input (read-only at /input) and files "
-     "written under /output"},
-    {"--pool", BackendKind::kLocal, ""},
-    {"--warm-pool", BackendKind::kLocal, ""},
-    {"--site-packages", BackendKind::kLocal, ""},
-    {"--accept-weaker-limits", BackendKind::kLocal, ""},
-    {"--run-as-uids", BackendKind::kLocal, ""},
-    {"--isolation", BackendKind::kLocal, "; hyperlight always runs in a micro-VM"},
-    {"--workdir", BackendKind::kLocal,
-     "; with --backend hyperlight use --input (read-only at /input) and files "
-     "written under /output"},
-    {"--input", BackendKind::kHyperlight, ""},
-    {"--input-dir", BackendKind::kHyperlight, ""},
-    {"--output-wait-ms", BackendKind::kHyperlight, ""},
-    {"--hyperlight-sdk", BackendKind::kHyperlight, ""},
-};
+// The limit flags, one per row of the limit table that has a flag.
+void AddLimitRows(FlagTable<V>& table) {
+  const ExecutionLimits defaults;
+  for (const auto& spec : internal::LimitTable()) {
+    if (spec.flag.empty()) continue;
+    const std::string flag(spec.flag);
+    const std::string metavar = spec.flag_scale == 1000.0 || spec.unit == "s" ? "S" : "N";
+    table.push_back(Row(flag, metavar,
+                        NumberText(static_cast<double>(defaults.*spec.member) / spec.flag_scale),
+                        std::string(spec.help), [&spec, flag](const std::string& text, V& v) {
+                          auto value = PositiveNumber(flag, text, spec.flag_scale);
+                          if (!value.ok()) return value.status();
+                          // A fraction of a unit the kernel counts whole (RLIMIT_CPU seconds)
+                          // rounds up, not to zero.
+                          v.options.limits.*spec.member = std::max<std::int64_t>(*value, 1);
+                          return Status::Ok();
+                        }));
+  }
+}
 
-// --backend and the flags of one backend.
-Status BackendFlags(const Args& args, ProviderOptions& options) {
-  const std::string backend = args.Get("--backend").value_or("local");
-  if (backend == "local") {
-    options.executor.backend = BackendKind::kLocal;
-  } else if (backend == "hyperlight") {
-    options.executor.backend = BackendKind::kHyperlight;
-  } else {
-    return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
+// --env, --policy, the import and builtin lists, --workdir and --no-validate.
+void AddCodeRows(FlagTable<V>& table) {
+  table.push_back(Repeated(Row("--env", "K=V", "",
+                               "a variable of the child's environment (nothing else is passed)",
+                               [](const std::string& kv, V& v) {
+                                 const auto eq = kv.find('=');
+                                 if (eq == std::string::npos || eq == 0)
+                                   return InvalidArgument("--env needs K=V, got \"" + kv + "\"");
+                                 v.options.environment[kv.substr(0, eq)] = kv.substr(eq + 1);
+                                 return Status::Ok();
+                               })));
+  // Before the lists and the single imports, which change the policy it replaces.
+  table.push_back(Row("--policy", "FILE", "",
+                      "validator policy as JSON lists (custom lists replace the defaults)",
+                      [](const std::string& file, V& v) {
+                        auto text = ReadInput(file, internal::kMaxConfigFileBytes, "policy file");
+                        if (!text.ok()) return text.status();
+                        auto policy = PolicyFromJson(*text);
+                        if (!policy.ok())
+                          return InvalidArgument(file + ": " + policy.status().message());
+                        v.options.policy = std::move(*policy);
+                        return Status::Ok();
+                      }));
+  table.push_back(Row("--allowed-imports", "LIST", "",
+                      "the import allow-list, comma-separated, replacing the default",
+                      [](const std::string& text, V& v) {
+                        return ListFlag("--allowed-imports", text,
+                                        v.options.policy.allowed_imports);
+                      }));
+  table.push_back(Row("--blocked-imports", "LIST", "",
+                      "the default block list replaced (blocked under a parent or wildcard entry; "
+                      "an exact allow entry beats it)",
+                      [](const std::string& text, V& v) {
+                        return ListFlag("--blocked-imports", text,
+                                        v.options.policy.blocked_imports);
+                      }));
+  table.push_back(Row("--allowed-builtins", "LIST", "",
+                      "only these builtins, comma-separated (the blocked ones stay blocked)",
+                      [](const std::string& text, V& v) {
+                        return ListFlag("--allowed-builtins", text,
+                                        v.options.policy.allowed_builtins);
+                      }));
+  table.push_back(Of(kLocal,
+                     Row("--workdir", "DIR", "",
+                         "a host directory as the code's working files: read-write at /work",
+                         [](const std::string& dir, V& v) {
+                           v.options.working_directory = dir;
+                           return Status::Ok();
+                         }),
+                     kUseInputInstead));
+  table.push_back(Repeated(
+      Row("--allow-import", "M", "", "allow one more module", [](const std::string& m, V& v) {
+        v.options.policy.extra_allowed_imports.push_back(m);
+        return Status::Ok();
+      })));
+  table.push_back(
+      Repeated(Row("--block-import", "M", "", "block a module", [](const std::string& m, V& v) {
+        v.options.policy.extra_blocked_imports.push_back(m);
+        return Status::Ok();
+      })));
+  table.push_back(Switch("--no-validate", "skip the validator (trusted code only)",
+                         [](V& v) { v.options.validate = false; }));
+  // Read by the command that makes the calls (InvokeOptions::approved).
+  table.push_back(Switch("--approve", "approve runs that need approval", [](V&) {}));
+}
+
+// --session-idle-expiry, --max-sessions and --sessions-memory-mb.
+void AddSessionRows(FlagTable<V>& table) {
+  const SessionSettings defaults;
+  table.push_back(Row("--session-idle-expiry", "S",
+                      NumberText(static_cast<double>(defaults.idle_expiry_ms) / 1000.0),
+                      "sessions (mcp, repl): close one unused this long",
+                      [](const std::string& text, V& v) {
+                        auto ms = PositiveNumber("--session-idle-expiry", text, 1000.0);
+                        if (!ms.ok()) return ms.status();
+                        v.options.sessions.idle_expiry_ms = std::max<std::int64_t>(*ms, 1);
+                        return Status::Ok();
+                      }));
+  table.push_back(Row("--max-sessions", "N", std::to_string(defaults.max_sessions),
+                      "sessions open at once; one more is refused",
+                      [](const std::string& text, V& v) {
+                        auto n = PositiveNumber("--max-sessions", text, 1.0);
+                        if (!n.ok()) return n.status();
+                        if (*n < 1 || *n > 4096)
+                          return InvalidArgument("--max-sessions must be from 1 to 4096");
+                        v.options.sessions.max_sessions = static_cast<int>(*n);
+                        return Status::Ok();
+                      }));
+  table.push_back(Row("--sessions-memory-mb", "N",
+                      std::to_string(defaults.total_memory_bytes >> 20),
+                      "the memory of all sessions together", [](const std::string& text, V& v) {
+                        auto bytes = PositiveNumber("--sessions-memory-mb", text, 1024.0 * 1024.0);
+                        if (!bytes.ok()) return bytes.status();
+                        v.options.sessions.total_memory_bytes = *bytes;
+                        return Status::Ok();
+                      }));
+}
+
+Status PoolSize(const std::string& flag, const std::string& text, V& v) {
+  int size = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+  if (ec != std::errc() || ptr != text.data() + text.size() || size < 0 || size > 64) {
+    return InvalidArgument(flag + " needs an integer from 0 to 64, got \"" + text + "\"");
   }
-  for (const BackendFlag& f : kBackendFlags) {
-    if (f.backend == options.executor.backend || args.GetAll(f.flag).empty()) continue;
-    // --isolation auto means the backend's own level, whichever it is.
-    if (std::string_view(f.flag) == "--isolation" && args.Get(f.flag) == "auto") continue;
-    return InvalidArgument(std::string(f.flag) + " is for the " +
-                           std::string(BackendName(f.backend)) + " backend" + f.instead);
-  }
-  if (options.executor.backend == BackendKind::kHyperlight) {
-    // A micro-VM is the strongest level there is: --require-isolation is met.
-    options.executor.isolation = IsolationLevel::kAuto;
-    HyperlightOptions& hyperlight = options.executor.hyperlight;
-    for (const char* flag : {"--input", "--input-dir"}) {
-      for (const auto& input : args.GetAll(flag)) {
-        if (input.empty()) return InvalidArgument(std::string(flag) + " needs a path");
-        hyperlight.inputs.push_back(input);
-      }
-    }
-    if (auto wait = args.Get("--output-wait-ms")) {
-      std::int64_t ms = -1;
-      const auto [ptr, ec] = std::from_chars(wait->data(), wait->data() + wait->size(), ms);
-      if (ec != std::errc() || ptr != wait->data() + wait->size() || ms < 0 ||
-          ms > HyperlightOptions::kMaxOutputWaitMs) {
-        return InvalidArgument("--output-wait-ms needs a whole number of milliseconds from 0 to " +
-                               std::to_string(HyperlightOptions::kMaxOutputWaitMs) + ", got \"" +
-                               *wait + "\"");
-      }
-      hyperlight.output_wait_ms = ms;
-    }
-    if (auto sdk = args.Get("--hyperlight-sdk")) options.executor.hyperlight.sdk_path = *sdk;
-  }
-  // Both backends have egress (the guest's SDK, the local backend's host tools): one grammar,
-  // checked here so that a typo is exit 2 before anything starts.
-  for (const auto& d : args.GetAll("--allow-domain")) {
-    if (auto target = internal::ParseEgressTarget(d); !target.ok()) {
-      return InvalidArgument("--allow-domain: " + target.status().message());
-    }
-  }
+  v.options.executor.warm_pool_size = size;
   return Status::Ok();
 }
 
-// --mcp-server NAME=COMMAND, --mcp-server-approval NAME=MODE and --mcp-call-timeout S.
-StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
-  std::vector<McpServerOptions> servers;
-  std::int64_t call_timeout_ms = McpServerOptions{}.call_timeout_ms;
-  if (auto t = args.Get("--mcp-call-timeout")) {
-    auto ms = PositiveNumber("--mcp-call-timeout", *t, 1000.0);
-    if (!ms.ok()) return ms.status();
-    call_timeout_ms = *ms;
+// The executor's options that are flags of their own.
+void AddExecutorRows(FlagTable<V>& table) {
+  table.push_back(Row("--python", "PATH", "the embedded validator's installation",
+                      "child interpreter", [](const std::string& path, V& v) {
+                        v.options.executor.python_path = path;
+                        return Status::Ok();
+                      }));
+  const RunUidRange uids;
+  table.push_back(Of(kLocal, Row("--run-as-uids", "FIRST[:COUNT]",
+                                 std::to_string(uids.first) + ":" + std::to_string(uids.count),
+                                 "a root host's per-run uids", [](const std::string& text, V& v) {
+                                   auto range = RunUidsFlag(text);
+                                   if (!range.ok()) return range.status();
+                                   v.options.executor.run_uids = *range;
+                                   return Status::Ok();
+                                 })));
+  table.push_back(Of(
+      kLocal,
+      Switch("--site-packages", "let the code import installed third-party packages (slower start)",
+             [](V& v) { v.options.executor.site_packages = true; })));
+  table.push_back(
+      Of(kLocal, Switch("--accept-weaker-limits",
+                        "where no cgroup can be made for runs, apply explicit --memory-mb and "
+                        "--max-processes as rlimits alone instead of refusing them",
+                        [](V& v) { v.options.executor.accept_weaker_limits = true; })));
+  // --warm-pool: the older name of --pool (its row first, so that --pool wins).
+  Flag<V> warm_pool = Of(kLocal, Row("--warm-pool", "N", "", "", [](const std::string& text, V& v) {
+                           return PoolSize("--warm-pool", text, v);
+                         }));
+  warm_pool.doc.hidden = true;
+  table.push_back(std::move(warm_pool));
+  table.push_back(
+      Of(kLocal, Row("--pool", "N", "2 for mcp and serve, 0 for run, describe and repl",
+                     "interpreters kept started ahead of time, each used for one run (0 turns the "
+                     "pool off; --warm-pool N too)",
+                     [](const std::string& text, V& v) { return PoolSize("--pool", text, v); })));
+  Flag<V> isolation = Of(kLocal,
+                         Row("--isolation", "L", "auto",
+                             "auto (namespaces where the kernel allows it, else process), process "
+                             "or namespaces (an explicit level runs as asked or not at all)",
+                             [](const std::string& text, V& v) {
+                               auto level = ParseIsolation("--isolation", text);
+                               if (!level.ok()) return level.status();
+                               v.isolation = *level;
+                               return Status::Ok();
+                             }),
+                         "; hyperlight always runs in a micro-VM");
+  isolation.doc.any_backend_value = "auto";  // the backend's own level, whichever it is
+  table.push_back(std::move(isolation));
+  table.push_back(Row("--require-isolation", "L", "",
+                      "fail unless the level that runs is at least L (process < namespaces)",
+                      [](const std::string& text, V& v) {
+                        auto level = ParseIsolation("--require-isolation", text);
+                        if (!level.ok()) return level.status();
+                        v.required_isolation = *level;
+                        return Status::Ok();
+                      }));
+}
+
+// The hyperlight backend's flags, and the network targets both backends take.
+void AddBackendRows(FlagTable<V>& table) {
+  for (const char* flag : {"--input", "--input-dir"}) {  // --input-dir: the older name
+    Flag<V> input = Of(
+        kHyperlight,
+        Repeated(Row(
+            flag, "PATH", "",
+            "a host directory (its files) or file the code reads at /input/NAME (read-only, flat; "
+            "--input-dir too); staged as a private copy, again whenever the contents change",
+            [flag](const std::string& path, V& v) {
+              if (path.empty()) return InvalidArgument(std::string(flag) + " needs a path");
+              v.options.executor.hyperlight.inputs.push_back(path);
+              return Status::Ok();
+            })));
+    input.doc.hidden = std::string_view(flag) == "--input-dir";
+    table.push_back(std::move(input));
   }
-  for (const auto& text : args.GetAll("--mcp-server")) {
-    const auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return InvalidArgument("--mcp-server needs NAME=COMMAND, got \"" + text + "\"");
-    McpServerOptions server;
-    server.name = text.substr(0, eq);
-    auto words = SplitCommandLine(text.substr(eq + 1));
-    if (!words.ok())
-      return InvalidArgument("--mcp-server " + server.name + ": " + words.status().message());
-    server.command = std::move(*words);
-    server.call_timeout_ms = call_timeout_ms;
-    for (const auto& other : servers) {
-      if (other.name == server.name)
-        return InvalidArgument("--mcp-server " + server.name + " is given twice");
+  table.push_back(Of(
+      kHyperlight,
+      Row("--output-wait-ms", "N", std::to_string(HyperlightOptions{}.output_wait_ms),
+          "wait N ms after each run before reading /output, for files written late (at most " +
+              std::to_string(HyperlightOptions::kMaxOutputWaitMs) + ")",
+          [](const std::string& wait, V& v) {
+            std::int64_t ms = -1;
+            const auto [ptr, ec] = std::from_chars(wait.data(), wait.data() + wait.size(), ms);
+            if (ec != std::errc() || ptr != wait.data() + wait.size() || ms < 0 ||
+                ms > HyperlightOptions::kMaxOutputWaitMs) {
+              return InvalidArgument(
+                  "--output-wait-ms needs a whole number of milliseconds from 0 to " +
+                  std::to_string(HyperlightOptions::kMaxOutputWaitMs) + ", got \"" + wait + "\"");
+            }
+            v.options.executor.hyperlight.output_wait_ms = ms;
+            return Status::Ok();
+          })));
+  table.push_back(Of(kHyperlight, Row("--hyperlight-sdk", "DIR", "",
+                                      "import hyperlight_sandbox from DIR first (tests use a fake)",
+                                      [](const std::string& dir, V& v) {
+                                        v.options.executor.hyperlight.sdk_path = dir;
+                                        return Status::Ok();
+                                      })));
+  // Both backends have egress (the guest's SDK, the local backend's host tools): one grammar,
+  // checked here so that a typo is exit 2 before anything starts.
+  table.push_back(Repeated(
+      Row("--allow-domain", "TARGET[:METHODS]", "none",
+          "a network target the code may reach (hyperlight: from the guest; local: through the "
+          "host tools http_get, http_post and http_request): https://HOST[:PORT], "
+          "http://HOST[:PORT] or HOST (https, port 443), e.g. api.example.com:GET,POST",
+          [](const std::string& d, V& v) {
+            if (auto target = internal::ParseEgressTarget(d); !target.ok()) {
+              return InvalidArgument("--allow-domain: " + target.status().message());
+            }
+            v.network_targets.push_back(d);
+            return Status::Ok();
+          })));
+}
+
+// --mount, --tools and the upstream MCP servers.
+void AddResourceRows(FlagTable<V>& table) {
+  table.push_back(
+      Of(kLocal,
+         Repeated(Row(
+             "--mount", "HOST:MOUNT[:ro|:rw]", "rw",
+             "a host directory, or a single host file, the code may use; a file's MOUNT names the "
+             "file itself, e.g. --mount ./config.json:/data/config.json:ro; rw,max=64M,files=10000 "
+             "bounds what a run may add to a directory (default 256M, 65536 files)",
+             [](const std::string& text, V& v) {
+               auto mount = ParseMount(text);
+               if (!mount.ok()) return mount.status();
+               // The registry keys mounts by path, so a second one would silently replace the
+               // first.
+               const std::string key = NormaliseMountPath(mount->mount_path).value();
+               if (auto [it, fresh] = v.mount_flags.emplace(key, text); !fresh) {
+                 return InvalidArgument("--mount \"" + text + "\" uses the mount path " + key +
+                                        " of --mount \"" + it->second + "\" again");
+               }
+               v.mounts.push_back(std::move(*mount));
+               return Status::Ok();
+             })),
+         kUseInputInstead));
+  table.push_back(Row("--tools", "FILE", "",
+                      "host tools as commands (see include/codeact/command_tool.hpp)",
+                      [](const std::string& file, V& v) {
+                        v.tools_file = file;
+                        return Status::Ok();
+                      }));
+  table.push_back(Row("--mcp-call-timeout", "S",
+                      NumberText(static_cast<double>(McpServerOptions{}.call_timeout_ms) / 1000.0),
+                      "one upstream tool call's limit", [](const std::string& t, V& v) {
+                        auto ms = PositiveNumber("--mcp-call-timeout", t, 1000.0);
+                        if (!ms.ok()) return ms.status();
+                        v.mcp_call_timeout_ms = *ms;
+                        return Status::Ok();
+                      }));
+  table.push_back(Repeated(Row(
+      "--mcp-server", "NAME=COMMAND", "",
+      "an upstream MCP server (stdio) whose tools the code calls as `await NAME.tool(...)`. "
+      "COMMAND is split into words like a shell would ('...', \"...\", \\ escapes) but no shell "
+      "runs it: no $VAR, globs or redirections. e.g. --mcp-server 'fs=npx server-fs /data'",
+      [](const std::string& text, V& v) {
+        const auto eq = text.find('=');
+        if (eq == std::string::npos || eq == 0)
+          return InvalidArgument("--mcp-server needs NAME=COMMAND, got \"" + text + "\"");
+        McpServerOptions server;
+        server.name = text.substr(0, eq);
+        auto words = SplitCommandLine(text.substr(eq + 1));
+        if (!words.ok())
+          return InvalidArgument("--mcp-server " + server.name + ": " + words.status().message());
+        server.command = std::move(*words);
+        for (const auto& other : v.mcp_servers) {
+          if (other.name == server.name)
+            return InvalidArgument("--mcp-server " + server.name + " is given twice");
+        }
+        v.mcp_servers.push_back(std::move(server));
+        return Status::Ok();
+      })));
+  table.push_back(Repeated(Row("--mcp-server-approval", "NAME=MODE", "none",
+                               "which tools of server NAME need approval: none, annotations (all "
+                               "but those annotated readOnlyHint or not destructiveHint) or all",
+                               [](const std::string& text, V& v) {
+                                 v.mcp_approvals.push_back(text);
+                                 return Status::Ok();
+                               })));
+}
+
+const FlagTable<V>& ProviderFlagTable() {
+  static const FlagTable<V> table = [] {
+    FlagTable<V> t;
+    t.push_back(Row(
+        "--backend", "local|hyperlight", "local", "where the code runs (hyperlight: a micro-VM)",
+        [](const std::string& backend, V& v) {
+          if (backend == "local") {
+            v.options.executor.backend = BackendKind::kLocal;
+          } else if (backend == "hyperlight") {
+            v.options.executor.backend = BackendKind::kHyperlight;
+          } else {
+            return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
+          }
+          return Status::Ok();
+        }));
+    AddLimitRows(t);
+    AddCodeRows(t);
+    AddSessionRows(t);
+    AddExecutorRows(t);
+    AddBackendRows(t);
+    AddResourceRows(t);
+    return t;
+  }();
+  return table;
+}
+
+// --isolation and --require-isolation as one level for the executor.
+StatusOr<IsolationLevel> IsolationLevelOf(const V& v) {
+  IsolationLevel level = v.isolation.value_or(IsolationLevel::kAuto);
+  if (v.required_isolation == IsolationLevel::kNamespaces) {
+    if (level == IsolationLevel::kProcess) {
+      return InvalidArgument("--isolation process contradicts --require-isolation namespaces");
     }
-    servers.push_back(std::move(server));
+    level = IsolationLevel::kNamespaces;
   }
-  for (const auto& text : args.GetAll("--mcp-server-approval")) {
+  return level;
+}
+
+// The --mcp-server-approval values, for the servers --mcp-server named.
+Status ApplyMcpApprovals(V& v) {
+  for (auto& server : v.mcp_servers) server.call_timeout_ms = v.mcp_call_timeout_ms;
+  for (const auto& text : v.mcp_approvals) {
     const auto eq = text.find('=');
     const std::string name = text.substr(0, eq);
     const std::string mode = eq == std::string::npos ? "" : text.substr(eq + 1);
-    auto it = std::find_if(servers.begin(), servers.end(),
+    auto it = std::find_if(v.mcp_servers.begin(), v.mcp_servers.end(),
                            [&](const McpServerOptions& o) { return o.name == name; });
-    if (eq == std::string::npos || it == servers.end()) {
+    if (eq == std::string::npos || it == v.mcp_servers.end()) {
       return InvalidArgument(
           "--mcp-server-approval needs NAME=MODE for a NAME given with "
           "--mcp-server, got \"" +
@@ -534,51 +565,81 @@ StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
                              mode + "\"");
     }
   }
-  return servers;
+  // Refused before anything starts: a bad NAME should not cost an interpreter's start.
+  for (const auto& server : v.mcp_servers) {
+    if (Status s = internal::CheckServerName(server.name); !s.ok())
+      return InvalidArgument("--mcp-server: " + s.message());
+  }
+  return Status::Ok();
+}
+
+// The flags given, applied: the backend first, so that another backend's flags are refused
+// before their values are read.
+Status ApplyProviderFlags(const Args& args, V& v) {
+  const FlagTable<V>& table = ProviderFlagTable();
+  if (Status s = ApplyFlags(FlagTable<V>(table.begin(), table.begin() + 1), args, v); !s.ok())
+    return s;
+  const FlagBackend backend =
+      v.options.executor.backend == BackendKind::kLocal ? kLocal : kHyperlight;
+  if (Status s = RefuseOtherBackend(DocsOf(table), args, backend); !s.ok()) return s;
+  if (Status s = ApplyFlags(FlagTable<V>(table.begin() + 1, table.end()), args, v); !s.ok())
+    return s;
+  auto isolation = IsolationLevelOf(v);
+  if (!isolation.ok()) return isolation.status();
+  v.options.executor.isolation = *isolation;
+  // A micro-VM is the strongest level there is: --require-isolation is met.
+  if (backend == kHyperlight) v.options.executor.isolation = IsolationLevel::kAuto;
+  return ApplyMcpApprovals(v);
 }
 
 }  // namespace
 
+std::vector<FlagDoc> ProviderFlagDocs() { return DocsOf(ProviderFlagTable()); }
+
+std::string ProviderFlagsHelp() {
+  static const std::string help = FlagsHelp(ProviderFlagDocs());
+  return help;
+}
+
+FlagSpec WithProviderFlags(FlagSpec spec) {
+  AddToSpec(ProviderFlagDocs(), spec);
+  return spec;
+}
+
+StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text) {
+  for (IsolationLevel level :
+       {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    if (text == IsolationName(level)) return level;
+  }
+  return InvalidArgument(flag + " must be auto, process or namespaces, got \"" + text + "\"");
+}
+
 StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args,
                                                          ProviderChoices choices) {
-  ProviderOptions options;
-  if (Status s = LimitFlags(args, options.limits); !s.ok()) return s;
-  if (Status s = CodeFlags(args, options); !s.ok()) return s;
-  if (Status s = SessionFlags(args, options.sessions); !s.ok()) return s;
-  if (Status s = ExecutorFlags(args, choices.default_pool_size, options.executor); !s.ok())
-    return s;
-  options.executor.validate_in_child = choices.validate_in_child;
-  if (Status s = BackendFlags(args, options); !s.ok()) return s;
-  auto mounts = MountFlags(args);
-  if (!mounts.ok()) return mounts.status();
+  ProviderFlagValues v;
+  v.options.executor.warm_pool_size = choices.default_pool_size;
+  v.options.executor.validate_in_child = choices.validate_in_child;
+  if (Status s = ApplyProviderFlags(args, v); !s.ok()) return s;
   std::vector<HostTool> tools;
-  if (auto file = args.Get("--tools")) {
-    auto loaded = LoadToolsFile(*file);
+  if (v.tools_file) {
+    auto loaded = LoadToolsFile(*v.tools_file);
     if (!loaded.ok()) return loaded.status();
     tools = std::move(*loaded);
   }
 
-  auto servers = McpServerFlags(args);
-  if (!servers.ok()) return servers.status();
-  // Refused before anything starts: a bad NAME should not cost an interpreter's start.
-  for (const auto& server : *servers) {
-    if (Status s = internal::CheckServerName(server.name); !s.ok())
-      return InvalidArgument("--mcp-server: " + s.message());
-  }
-
   auto provider =
-      CodeActProvider::Create(std::move(options), nullptr, std::move(choices.validator));
+      CodeActProvider::Create(std::move(v.options), nullptr, std::move(choices.validator));
   if (!provider.ok()) return provider.status();
-  for (auto& m : *mounts) {
+  for (auto& m : v.mounts) {
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
-  for (const auto& d : args.GetAll("--allow-domain")) (*provider)->AddNetworkTarget(d);
+  for (const auto& d : v.network_targets) (*provider)->AddNetworkTarget(d);
   if (choices.later_tools != nullptr) {
     *choices.later_tools = std::move(tools);
   } else if (Status s = AddHostTools(args, **provider, std::move(tools)); !s.ok()) {
     return s;
   }
-  for (auto& server : *servers) {
+  for (auto& server : v.mcp_servers) {
     const std::string name = server.name;
     if (Status s = (*provider)->AddMcpServer(std::move(server)); !s.ok())
       return Status(s.code(), "--mcp-server " + name + ": " + s.message());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/args.hpp"
+#include "cli/flag_table.hpp"
 #include "codeact/provider.hpp"
 
 namespace codeact::cli {
@@ -14,7 +15,10 @@ namespace codeact::cli {
 // Adds the provider flags to a command's own flags.
 FlagSpec WithProviderFlags(FlagSpec spec);
 
-// Text for the usage message: the limit flags (from the limit table), then the others.
+// The provider's flag table: the limit flags (from the limit table), then the others.
+std::vector<FlagDoc> ProviderFlagDocs();
+
+// Text for the usage message, from the flag table.
 std::string ProviderFlagsHelp();
 
 // What a command asks of its provider beyond the flags.

@@ -13,21 +13,25 @@
 namespace codeact::cli {
 namespace {
 
-constexpr const char* kReplHelp =
-    R"(usage: codeact repl [options]
-
-Runs an interactive loop on one session: every input runs in the same interpreter, so variables,
+constexpr const char* kReplProse =
+    R"(Runs an interactive loop on one session: every input runs in the same interpreter, so variables,
 imports and files are kept from one input to the next. An input is one line; a line ending in ':'
 or '\' continues until an empty line. Each input is validated and run under the same limits as
 `codeact run` (per input: wall clock, CPU, output, tool calls; per session: memory and disk). An
 input that hits a limit ends the interpreter: the next one starts fresh and says so.
 End with EOF (Ctrl-D) or `:quit`. With --json every result is printed as its JSON instead.
-
-options:
-  --json                 print each result as JSON (one line)
-
-provider options:
 )";
+
+const FlagTable<bool>& ReplFlagTable() {  // the target: whether to print JSON
+  static const FlagTable<bool> table = {
+      {{"--json", "", "", "print each result as JSON (one line)"},
+       [](const std::string&, bool& json) {
+         json = true;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
 
 // One input: a line, or lines up to an empty one after a line ending in ':' or '\'.
 bool ReadBlock(std::istream& in, bool prompt, std::string& block) {
@@ -47,20 +51,22 @@ bool ReadBlock(std::istream& in, bool prompt, std::string& block) {
 
 }  // namespace
 
+std::vector<FlagDoc> ReplFlagDocs() { return DocsOf(ReplFlagTable()); }
+
 int CmdRepl(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kReplHelp << ProviderFlagsHelp();
+    std::cout << CommandHelp("repl", kReplProse);
     return kExitOk;
   }
   FlagSpec spec;
-  spec.switches = {"--json"};
+  AddToSpec(ReplFlagDocs(), spec);
   auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact repl: "
               << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
                             : args.status().message())
               << "\n"
-              << kReplHelp << ProviderFlagsHelp();
+              << CommandHelp("repl", kReplProse);
     return kExitUsage;
   }
   auto provider = BuildProvider(*args, {.default_pool_size = 0});
@@ -77,7 +83,8 @@ int CmdRepl(const std::vector<std::string>& argv) {
   }
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
-  const bool json = args->Has("--json");
+  bool json = false;
+  (void)ApplyFlags(ReplFlagTable(), *args, json);  // a switch: nothing to refuse
   const bool prompt = ::isatty(STDIN_FILENO) != 0;
   int last = kExitOk;
   std::string block;

@@ -18,22 +18,23 @@
 namespace codeact::cli {
 
 namespace {
-constexpr const char* kRunHelp =
-    "usage: codeact run [options] FILE|-\n"
+constexpr const char* kRunProse =
     "Validates the code, runs it in a child interpreter under limits and prints the result JSON.\n"
-    "Exit status: 0 when the run succeeded, 1 for any other outcome, 2 for a bad invocation.\n\n";
+    "Exit status: 0 when the run succeeded, 1 for any other outcome, 2 for a bad invocation.\n";
 }  // namespace
+
+std::vector<FlagDoc> RunFlagDocs() { return {}; }  // the provider's flags only
 
 int CmdRun(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kRunHelp << ProviderFlagsHelp();
+    std::cout << CommandHelp("run", kRunProse);
     return kExitOk;
   }
   auto args = Args::Parse(argv, WithProviderFlags({}));
   if (!args.ok() || args->positionals().size() != 1) {
     std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message())
               << "\n"
-              << kRunHelp << ProviderFlagsHelp();
+              << CommandHelp("run", kRunProse);
     return kExitUsage;
   }
   auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");

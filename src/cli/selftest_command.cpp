@@ -14,38 +14,52 @@
 namespace codeact::cli {
 namespace {
 
-constexpr const char* kSelftestUsage =
-    "usage: codeact selftest [--isolation auto|process|namespaces] [--python PATH]\n"
+constexpr const char* kSelftestProse =
     "Tries each attack of the threat model with validation off and prints what the level "
     "contained.\n"
     "Exit 0 when every probe the level promises to contain was contained, 1 otherwise.\n";
 
+const FlagTable<ExecutorOptions>& SelftestFlagTable() {
+  static const FlagTable<ExecutorOptions> table = {
+      {{"--isolation", "L", "auto", "the level to try: auto, process or namespaces"},
+       [](const std::string& text, ExecutorOptions& options) {
+         auto level = ParseIsolation("--isolation", text);
+         if (!level.ok()) return level.status();
+         options.isolation = *level;
+         return Status::Ok();
+       }},
+      {{"--python", "PATH", "the embedded validator's installation", "child interpreter"},
+       [](const std::string& path, ExecutorOptions& options) {
+         options.python_path = path;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
 }  // namespace
+
+std::vector<FlagDoc> SelftestFlagDocs() { return DocsOf(SelftestFlagTable()); }
 
 int CmdSelftest(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kSelftestUsage;
+    std::cout << CommandHelp("selftest", kSelftestProse);
     return kExitOk;
   }
   FlagSpec spec;
-  spec.with_value = {"--isolation", "--python"};
+  AddToSpec(SelftestFlagDocs(), spec);
   auto args = Args::Parse(argv, spec);
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact selftest: "
               << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << kSelftestUsage;
+              << CommandHelp("selftest", kSelftestProse);
     return kExitUsage;
   }
   ExecutorOptions options;
-  if (auto text = args->Get("--isolation")) {
-    auto level = ParseIsolation("--isolation", *text);
-    if (!level.ok()) {
-      std::cerr << "codeact selftest: " << level.status().message() << "\n";
-      return kExitUsage;
-    }
-    options.isolation = *level;
+  if (Status s = ApplyFlags(SelftestFlagTable(), *args, options); !s.ok()) {
+    std::cerr << "codeact selftest: " << s.message() << "\n";
+    return kExitUsage;
   }
-  if (auto python = args->Get("--python")) options.python_path = *python;
   auto executor = CreateExecutor(options);
   if (!executor.ok()) {
     std::cerr << "codeact selftest: " << executor.status().message() << "\n";

@@ -15,8 +15,7 @@
 namespace codeact::cli {
 namespace {
 
-constexpr const char* kSetupCgroupsUsage =
-    "usage: codeact setup-cgroups [--user NAME]\n"
+constexpr const char* kSetupCgroupsProse =
     "Run once as root: makes the cgroup subtree the user's runs go under (cgroup v1:\n"
     "<hierarchy>/codeact-<uid> in pids, memory, cpu and cpuacct, owned by the user) and prints "
     "it.\n"
@@ -25,36 +24,51 @@ constexpr const char* kSetupCgroupsUsage =
     "set up: a user's runs use the subtree systemd delegates to it (user@UID.service).\n"
     "Exit 0 when the subtree is ready, 1 when it cannot be made, 2 for a bad invocation.\n";
 
+struct Owner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+const FlagTable<Owner>& SetupCgroupsFlagTable() {
+  static const FlagTable<Owner> table = {
+      {{"--user", "NAME", "root", "the user whose runs go under the subtree"},
+       [](const std::string& name, Owner& owner) {
+         const passwd* user = ::getpwnam(name.c_str());
+         if (user == nullptr) return InvalidArgument("no user named \"" + name + "\"");
+         owner.uid = user->pw_uid;
+         owner.gid = user->pw_gid;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
 }  // namespace
+
+std::vector<FlagDoc> SetupCgroupsFlagDocs() { return DocsOf(SetupCgroupsFlagTable()); }
 
 int CmdSetupCgroups(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kSetupCgroupsUsage;
+    std::cout << CommandHelp("setup-cgroups", kSetupCgroupsProse);
     return kExitOk;
   }
   FlagSpec spec;
-  spec.with_value = {"--user"};
+  AddToSpec(SetupCgroupsFlagDocs(), spec);
   auto args = Args::Parse(argv, spec);
   if (!args.ok() || !args->positionals().empty()) {
     std::cerr << "codeact setup-cgroups: "
               << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << kSetupCgroupsUsage;
+              << CommandHelp("setup-cgroups", kSetupCgroupsProse);
     return kExitUsage;
   }
-  uid_t uid = 0;
-  gid_t gid = 0;
-  if (auto name = args->Get("--user")) {
-    const passwd* user = ::getpwnam(name->c_str());
-    if (user == nullptr) {
-      std::cerr << "codeact setup-cgroups: no user named \"" << *name << "\"\n";
-      return kExitUsage;
-    }
-    uid = user->pw_uid;
-    gid = user->pw_gid;
+  Owner owner;
+  if (Status s = ApplyFlags(SetupCgroupsFlagTable(), *args, owner); !s.ok()) {
+    std::cerr << "codeact setup-cgroups: " << s.message() << "\n";
+    return kExitUsage;
   }
   const char* env = std::getenv("CODEACT_CGROUP_ROOT");
-  auto made =
-      internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup", uid, gid);
+  auto made = internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup",
+                                         owner.uid, owner.gid);
   if (!made.ok()) {
     std::cerr << "codeact setup-cgroups: " << made.status().message() << "\n";
     return kExitFailed;

@@ -11,42 +11,65 @@
 namespace codeact::cli {
 
 namespace {
-constexpr const char* kValidateHelp =
-    "usage: codeact validate [--allow-import M]... [--block-import M]... [--policy FILE] FILE|-\n"
+constexpr const char* kValidateProse =
     "Prints {\"ok\":bool,\"violations\":[{\"line\",\"col\",\"rule\",\"message\",\"hint\"}]}.\n"
     "Exit status: 0 when the code is allowed, 1 when it has violations, 2 for a bad invocation.\n";
+const FlagTable<ValidationPolicy>& ValidateFlagTable() {
+  static const FlagTable<ValidationPolicy> table = [] {
+    FlagTable<ValidationPolicy> t = {
+        // First: the policy it reads replaces the whole policy.
+        {{"--policy", "FILE", "",
+          "validator policy as JSON lists (custom lists replace the defaults)"},
+         [](const std::string& file, ValidationPolicy& policy) {
+           auto text = ReadInput(file, internal::kMaxConfigFileBytes, "policy file");
+           if (!text.ok()) return text.status();
+           auto parsed = PolicyFromJson(*text);
+           if (!parsed.ok()) return InvalidArgument(file + ": " + parsed.status().message());
+           policy = std::move(*parsed);
+           return Status::Ok();
+         }},
+        {{"--allow-import", "M", "", "allow one more module"},
+         [](const std::string& m, ValidationPolicy& policy) {
+           policy.extra_allowed_imports.push_back(m);
+           return Status::Ok();
+         }},
+        {{"--block-import", "M", "", "block a module"},
+         [](const std::string& m, ValidationPolicy& policy) {
+           policy.extra_blocked_imports.push_back(m);
+           return Status::Ok();
+         }},
+    };
+    t[1].doc.repeatable = t[2].doc.repeatable = true;
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace
+
+std::vector<FlagDoc> ValidateFlagDocs() { return DocsOf(ValidateFlagTable()); }
 
 int CmdValidate(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
-    std::cout << kValidateHelp;
+    std::cout << CommandHelp("validate", kValidateProse);
     return kExitOk;
   }
-  auto args = Args::Parse(argv, {{"--allow-import", "--block-import", "--policy"}, {}});
+  FlagSpec spec;
+  AddToSpec(ValidateFlagDocs(), spec);
+  auto args = Args::Parse(argv, spec);
   if (!args.ok()) {
     std::cerr << "codeact validate: " << args.status().message() << "\n";
     return kExitUsage;
   }
   if (args->positionals().size() != 1) {
-    std::cerr << kValidateHelp;
+    std::cerr << CommandHelp("validate", kValidateProse);
     return kExitUsage;
   }
   ValidationPolicy policy;
-  if (auto file = args->Get("--policy")) {
-    auto text = ReadInput(*file, internal::kMaxConfigFileBytes, "policy file");
-    if (!text.ok()) {
-      std::cerr << "codeact validate: " << text.status().message() << "\n";
-      return kExitUsage;
-    }
-    auto parsed = PolicyFromJson(*text);
-    if (!parsed.ok()) {
-      std::cerr << "codeact validate: " << *file << ": " << parsed.status().message() << "\n";
-      return kExitUsage;
-    }
-    policy = std::move(*parsed);
+  if (Status s = ApplyFlags(ValidateFlagTable(), *args, policy); !s.ok()) {
+    std::cerr << "codeact validate: " << s.message() << "\n";
+    return kExitUsage;
   }
-  for (const auto& m : args->GetAll("--allow-import")) policy.extra_allowed_imports.push_back(m);
-  for (const auto& m : args->GetAll("--block-import")) policy.extra_blocked_imports.push_back(m);
 
   auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");
   if (!code.ok()) {

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <utility>
 
+#include "json/result_fields.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact {
@@ -192,63 +193,8 @@ StatusOr<std::string> ToolDefinitionJson(DefinitionFormat format, const ToolSpec
 }
 
 const std::string& ExecutionResultSchemaJson() {
-  static const std::string schema = [] {
-    const json::object integer{{"type", "integer"}};
-    const json::object string{{"type", "string"}};
-    const json::object boolean{{"type", "boolean"}};
-    const json::object nullable_integer{{"type", json::array{"integer", "null"}}};
-    const json::object nullable_string{{"type", json::array{"string", "null"}}};
-    json::object violation{{"type", "object"},
-                           {"properties", json::object{{"line", integer},
-                                                       {"col", integer},
-                                                       {"rule", string},
-                                                       {"message", string},
-                                                       {"hint", string}}}};
-    json::object file{{"type", "object"},
-                      {"properties", json::object{{"path", string},
-                                                  {"media_type", string},
-                                                  {"size", integer},
-                                                  {"data_base64", string}}}};
-    json::object omitted{{"type", "object"},
-                         {"properties", json::object{{"path", string}, {"reason", string}}}};
-    json::object error{
-        {"type", json::array{"object", "null"}},
-        {"properties", json::object{{"type", string}, {"message", string}, {"traceback", string}}}};
-    json::object properties{
-        {"schema_version", integer},
-        {"stdout", string},
-        {"stderr", string},
-        {"stdout_truncated", boolean},
-        {"stderr_truncated", boolean},
-        {"exit_code", integer},
-        {"success", boolean},
-        {"outcome", string},
-        {"output_present", boolean},
-        {"output", json::object{{"description", "the final expression's value, any JSON"}}},
-        {"error", std::move(error)},
-        {"violations", json::object{{"type", "array"}, {"items", std::move(violation)}}},
-        {"files", json::object{{"type", "array"}, {"items", std::move(file)}}},
-        {"omitted_files", json::object{{"type", "array"}, {"items", std::move(omitted)}}},
-        {"tool_calls", integer},
-        {"duration_ms", integer},
-        {"backend", string},
-        {"isolation", string},
-        {"message", string},
-        {"interpreter", nullable_string},
-        {"session", nullable_string},
-        {"session_state", json::object{{"type", json::array{"string", "null"}},
-                                       {"enum", json::array{"new", "kept", "restarted", nullptr}}}},
-        {"usage", json::object{{"type", "object"},
-                               {"properties", json::object{{"cpu_ms", nullable_integer},
-                                                           {"peak_memory_bytes", nullable_integer},
-                                                           {"workdir_bytes", nullable_integer}}}}},
-    };
-    json::array required{"schema_version", "stdout",  "stderr", "exit_code",
-                         "success",        "outcome", "output", "tool_calls"};
-    return SerializeJson(json::object{{"type", "object"},
-                                      {"properties", std::move(properties)},
-                                      {"required", std::move(required)}});
-  }();
+  // From the result-field table (json/result_fields.hpp), as ToJson writes the result.
+  static const std::string schema = SerializeJson(ResultSchemaObject());
   return schema;
 }
 

@@ -12,7 +12,8 @@ using L = ExecutionLimits;
 constexpr auto kRl = LimitEnforcer::kRlimit;
 constexpr auto kHost = LimitEnforcer::kHost;
 
-// name, member, unit, minimum, enforcer, rlimit, shapes_child, flag, flag scale, help, model.
+// name, member, unit, minimum, enforcer, rlimit, shapes_child, flag, flag scale, help, model,
+// in_child_request.
 constexpr LimitSpec kTable[] = {
     {"wall_timeout_ms", &L::wall_timeout_ms, "ms", 1, kHost, -1, false, "--timeout", 1000.0,
      "wall-clock limit in seconds, tool calls included", "wall clock (tool calls included)"},
@@ -35,11 +36,11 @@ constexpr LimitSpec kTable[] = {
     {"max_stderr_bytes", &L::max_stderr_bytes, "bytes", 1, kHost, -1, false, "--max-stderr-bytes",
      1.0, "stderr cap", "stderr (truncated past that)"},
     {"max_output_bytes", &L::max_output_bytes, "bytes", 1, kHost, -1, false, "--max-output-bytes",
-     1.0, "JSON size of the final expression's value", "final value (as JSON)"},
+     1.0, "JSON size of the final expression's value", "final value (as JSON)", true},
     {"max_frame_bytes", &L::max_frame_bytes, "bytes", 1, kHost, -1, false, "--max-frame-bytes", 1.0,
-     "one bridge frame (a tool call or its answer)", ""},
+     "one bridge frame (a tool call or its answer)", "", true},
     {"max_tool_calls", &L::max_tool_calls, "calls", 1, kHost, -1, false, "--max-tool-calls", 1.0,
-     "tool calls per run", "tool calls"},
+     "tool calls per run", "tool calls", true},
     {"max_capture_file_bytes", &L::max_capture_file_bytes, "bytes", 1, kHost, -1, false,
      "--max-capture-file-bytes", 1.0, "largest captured file", ""},
     {"max_capture_total_bytes", &L::max_capture_total_bytes, "bytes", 1, kHost, -1, false,
@@ -61,6 +62,15 @@ void AddField(std::string& key, std::string_view v) {
 }  // namespace
 
 std::span<const LimitSpec> LimitTable() { return kTable; }
+
+std::vector<std::pair<std::string_view, std::int64_t>> RequestDefaults() {
+  const ExecutionLimits defaults;
+  std::vector<std::pair<std::string_view, std::int64_t>> out;
+  for (const LimitSpec& spec : kTable) {
+    if (spec.in_child_request) out.emplace_back(spec.name, defaults.*spec.member);
+  }
+  return out;
+}
 
 const LimitSpec& LimitNamed(std::string_view name) {
   for (const LimitSpec& spec : kTable) {

@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "codeact/limits.hpp"
 #include "codeact/status.hpp"
@@ -35,9 +37,18 @@ struct LimitSpec {
   double flag_scale;       // flag value x scale = field value (--timeout 1.5 -> 1500 ms)
   std::string_view help;   // one line for --help and docs/limits.md
   std::string_view model;  // how the description names it for the model; empty: not mentioned
+  // Sent in the child's request frame and enforced by the runner as well (resources/runner.py):
+  // a request without the field gets the field's default, the row's ExecutionLimits default
+  // (RequestDefaults).
+  bool in_child_request = false;
 };
 
 std::span<const LimitSpec> LimitTable();
+
+// The defaults of the rows that are in_child_request, as (name, value) in table order: what the
+// runner assumes for a request without them (resources/codeact_protocol.py REQUEST_DEFAULTS,
+// which the protocol agreement test holds to these).
+std::vector<std::pair<std::string_view, std::int64_t>> RequestDefaults();
 
 // Every limit at least its minimum.
 Status CheckLimits(const ExecutionLimits& limits);

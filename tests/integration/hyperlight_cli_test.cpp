@@ -126,6 +126,14 @@ TEST(HyperlightCliTest, FlagsTheBackendCannotHonourAreRefused) {
   EXPECT_EQ(mount.exit_code, 2);
   EXPECT_NE(mount.err.find("use --input"), std::string::npos) << mount.err;
   EXPECT_EQ(RunCli({"run", "--backend", "vm", "-"}, "print(1)").exit_code, 2);
+  // A switch of the local backend too: refused, not dropped.
+  for (const char* flag : {"--site-packages", "--accept-weaker-limits"}) {
+    const Cli local_switch = RunCli({"run", "--backend", "hyperlight", flag, "-"}, "print(1)");
+    EXPECT_EQ(local_switch.exit_code, 2) << flag;
+    EXPECT_NE(local_switch.err.find(std::string(flag) + " is for the local backend"),
+              std::string::npos)
+        << local_switch.err;
+  }
 }
 
 }  // namespace
