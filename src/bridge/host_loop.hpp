@@ -15,7 +15,7 @@
 #include "codeact/policy.hpp"
 #include "codeact/tool.hpp"
 #include "codeact/validator.hpp"
-#include "process/child.hpp"
+#include "os/pipe_io.hpp"
 
 namespace codeact::internal {
 

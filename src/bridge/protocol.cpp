@@ -4,7 +4,7 @@
 
 #include "codeact/limits.hpp"
 #include "json/serialize.hpp"
-#include "process/child.hpp"
+#include "protocol/bridge_fds.hpp"
 
 namespace codeact::internal::protocol {
 namespace {

@@ -25,6 +25,7 @@
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/helper_command.hpp"
 #include "server/mcp_server.hpp"
 
 namespace codeact::cli {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bridge/zygote_messages.hpp"
-#include "process/proc_stat.hpp"
+#include "os/proc_stat.hpp"
 #include "sandbox/zygote_child.hpp"
 
 namespace codeact::internal {

@@ -6,7 +6,7 @@
 #include "common/utf8.hpp"
 #include "files/bounded_read.hpp"
 #include "json/serialize.hpp"
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace json = boost::json;

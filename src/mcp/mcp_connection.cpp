@@ -13,8 +13,10 @@
 
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
+#include "os/errno_status.hpp"
+#include "os/pipe.hpp"
+#include "os/pipe_io.hpp"
 #include "process/child.hpp"
-#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {

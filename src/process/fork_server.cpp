@@ -17,9 +17,13 @@
 
 #include "bridge/fork_messages.hpp"
 #include "common/utf8.hpp"
+#include "os/errno_status.hpp"
+#include "os/pipe.hpp"
+#include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
+#include "process/child.hpp"
 #include "process/launch.hpp"
 #include "process/metadata_supervisor.hpp"
-#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "bridge/flat_json.hpp"
 #include "bridge/protocol.hpp"
-#include "process/child.hpp"
+#include "protocol/bridge_fds.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {

@@ -28,7 +28,7 @@
 #include "json/raw_json.hpp"
 #include "json/result_json.hpp"
 #include "json/serialize.hpp"
-#include "process/child.hpp"
+#include "os/pipe_io.hpp"
 #include "server/log_setup.hpp"
 #include "server/mcp_result.hpp"
 

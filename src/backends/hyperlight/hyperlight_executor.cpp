@@ -25,9 +25,13 @@
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "limits/limit_table.hpp"
+#include "os/errno_status.hpp"
+#include "os/pipe_io.hpp"
+#include "os/proc_tasks.hpp"
+#include "os/resource_limits.hpp"
 #include "process/child.hpp"
-#include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
+#include "protocol/bridge_fds.hpp"
 
 namespace codeact::internal {
 namespace {

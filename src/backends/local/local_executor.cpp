@@ -34,12 +34,16 @@
 #include "common/task_thread.hpp"
 #include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
+#include "os/errno_status.hpp"
+#include "os/proc_tasks.hpp"
+#include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
-#include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/session_cgroups.hpp"
 #include "process/uid_lease.hpp"
+#include "protocol/bridge_fds.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "os/errno_status.hpp"
 #include "sandbox/idmap.hpp"
 
 namespace codeact::internal {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "codeact/status.hpp"
-#include "process/posix_util.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 

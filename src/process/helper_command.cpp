@@ -1,4 +1,5 @@
-// RunCommand: a short trusted helper command with stdin data, capped output and a timeout.
+#include "process/helper_command.hpp"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,10 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "os/errno_status.hpp"
+#include "os/pipe.hpp"
+#include "os/pipe_io.hpp"
+#include "os/sigpipe_block.hpp"
+#include "os/unique_fd.hpp"
 #include "process/boost_process.hpp"
 #include "process/child.hpp"
 #include "process/launch.hpp"
-#include "process/posix_util.hpp"
 #include "process/run_cgroup.hpp"
 
 namespace codeact::internal {

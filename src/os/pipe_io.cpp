@@ -1,4 +1,5 @@
-// CappedBuffer, DrainAvailable and WriteAll: byte-accurate reading and SIGPIPE-safe writing.
+#include "os/pipe_io.hpp"
+
 #include <errno.h>
 #include <poll.h>
 #include <unistd.h>
@@ -7,8 +8,8 @@
 #include <cstddef>
 #include <string>
 
-#include "process/child.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/sigpipe_block.hpp"
 
 namespace codeact::internal {
 namespace {
