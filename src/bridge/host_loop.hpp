@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
@@ -16,6 +15,7 @@
 #include "codeact/tool.hpp"
 #include "codeact/validator.hpp"
 #include "os/pipe_io.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal {
 

@@ -15,7 +15,6 @@
 #include <exception>
 #include <variant>
 
-#include "bridge/fork_messages.hpp"
 #include "common/utf8.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
@@ -24,6 +23,7 @@
 #include "process/child.hpp"
 #include "process/launch.hpp"
 #include "process/metadata_supervisor.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -17,8 +17,6 @@
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
-#include "bridge/protocol.hpp"
-#include "bridge/worker_frames.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "common/egress_target.hpp"
@@ -32,6 +30,8 @@
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
 #include "protocol/bridge_fds.hpp"
+#include "protocol/protocol.hpp"
+#include "protocol/worker_frames.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "bridge/flat_json.hpp"
+#include "protocol/flat_json.hpp"
 
 #include <cstdio>
 #include <limits>

@@ -1,7 +1,8 @@
 // RuntimeGuardSpec: what the runner's runtime guard (src/guard) lets the user's code reach,
 // named as the child sees it, and its form on the bridge. The request frame carries all of it
 // in its "guard" field; a pooled child gets the system part earlier, in a "guard" frame before
-// its "ready", so that it arms the OS layers while it waits (bridge/protocol.hpp names the fields).
+// its "ready", so that it arms the OS layers while it waits (protocol/protocol.hpp names the
+// fields).
 #pragma once
 
 #include <boost/json.hpp>

@@ -1,4 +1,4 @@
-#include "bridge/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <boost/json.hpp>
 

@@ -10,10 +10,10 @@
 #include <variant>
 #include <vector>
 
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/policy.hpp"
 #include "codeact/status.hpp"
 #include "codeact/validator.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal::protocol {
 

@@ -1,8 +1,9 @@
 // Command tools (command_tool.hpp): the tools file and the handler that runs the command.
+#include "codeact/command_tool.hpp"
+
 #include <boost/json.hpp>
 #include <filesystem>
 
-#include "codeact/command_tool.hpp"
 #include "common/utf8.hpp"
 #include "files/bounded_read.hpp"
 #include "json/serialize.hpp"

@@ -1,10 +1,10 @@
-#include "bridge/zygote_messages.hpp"
+#include "protocol/zygote_messages.hpp"
 
 #include <variant>
 #include <vector>
 
-#include "bridge/flat_json.hpp"
-#include "bridge/protocol.hpp"
+#include "protocol/flat_json.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal::protocol {
 namespace {

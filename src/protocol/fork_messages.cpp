@@ -1,9 +1,9 @@
-#include "bridge/fork_messages.hpp"
+#include "protocol/fork_messages.hpp"
 
 #include <boost/json.hpp>
 
-#include "bridge/protocol.hpp"
 #include "json/serialize.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal::protocol {
 namespace json = boost::json;

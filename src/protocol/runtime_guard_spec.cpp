@@ -1,6 +1,6 @@
-#include "bridge/runtime_guard_spec.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
-#include "bridge/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "bridge/worker_frames.hpp"
+#include "protocol/worker_frames.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <variant>
 
-#include "bridge/frame_codec.hpp"
-#include "bridge/frames.hpp"
-#include "bridge/protocol.hpp"
+#include "protocol/frame_codec.hpp"
+#include "protocol/frames.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;

@@ -1,11 +1,11 @@
-#include "bridge/frame_codec.hpp"
+#include "protocol/frame_codec.hpp"
 
 #include <charconv>
 #include <optional>
 
-#include "bridge/protocol.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal {
 namespace {

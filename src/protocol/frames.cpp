@@ -1,12 +1,12 @@
-#include "bridge/frames.hpp"
+#include "protocol/frames.hpp"
 
 #include <limits>
 #include <utility>
 
-#include "bridge/frame_codec.hpp"
-#include "bridge/protocol.hpp"
 #include "json/policy_json.hpp"
 #include "json/serialize.hpp"
+#include "protocol/frame_codec.hpp"
+#include "protocol/protocol.hpp"
 
 namespace codeact::internal::protocol {
 namespace json = boost::json;

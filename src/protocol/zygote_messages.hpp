@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "bridge/fork_messages.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal::protocol {
 
