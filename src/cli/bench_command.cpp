@@ -24,9 +24,9 @@
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
+#include "mcp_server/mcp_server.hpp"
 #include "process/child.hpp"
 #include "process/helper_command.hpp"
-#include "server/mcp_server.hpp"
 
 namespace codeact::cli {
 namespace {

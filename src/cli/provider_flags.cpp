@@ -14,7 +14,7 @@
 #include "common/egress_target.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
-#include "mcp/mcp_upstream.hpp"
+#include "mcp_client/mcp_upstream.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -486,9 +486,9 @@ Status BackendFlags(const Args& args, ProviderOptions& options) {
 }
 
 // --mcp-server NAME=COMMAND, --mcp-server-approval NAME=MODE and --mcp-call-timeout S.
-StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
-  std::vector<McpServerOptions> servers;
-  std::int64_t call_timeout_ms = McpServerOptions{}.call_timeout_ms;
+StatusOr<std::vector<McpUpstreamOptions>> McpServerFlags(const Args& args) {
+  std::vector<McpUpstreamOptions> servers;
+  std::int64_t call_timeout_ms = McpUpstreamOptions{}.call_timeout_ms;
   if (auto t = args.Get("--mcp-call-timeout")) {
     auto ms = PositiveNumber("--mcp-call-timeout", *t, 1000.0);
     if (!ms.ok()) return ms.status();
@@ -498,7 +498,7 @@ StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
       return InvalidArgument("--mcp-server needs NAME=COMMAND, got \"" + text + "\"");
-    McpServerOptions server;
+    McpUpstreamOptions server;
     server.name = text.substr(0, eq);
     auto words = SplitCommandLine(text.substr(eq + 1));
     if (!words.ok())
@@ -516,7 +516,7 @@ StatusOr<std::vector<McpServerOptions>> McpServerFlags(const Args& args) {
     const std::string name = text.substr(0, eq);
     const std::string mode = eq == std::string::npos ? "" : text.substr(eq + 1);
     auto it = std::find_if(servers.begin(), servers.end(),
-                           [&](const McpServerOptions& o) { return o.name == name; });
+                           [&](const McpUpstreamOptions& o) { return o.name == name; });
     if (eq == std::string::npos || it == servers.end()) {
       return InvalidArgument(
           "--mcp-server-approval needs NAME=MODE for a NAME given with "

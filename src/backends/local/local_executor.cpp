@@ -17,9 +17,9 @@
 #include <thread>
 
 #include "backends/local/guard_plan.hpp"
+#include "backends/local/process_level_identity.hpp"
 #include "backends/local/reaper.hpp"
 #include "backends/local/run_disk_bounds.hpp"
-#include "backends/local/run_identity.hpp"
 #include "backends/local/runner_files.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "backends/local/session_child.hpp"

@@ -33,7 +33,7 @@ class McpUpstream {
  public:
   // Starts the server, lists its tools and adds them to `registry` (which must outlive this
   // object, or Stop must be called first).
-  static StatusOr<std::unique_ptr<McpUpstream>> Start(McpServerOptions options,
+  static StatusOr<std::unique_ptr<McpUpstream>> Start(McpUpstreamOptions options,
                                                       ToolRegistry* registry);
   // Stop(): the server ends and its tools leave the registry.
   ~McpUpstream();
@@ -48,10 +48,10 @@ class McpUpstream {
   long server_pid() const;  // -1 when it is not running (tests)
 
  private:
-  McpUpstream(McpServerOptions options, ToolRegistry* registry);
+  McpUpstream(McpUpstreamOptions options, ToolRegistry* registry);
   StatusOr<std::vector<HostTool>> ListTools(std::chrono::milliseconds timeout);
 
-  const McpServerOptions options_;
+  const McpUpstreamOptions options_;
   ToolRegistry* const registry_;
   std::shared_ptr<McpConnection> connection_;  // shared with the handlers of its tools
   std::atomic<bool> changed_{false};

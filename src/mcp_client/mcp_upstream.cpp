@@ -1,4 +1,4 @@
-#include "mcp/mcp_upstream.hpp"
+#include "mcp_client/mcp_upstream.hpp"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/log.hpp"
-#include "mcp/mcp_connection.hpp"
+#include "mcp_client/mcp_connection.hpp"
 
 extern "C" char** environ;
 
@@ -224,12 +224,12 @@ Status CheckUpstreamToolName(const std::string& local_name) {
   return Status::Ok();
 }
 
-McpUpstream::McpUpstream(McpServerOptions options, ToolRegistry* registry)
+McpUpstream::McpUpstream(McpUpstreamOptions options, ToolRegistry* registry)
     : options_(std::move(options)), registry_(registry) {}
 
 McpUpstream::~McpUpstream() { Stop(); }
 
-StatusOr<std::unique_ptr<McpUpstream>> McpUpstream::Start(McpServerOptions options,
+StatusOr<std::unique_ptr<McpUpstream>> McpUpstream::Start(McpUpstreamOptions options,
                                                           ToolRegistry* registry) {
   if (Status s = CheckServerName(options.name); !s.ok()) return s;
   if (options.command.empty())

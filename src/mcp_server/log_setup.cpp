@@ -1,5 +1,5 @@
 // The program's log settings and its stderr sink (log_setup.hpp).
-#include "server/log_setup.hpp"
+#include "mcp_server/log_setup.hpp"
 
 #include <spdlog/details/log_msg.h>
 #include <spdlog/sinks/base_sink.h>

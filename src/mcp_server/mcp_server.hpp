@@ -11,9 +11,9 @@
 // - `tools/list` -> [execute_code] with its outputSchema; `tools/call` -> `structuredContent`
 //   holding the ExecutionResult JSON (README "The result contract"), `isError = !success`, and
 //   as content the same JSON as text (trimmed with a summary past `max_text_content_bytes`)
-//   followed by each captured file as an embedded resource (server/mcp_result.hpp). An unknown tool
-//   name is a -32602 error; missing or wrong arguments are a tool result (the provider's argument
-//   error, isError true), so the model can read and fix it.
+//   followed by each captured file as an embedded resource (mcp_server/mcp_result.hpp). An unknown
+//   tool name is a -32602 error; missing or wrong arguments are a tool result (the provider's
+//   argument error, isError true), so the model can read and fix it.
 // - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:
 //   after that version was negotiated a batch is answered with one array of the responses (none
 //   for notifications, `initialize` refused inside), written once every call in it has ended.

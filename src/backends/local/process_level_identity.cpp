@@ -1,4 +1,4 @@
-#include "backends/local/run_identity.hpp"
+#include "backends/local/process_level_identity.hpp"
 
 #include <sched.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "mcp/mcp_connection.hpp"
+#include "mcp_client/mcp_connection.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

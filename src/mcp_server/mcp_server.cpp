@@ -1,6 +1,6 @@
 // McpServer (mcp_server.hpp): the JSON-RPC codec and dispatch, the call pool and the stdio loop.
 // Boost.JSON and spdlog stay inside src/server.
-#include "server/mcp_server.hpp"
+#include "mcp_server/mcp_server.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,9 +28,9 @@
 #include "json/raw_json.hpp"
 #include "json/result_json.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/log_setup.hpp"
+#include "mcp_server/mcp_result.hpp"
 #include "os/pipe_io.hpp"
-#include "server/log_setup.hpp"
-#include "server/mcp_result.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;

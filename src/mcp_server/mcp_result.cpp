@@ -1,5 +1,5 @@
 // The content blocks of an execute_code result (mcp_result.hpp).
-#include "server/mcp_result.hpp"
+#include "mcp_server/mcp_result.hpp"
 
 #include <boost/json.hpp>
 #include <cctype>

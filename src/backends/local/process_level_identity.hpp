@@ -1,7 +1,8 @@
-// RunIdentity (host side): what the process level needs on a root host to run a child as its own
-// unprivileged uid — idmapped trees of the mounts, made here before the fork (the child attaches
-// them in its private mount namespace, process/launch.hpp), and the probe that tells whether
-// this host allows a private mount namespace at all (a container without CAP_SYS_ADMIN does not).
+// The process level's run identity (host side; the launcher's is sandbox/run_identity.hpp): what
+// the process level needs on a root host to run a child as its own unprivileged uid — idmapped
+// trees of the mounts, made here before the fork (the child attaches them in its private mount
+// namespace, process/launch.hpp), and the probe that tells whether this host allows a private mount
+// namespace at all (a container without CAP_SYS_ADMIN does not).
 #pragma once
 
 #include <sys/types.h>
