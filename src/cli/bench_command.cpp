@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "bench/mcp_stdio_client.hpp"
 #include "bench/programs.hpp"
 #include "bench/stats.hpp"

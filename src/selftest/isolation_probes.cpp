@@ -21,7 +21,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "codeact/json.hpp"
 #include "files/bounded_read.hpp"
 #include "files/mount_capture.hpp"
