@@ -6,12 +6,11 @@ the table does not allow, for a folder of src/ without a row, for a row without 
 cycle among the rows. A file belongs to the deepest folder with a row (src/backends/local/x.cpp to
 `backends/local`, src/backends/x.cpp to `backends`); include/codeact is the public floor.
 
-With --python it also checks the child's modules, resources/*.py (parsed with ast): no module
-imports another's private (`_x`) name or reads one as an attribute, and their imports form no
-cycle. Not yet part of the ctest: the runner's modules still share their state through private
-names (docs/ARCHITECTURE.md, "The protocol").
+It also checks the child's modules, resources/*.py (parsed with ast): no module imports another's
+private (`_x`) name or reads one as an attribute, and their imports (also those inside functions)
+form no cycle.
 
-Usage: check_layering.py REPO_ROOT [--python]
+Usage: check_layering.py REPO_ROOT
 """
 
 import ast
@@ -19,7 +18,7 @@ import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ".").resolve()
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 PUBLIC = "include/codeact"
 # Generated headers, by the folder that makes them (CMakeLists.txt).
@@ -198,8 +197,7 @@ def check_python():
 def main():
     rows = read_table()
     errors, scanned = check_includes(rows)
-    if "--python" in sys.argv[1:]:
-        errors += check_python()
+    errors += check_python()
     for e in errors:
         print(e)
     print(f"{len(rows)} folders, {scanned} includes checked, {len(errors)} problems")
