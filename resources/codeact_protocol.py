@@ -1,6 +1,6 @@
 """The protocol between the codeact host and its Python children, child side.
 
-The host's definition is src/bridge/protocol.hpp; TABLE below is its copy, and
+The host's definition is src/protocol/protocol.hpp; TABLE below is its copy, and
 tests/unit/protocol_test.cpp fails when the two disagree. Every frame a child sends is built by
 a function of this module, and every frame it receives is checked by one; the runner
 (runner.py), the fork server's zygote (runner_zygote.py) and the hyperlight worker
@@ -52,7 +52,7 @@ Host frames of unknown type are ignored; a malformed one raises ProtocolError, w
 receiver reports. Frame sizes count the trailing newline.
 
 Fork server: one compact JSON object per SOCK_SEQPACKET datagram on the zygote's fd 3 (read and
-written in C++ on both sides: src/bridge/fork_messages.hpp, src/bridge/zygote_messages.hpp).
+written in C++ on both sides: src/protocol/fork_messages.hpp, src/protocol/zygote_messages.hpp).
 
   zygote -> host  {"type":"zygote_ready","pid":N} once everything is loaded
   host -> zygote  {"type":"fork","token":str,"uid":N,"workdir_bytes":N,"workdir":str} with the
@@ -67,7 +67,7 @@ written in C++ on both sides: src/bridge/fork_messages.hpp, src/bridge/zygote_me
 import _json
 
 # -------------------------------------------------------------------------------------------------
-# The table (src/bridge/protocol.hpp): message type -> channel, sender, required and optional
+# The table (src/protocol/protocol.hpp): message type -> channel, sender, required and optional
 # fields. A receiver refuses a message without a required field.
 
 TABLE = {

@@ -9,6 +9,7 @@ descendants by it). Stdlib only. ``-I`` puts nothing of ours on ``sys.path``: th
 its own directory, where its modules are (the host compiles them all to .pyc beside it):
 
   codeact_protocol.py  every frame, built and checked (the exchange is documented there)
+  runner_state.py      the state the modules share, the frames to the host, the end of a run
   runner_cold.py       tool calls, errors, outputs, the curated forms: imported on first need
   codeact_convert.py   output values -> JSON (the hyperlight guest runs the same code)
   runner_zygote.py     the fork server's side (CODEACT_ZYGOTE=1)
@@ -58,8 +59,6 @@ runner_cold.py, imported on first need. A child still idle 10 ms after its ready
 that, then traceback and asyncio piece by piece, checking for its request between pieces.
 """
 
-import _ast
-import _io
 import builtins
 import gc
 import posix  # os without its import (~2.5 ms of a cold start: _collections_abc, posixpath, ...)
@@ -70,24 +69,18 @@ import sys
 # beside them: the host's directory may be read-only, and no child should leave a trace.
 sys.dont_write_bytecode = True
 sys.path.append(__file__.rpartition("/")[0] if __file__.startswith("/") else posix.getcwd())
-# runner_cold and runner_zygote import this module by name, also when it runs as __main__ (whose
-# entry in sys.modules the user's code gets).
+# The runner is kept by this name also when it runs as __main__ (whose entry in sys.modules the
+# user's code gets).
 sys.modules.setdefault("runner", sys.modules[__name__])
 
 from codeact_protocol import (  # noqa: E402 (after the path is set)
-    COMPLETE_NO_OUTPUT, ProtocolError, complete_frame, encode, error_frame, guard_error_frame,
+    COMPLETE_NO_OUTPUT, ProtocolError, complete_frame, encode, guard_error_frame,
     guard_system_part, parse_host_frame, ready_frame, request_code_and_tools, request_limit)
+from runner_state import (  # noqa: E402
+    CODE_NAME, HIDDEN_OUTPUT, ToolError, abort_bridge, compile_user_code, environ_pop, finish,
+    finish_oom, load_cold, load_guard, read, register_source, reserve, send_text, state)
 
-# The file name the code was compiled with: the source path also when the host runs a .pyc
-# compiled from it (CompileToPyc keeps that name). The runner's modules share its directory,
-# which is how their frames are recognised and left out of the user's tracebacks.
-_RUNNER_FILE = sys._getframe().f_code.co_filename
-_RUNNER_DIR = _RUNNER_FILE.rpartition("/")[0]
-_CODE_NAME = "<code>"
-_HIDDEN_OUTPUT = "__codeact_output__"
 
-_PyCF_ONLY_AST = 0x400
-_PyCF_ALLOW_TOP_LEVEL_AWAIT = 0x2000
 _CO_COROUTINE = 0x80
 
 _IDLE_BEFORE_PRELOAD_S = 0.010
@@ -102,151 +95,17 @@ _KEYWORDS = frozenset((
     "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
     "while", "with", "yield"))
 
-# Sent when even building an error report runs out of memory.
-_OOM_FRAME = (error_frame("MemoryError", "out of memory", "MemoryError: out of memory\n")
-              + "\n").encode("ascii")
-# Address space given back on MemoryError so that the report can be built. bytes(n) comes from
-# calloc, i.e. untouched zero pages: it counts against RLIMIT_AS but not against RSS.
-_reserve = [bytes(4 << 20)]
-
 # Private references, taken before any user code runs (the code may patch modules).
-_write = posix.write
-_gc_objects = gc.get_objects
 _gc_freeze = gc.freeze
-_WRITERS = (_io.TextIOWrapper, _io.BufferedWriter, _io.BufferedRandom)
-_read = posix.read
 _exit = posix._exit
 
 
-def _environ_pop(name, default=""):  # os.environ.pop: posix.environ is the dict it wraps
-    value = posix.environ.pop(name.encode(), None)
-    if value is not None:
-        posix.unsetenv(name)
-    return default if value is None else value.decode("utf-8", "surrogateescape")
 
-
-class _State:
-    """Everything one run needs to share (a single instance)."""
-    rfd, wfd = 3, 4
-    max_output = max_frame = 1 << 20
-    max_calls = 256
-    code_lines = None
-    recursion_limit = 1000
-    buf = None          # bytes from the host not yet dispatched
-    eof = False         # the host closed its side
-    loop = None         # the asyncio loop our reader is attached to
-    pending = None      # call id -> asyncio.Future
-    next_id = 1
-    calls = 0
-    guard_path = ""     # CODEACT_GUARD: the runtime guard's module; "" when the host wants none
-    guard = None        # the loaded module
-    guard_system = None  # the system part of the spec its OS layers were armed with
-    imports_limited = False  # the guard's import check is on (once per process)
-    session = False     # runner_session.py: a terminal frame ends the run, not the process
-    flush_files = False  # the code ran, in a process it ends: _flush_std flushes its files
-    heap_frozen = False  # gc.freeze() was called (by a fork server, before forking this child)
-    session_module = None  # a session's __main__, kept from run to run
-    created = 0         # tool coroutines made by the run
-    unawaited = None    # token -> (tool name, line) of those not started yet
-    curated = False     # the code names getattr/hasattr/vars/__dict__/sys (runner_cold)
-
-
-class _RunEnded(BaseException):
-    """A session's run sent its terminal frame (runner_session.py catches it)."""
-
-
-_state = _State()
-_state.buf, _state.pending, _state.unawaited = bytearray(), {}, {}
-
-
-# ---------------------------------------------------------------------------------------------
-# Frames to the host
-
-
-def _send_bytes(data):
-    """Writes one whole frame. If the host is gone nobody can be told anything: exit 3."""
-    fd = _state.wfd
-    view = memoryview(data)
-    watch_reads = [True]
-    try:
-        while view:
-            try:
-                n = _write(fd, view)
-            except BlockingIOError:
-                _load_cold().wait_to_write(watch_reads)
-                continue
-            view = view[n:]
-    except BaseException:
-        _exit(3)
-
-
-def _send_text(text):
-    _send_bytes((text + "\n").encode("ascii"))
-
-
-def _flush_std():
-    """Flushes the standard streams and, once the code of a run (not a session's) has run and
-    opened something that may write (the guard's audit hook tells; without a guard, always), what
-    it wrote to files it left open, as the interpreter's exit would: the built-in writers among
-    the objects made since the heap was frozen."""
-    streams = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__]
-    st = _state
-    if st.flush_files and (st.guard_system is None or st.guard.opened_for_writing()):
-        try:
-            streams += [obj for obj in _gc_objects() if type(obj) in _WRITERS]
-        except BaseException:  # MemoryError: those buffers are lost, as in a crash
-            pass
-    seen = set()
-    for stream in streams:
-        if stream is None or id(stream) in seen:
-            continue
-        seen.add(id(stream))
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-
-
-def _finish(frame_text, exit_code):
-    """Sends the terminal frame and ends the process (no atexit handlers, no finalizers)."""
-    if _state.unawaited and frame_text.startswith('{"type":"complete"'):
-        frame_text = _load_cold().with_unawaited_note(frame_text, _state.unawaited)
-    _flush_std()
-    _send_text(frame_text)
-    if _state.session:
-        raise _RunEnded(exit_code)
-    try:
-        posix.close(_state.wfd)
-    except BaseException:
-        pass
-    _exit(exit_code)
-
-
-def _finish_oom():
-    _flush_std()
-    _send_bytes(_OOM_FRAME)
-    _exit(1)
-
-
-def _abort_bridge(message):
-    """The host broke the protocol: end the run with a BridgeError frame. A session's
-    interpreter ends too: the bridge cannot be trusted for another run."""
-    _state.session = False
-    _finish(_load_cold().error_frame_text("BridgeError", message, "", _state.max_frame), 1)
 
 
 # ---------------------------------------------------------------------------------------------
 # What the user's code sees besides the builtins
 
-
-class ToolError(Exception):
-    """A host tool call failed. str(e) is "<error_type>: <message>"."""
-
-    def __init__(self, error_type="ToolError", message="", tool=None):
-        self.error_type = error_type
-        self.message = message
-        self.tool = tool
-        super().__init__("%s: %s" % (error_type, message) if message else str(error_type))
 
 
 def call_tool(name, /, *args, **kwargs):
@@ -260,24 +119,24 @@ def call_tool(name, /, *args, **kwargs):
 
 def _note_created(name):
     """Remembers a tool coroutine and the line of the user's code that made it, until it runs."""
-    st = _state
+    st = state
     st.created += 1
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename != _CODE_NAME:
+    while frame is not None and frame.f_code.co_filename != CODE_NAME:
         frame = frame.f_back
     st.unawaited[st.created] = (name, frame.f_lineno if frame is not None else 0)
     return st.created
 
 
 async def _tool_call(name, kwargs, token):
-    _state.unawaited.pop(token, None)
-    return await _load_cold().call_tool(name, kwargs)
+    state.unawaited.pop(token, None)
+    return await load_cold().call_tool(name, kwargs)
 
 
 def _make_tool_function(name):
     def tool(*args, **kwargs):
         if args:  # only the egress tools take any (runner_cold.positional_kwargs)
-            kwargs = _load_cold().positional_kwargs(name, args, kwargs)
+            kwargs = load_cold().positional_kwargs(name, args, kwargs)
         return _tool_call(name, kwargs, _note_created(name))
 
     tool.__name__ = tool.__qualname__ = name
@@ -297,21 +156,21 @@ def _add_tool(g, name):
         if ok(name) and name not in g:
             g[name] = _make_tool_function(name)
     elif ok(server) and tool.isidentifier() and tool not in _KEYWORDS:
-        _load_cold().add_to_namespace(g, server, tool, _make_tool_function(name))
+        load_cold().add_to_namespace(g, server, tool, _make_tool_function(name))
 
 
 def _user_globals(tool_names):
     """A fresh __main__ module for the code: builtins, call_tool, ToolError, one function per
     tool name that is an identifier and does not shadow a builtin or one of those two, and one
     namespace per upstream MCP server ("server.tool" names)."""
-    module = _state.session_module or type(sys)("__main__")
-    if _state.session:
-        _state.session_module = module  # the next run of the session finds its globals here
+    module = state.session_module or type(sys)("__main__")
+    if state.session:
+        state.session_module = module  # the next run of the session finds its globals here
     g = module.__dict__
     g["__builtins__"] = builtins
     g["call_tool"] = call_tool
     g["ToolError"] = ToolError
-    _state.curated and _load_cold().bind_curated(g)  # the guarded getattr, the sys view ...
+    state.curated and load_cold().bind_curated(g)  # the guarded getattr, the sys view ...
     for name in tool_names:
         _add_tool(g, name)
     # ``import __main__`` finds the user's namespace, not the runner's (kept alive as "runner").
@@ -335,7 +194,7 @@ def _parse_host_frame(line):
     try:
         return parse_host_frame(line)
     except ProtocolError as e:
-        _abort_bridge(str(e))
+        abort_bridge(str(e))
 
 
 def _import_asyncio():
@@ -362,7 +221,7 @@ def _preload(name):
         elif name:
             __import__(name)
         else:
-            _load_cold()
+            load_cold()
     except BaseException:
         pass
 
@@ -370,8 +229,8 @@ def _preload(name):
 def _read_request(todo, kind="request"):
     """Returns the request frame (or the first frame of type `kind`). While nothing has arrived,
     an idle child preloads `todo`."""
-    fd = _state.rfd
-    buf = _state.buf
+    fd = state.rfd
+    buf = state.buf
     waited = False
     posix.set_blocking(fd, False)
     blocking = False
@@ -395,7 +254,7 @@ def _read_request(todo, kind="request"):
             posix.set_blocking(fd, True)
             blocking = True
         try:
-            data = _read(fd, 1 << 18)
+            data = read(fd, 1 << 18)
         except BlockingIOError:
             continue
         except OSError:
@@ -409,50 +268,24 @@ def _read_request(todo, kind="request"):
                     return msg
             _exit(0)
         buf += data
-        if len(buf) > 64 * _state.max_frame:
-            _abort_bridge("request frame larger than %d bytes" % len(buf))
+        if len(buf) > 64 * state.max_frame:
+            abort_bridge("request frame larger than %d bytes" % len(buf))
 
 
 def _request_fields(req):
-    """(code, tool names) of the request, with its limits in _state."""
-    st = _state
+    """(code, tool names) of the request, with its limits in state."""
+    st = state
     try:
         st.max_frame = request_limit(req, "max_frame_bytes")
         st.max_output = request_limit(req, "max_output_bytes")
         st.max_calls = request_limit(req, "max_tool_calls")
         return request_code_and_tools(req)
     except ProtocolError as e:
-        _abort_bridge(str(e))
+        abort_bridge(str(e))
 
 
 # ---------------------------------------------------------------------------------------------
 # The runtime guard (src/guard/guard_module.cpp): armed after the preload, before any user code.
-
-class _ExtensionSpec:
-    """What _imp.create_dynamic reads of a module spec."""
-    __slots__ = ("name", "origin")
-
-    def __init__(self, name, origin):
-        self.name = name
-        self.origin = origin
-
-
-def _load_guard(path=None):
-    """The guard's module, from CODEACT_GUARD (or `path`: a zygote's loop is in it too)."""
-    st = _state
-    if st.guard is None:
-        path = path or st.guard_path
-        if not path:
-            raise RuntimeError("codeact guard: the host asked for the guard but named no module "
-                               "(CODEACT_GUARD)")
-        import _imp
-        try:
-            st.guard = _imp.create_dynamic(_ExtensionSpec("_codeact_guard", path))
-        except Exception as e:
-            raise RuntimeError("codeact guard: cannot load %s: %s" % (path, e)) from None
-        finally:
-            sys.modules.pop("_codeact_guard", None)  # not importable by the code
-    return st.guard
 
 
 def _arm_system(spec):
@@ -469,8 +302,8 @@ def _arm_system(spec):
         posix.environ[b"TMPDIR"] = tmp.encode("utf-8", "surrogateescape")
         if "tempfile" in sys.modules:
             sys.modules["tempfile"].tempdir = None
-    _load_guard().arm(spec)
-    _state.guard_system = guard_system_part(spec)
+    load_guard().arm(spec)
+    state.guard_system = guard_system_part(spec)
 
 
 def _guard_failed(exc):
@@ -480,7 +313,7 @@ def _guard_failed(exc):
         message = "codeact guard: %s: %s" % (type(exc).__name__, exc)
     if not message.startswith("codeact guard:"):
         message = "codeact guard: " + message
-    _finish(guard_error_frame(message), 1)
+    finish(guard_error_frame(message), 1)
 
 
 def _arm_ahead():
@@ -502,15 +335,15 @@ def _arm_guard(req):
     try:
         if type(spec) is not dict:
             raise RuntimeError("codeact guard: request field 'guard' must be an object")
-        if _state.guard_system is None:
+        if state.guard_system is None:
             _arm_system(spec)
-        elif guard_system_part(spec) != _state.guard_system:
+        elif guard_system_part(spec) != state.guard_system:
             raise RuntimeError("codeact guard: the request's paths differ from those armed "
                                "ahead of it")
-        imports = _state.imports = spec.get("imports")  # "sys" in it: the real one (runner_cold)
-        if not _state.imports_limited:  # a session's later runs: on since its first
-            _load_guard().limit_imports(imports if type(imports) is list else [])
-            _state.imports_limited = True
+        imports = state.imports = spec.get("imports")  # "sys" in it: the real one (runner_cold)
+        if not state.imports_limited:  # a session's later runs: on since its first
+            load_guard().limit_imports(imports if type(imports) is list else [])
+            state.imports_limited = True
     except BaseException as e:
         _guard_failed(e)
 
@@ -519,55 +352,34 @@ def _arm_guard(req):
 # Running the code
 
 
-def _register_source(lines):
-    import linecache
-    linecache.cache[_CODE_NAME] = (sum(map(len, lines)), None, lines, _CODE_NAME)
-
-
-def _compile_user_code(code):
-    """Compiles with top-level await allowed; a final bare expression is assigned to a hidden
-    name instead (same positions, so line numbers stay those of the submitted code)."""
-    tree = compile(code, _CODE_NAME, "exec", _PyCF_ONLY_AST | _PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
-    body = tree.body
-    _state.curated = any(w in code for w in ("getattr", "hasattr", "vars", "__dict__", "sys")) \
-        and _load_cold().rewrite_user_tree(tree)  # validator/README.md "Accepted forms"
-    has_output = bool(body) and type(body[-1]) is _ast.Expr
-    if has_output:
-        last = body[-1]
-        pos = {"lineno": last.lineno, "col_offset": last.col_offset,
-               "end_lineno": last.end_lineno, "end_col_offset": last.end_col_offset}
-        target = _ast.Name(id=_HIDDEN_OUTPUT, ctx=_ast.Store(), **pos)
-        body[-1] = _ast.Assign(targets=[target], value=last.value, type_comment=None, **pos)
-    return compile(tree, _CODE_NAME, "exec", _PyCF_ALLOW_TOP_LEVEL_AWAIT, True), has_output
-
 
 def _fail(exc, user_globals):
     """Ends the run for an exception from the user's code or its compilation."""
     if isinstance(exc, MemoryError):
-        _reserve.clear()
+        reserve.clear()
     try:
-        sys.setrecursionlimit(max(_state.recursion_limit, sys.getrecursionlimit()))
-        _load_cold().report_exception(exc, user_globals)  # does not return
+        sys.setrecursionlimit(max(state.recursion_limit, sys.getrecursionlimit()))
+        load_cold().report_exception(exc, user_globals)  # does not return
     except MemoryError:
         pass
-    _finish_oom()
+    finish_oom()
 
 
 def _complete(value):
     """Ends the run with its output: simple values here, everything else in the cold part."""
     if value is None:
-        _finish(COMPLETE_NO_OUTPUT, 0)
+        finish(COMPLETE_NO_OUTPUT, 0)
     t = type(value)
     if ((t is int and -(1 << 63) <= value < (1 << 64)) or t is bool
             or (t is float and value - value == 0.0) or (t is str and value.isascii())):
         out = encode(value)
-        if len(out) <= _state.max_output and len(out) + 64 <= _state.max_frame:
-            _finish(complete_frame(out), 0)
-    _finish(*_load_cold().output_frame(value))
+        if len(out) <= state.max_output and len(out) + 64 <= state.max_frame:
+            finish(complete_frame(out), 0)
+    finish(*load_cold().output_frame(value))
 
 
 def _run(req):
-    st = _state
+    st = state
     code, tools = _request_fields(req)
     if "validate" in req:  # the validator's verdict first (runner_verdict.py)
         __import__("runner_verdict").check(req, code)
@@ -577,16 +389,16 @@ def _run(req):
     # Source lines for tracebacks and warnings the code itself prints. Importing linecache costs
     # a cold start several ms (it pulls in re), so only when loaded already or likely needed.
     if "linecache" in sys.modules or "traceback" in code or "logging" in code or "warn" in code:
-        _register_source(st.code_lines)
+        register_source(st.code_lines)
     st.recursion_limit = sys.getrecursionlimit()
 
     g = None
     try:
-        code_obj, has_output = _compile_user_code(code)
+        code_obj, has_output = compile_user_code(code)
         g = _user_globals(tools)
         if not st.session:
             if not st.heap_frozen:  # a fork server's child has a frozen heap already
-                _gc_freeze()  # what _flush_std walks: the objects the code makes
+                _gc_freeze()  # what flush_std walks: the objects the code makes
             st.flush_files = True
         if code_obj.co_flags & _CO_COROUTINE:
             asyncio = _import_asyncio()
@@ -601,17 +413,17 @@ def _run(req):
             eval(code_obj, g)
     except SystemExit as e:
         if e.code is None or (isinstance(e.code, int) and e.code == 0):
-            _finish(COMPLETE_NO_OUTPUT, 0)
+            finish(COMPLETE_NO_OUTPUT, 0)
         _fail(e, g)
     except BaseException as e:
         _fail(e, g)
     sys.setrecursionlimit(max(st.recursion_limit, sys.getrecursionlimit()))
-    _complete(g.pop(_HIDDEN_OUTPUT, None) if has_output else None)
+    _complete(g.pop(HIDDEN_OUTPUT, None) if has_output else None)
 
 
 def _main():
-    fds = _environ_pop("CODEACT_BRIDGE_FDS", "3,4")
-    _state.guard_path = _environ_pop("CODEACT_GUARD")
+    fds = environ_pop("CODEACT_BRIDGE_FDS", "3,4")
+    state.guard_path = environ_pop("CODEACT_GUARD")
     # CODEACT_RUN_TOKEN stays: processes the code starts inherit it, and the host's sweep of /proc
     # finds those that left the process group by it.
     try:
@@ -621,12 +433,12 @@ def _main():
     except (ValueError, OSError) as e:
         sys.stderr.write("runner: bad CODEACT_BRIDGE_FDS %r: %s\n" % (fds, e))
         _exit(2)
-    _state.rfd = rfd
-    _state.wfd = wfd
+    state.rfd = rfd
+    state.wfd = wfd
     posix.set_blocking(wfd, False)  # see runner_cold.wait_to_write
 
     sys.dont_write_bytecode = True
-    sys.argv = [_CODE_NAME]
+    sys.argv = [CODE_NAME]
     for stream in (sys.stdout, sys.stderr):  # -u does this already; in case it was left out
         try:
             if not stream.write_through:
@@ -641,7 +453,7 @@ def _main():
     # its child, idle, walks the hot path once.
     todo = list(_PRELOAD)
     ahead = False
-    zygote = _environ_pop("CODEACT_ZYGOTE")
+    zygote = environ_pop("CODEACT_ZYGOTE")
     if zygote in ("1", "namespaces"):
         while todo:
             _preload(todo.pop(0))
@@ -649,51 +461,42 @@ def _main():
         runner_zygote.serve(zygote == "namespaces")  # returns only in a forked child
         todo = [runner_zygote.warm_up]
         ahead = True
-    elif _environ_pop("CODEACT_SESSION") == "1":
+    elif environ_pop("CODEACT_SESSION") == "1":
         import runner_session
-        runner_session.serve()  # never returns
+        runner_session.serve(_run, _read_request, _arm_ahead)  # never returns
     else:
-        warm = _environ_pop("CODEACT_WARM")
+        warm = environ_pop("CODEACT_WARM")
         while warm == "1" and todo:
             _preload(todo.pop(0))
         todo = [] if warm == "arm" else todo
         ahead = warm in ("1", "arm")
-    if ahead and _state.guard_path:
+    if ahead and state.guard_path:
         _arm_ahead()
-    _send_text(ready_frame(sys.version_info, posix.getpid()))
+    send_text(ready_frame(sys.version_info, posix.getpid()))
     req = _read_request(todo)
     try:
         _run(req)  # ends the process itself
     except BaseException as e:  # a failure of the runner itself
         try:
-            cold = _load_cold()
+            cold = load_cold()
             frame = cold.error_frame_text("RunnerError", "runner failure: %s: %s" % (
                 type(e).__name__, cold.safe_str(e)), cold.format_runner_traceback(e),
-                _state.max_frame)
+                state.max_frame)
         except BaseException:
-            _finish_oom()
-        _finish(frame, 1)
+            finish_oom()
+        finish(frame, 1)
 
 
 # ---------------------------------------------------------------------------------------------
-# The cold half (runner_cold.py) and the runner's frames
+# The cold half (runner_cold.py), imported on first need by runner_state.load_cold
 
 
-def _load_cold():
-    """runner_cold, imported on first need (a cold start that needs none of it loads none)."""
-    cold = _cold[0]
-    if cold is None:
-        import runner_cold as cold
-        _cold[0] = cold
-    return cold
+def _import_cold():
+    import runner_cold
+    return runner_cold
 
 
-_cold = [None]
-
-
-def is_runner_file(filename):
-    """Whether a code object's file is one of the runner's modules (they share its directory)."""
-    return type(filename) is str and filename.rpartition("/")[0] == _RUNNER_DIR
+state.import_cold = _import_cold
 
 
 if __name__ == "__main__":

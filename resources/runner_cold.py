@@ -2,7 +2,7 @@
 output that is not a simple value, and the curated forms of code that names them (the rewrite
 here; what the code gets is runner_curated.py). runner.py imports it on first need (a warm
 child while it waits for its request), so that a cold start compiles and loads none of it. It shares the
-runner's state and frame writers (runner.py); the frames themselves are codeact_protocol.py's.
+runner's state and frame writers (runner_state.py); the frames themselves are codeact_protocol.py's.
 """
 
 import os
@@ -12,8 +12,8 @@ from codeact_convert import (OutputTooLarge, big_int_message, big_int_path, clea
                              truncate_middle)
 from codeact_protocol import (ProtocolError, complete_frame, encode, error_frame, is_tool_result,
                               limit_frame, parse_host_frame, tool_answer, tool_call_frame)
-from runner import (ToolError, _CODE_NAME, _abort_bridge, _finish, _read, _register_source,
-                    _reserve, _send_text, _state, is_runner_file)
+from runner_state import (CODE_NAME, ToolError, abort_bridge, finish, is_runner_file, read,
+                          register_source, reserve, send_text, state)
 
 ERROR_TYPE_MAX = 200
 
@@ -42,7 +42,7 @@ def _trim_stack(stack, traceback_mod):
     """The user's frames: from the first <code> frame on, without the runner's own."""
     frames = list(stack)
     for i, fs in enumerate(frames):
-        if fs.filename == _CODE_NAME:
+        if fs.filename == CODE_NAME:
             return traceback_mod.StackSummary.from_list(
                 [f for f in frames[i:] if not is_runner_file(f.filename)])
     return traceback_mod.StackSummary()
@@ -50,8 +50,8 @@ def _trim_stack(stack, traceback_mod):
 
 def _format_traceback(exc):
     import traceback
-    if _state.code_lines is not None:
-        _register_source(_state.code_lines)
+    if state.code_lines is not None:
+        register_source(state.code_lines)
     te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
     todo = [te]
     seen = set()
@@ -91,7 +91,7 @@ def _exception_frame(exc):
         raise
     except BaseException:
         tb_text = "%s: %s\n" % (error_type, message)
-    return error_frame_text(error_type, message, tb_text, _state.max_frame)
+    return error_frame_text(error_type, message, tb_text, state.max_frame)
 
 
 def report_exception(exc, user_globals):
@@ -106,14 +106,14 @@ def report_exception(exc, user_globals):
         except BaseException:
             pass
         frame = _exception_frame(exc)
-    _finish(frame, 1)
+    finish(frame, 1)
 
 
 # Output value -> JSON -------------------------------------------------------------------------
 def output_frame(value):
     """(frame, exit code) for an output value that is present: complete, or limit."""
-    max_output = _state.max_output
-    max_frame = _state.max_frame
+    max_output = state.max_output
+    max_frame = state.max_frame
     try:
         try:
             data = jsonable(value, 4 * max_output + 65536)
@@ -126,7 +126,7 @@ def output_frame(value):
         return limit_frame("output value of at least %d bytes exceeds the limit of %d bytes"
                             % (e.args[0], max_output)), 1
     except MemoryError:
-        _reserve.clear()
+        reserve.clear()
         return limit_frame("output value too large to serialise (out of memory)"), 1
     if len(out) > max_output:
         return limit_frame("output value of %d bytes exceeds the limit of %d bytes"
@@ -146,7 +146,7 @@ _get_running_loop = None
 
 
 def _attach_reader(loop):
-    st = _state
+    st = state
     if st.loop is loop:
         return
     old = st.loop
@@ -165,11 +165,11 @@ def _attach_reader(loop):
 
 
 def _on_readable():
-    st = _state
+    st = state
     chunk = 1 << 18
     while True:
         try:
-            data = _read(st.rfd, chunk)
+            data = read(st.rfd, chunk)
         except BlockingIOError:
             break
         except OSError:
@@ -186,16 +186,16 @@ def _on_readable():
 
 def wait_to_write(watch_reads):
     """The host is not reading our frames just now (runner.py's write fd is non-blocking).
-    Meanwhile, read its frames into _state.buf: a host that writes one answer before it reads the
+    Meanwhile, read its frames into state.buf: a host that writes one answer before it reads the
     next call would otherwise deadlock with us once both pipes are full (a gather of many calls)."""
     import select
-    st = _state
+    st = state
     rlist = [st.rfd] if watch_reads[0] and not st.eof else []
     readable = select.select(rlist, [st.wfd], [])[0]
     if not readable:
         return
     try:
-        data = _read(st.rfd, 1 << 18)
+        data = read(st.rfd, 1 << 18)
     except BlockingIOError:
         return
     except OSError:
@@ -209,7 +209,7 @@ def wait_to_write(watch_reads):
 
 
 def dispatch_buffer():
-    buf = _state.buf
+    buf = state.buf
     start = 0
     try:
         while True:
@@ -221,23 +221,23 @@ def dispatch_buffer():
             _dispatch(line)
     finally:
         del buf[:start]
-    if len(buf) > _state.max_frame + 1:
-        _abort_bridge("frame from host exceeds the limit of %d bytes" % _state.max_frame)
+    if len(buf) > state.max_frame + 1:
+        abort_bridge("frame from host exceeds the limit of %d bytes" % state.max_frame)
 
 
 def _dispatch(line):
     if not line.strip():
         return
-    if len(line) > _state.max_frame + 1:
-        _abort_bridge("frame from host exceeds the limit of %d bytes" % _state.max_frame)
+    if len(line) > state.max_frame + 1:
+        abort_bridge("frame from host exceeds the limit of %d bytes" % state.max_frame)
     try:
         msg = parse_host_frame(line)
         if not is_tool_result(msg):
             return  # unknown frame types are ignored
         call_id, answer = tool_answer(msg)
     except ProtocolError as e:
-        _abort_bridge(str(e))
-    fut = _state.pending.get(call_id)
+        abort_bridge(str(e))
+    fut = state.pending.get(call_id)
     if fut is None or fut.done():
         return  # a late answer to a call nobody waits for any more
     try:
@@ -247,7 +247,7 @@ def _dispatch(line):
 
 
 def _on_eof():
-    st = _state
+    st = state
     st.eof = True
     if st.loop is not None:
         try:
@@ -344,10 +344,10 @@ def _wait_for_answer(fut):
     It reads before it selects, unlike _on_readable: measured, that order is what makes it fast
     (~12,000 calls/s against ~7,000 for select-then-_on_readable on the benchmark VM)."""
     import select
-    st = _state
+    st = state
     while not fut.done() and not st.eof:
         try:
-            data = _read(st.rfd, 1 << 18)
+            data = read(st.rfd, 1 << 18)
         except BlockingIOError:
             select.select([st.rfd], [], [])
             continue
@@ -364,7 +364,7 @@ def _wait_for_answer(fut):
 async def call_tool(name, kwargs):
     """Sends one tool call and returns its result, or raises ToolError."""
     global _get_running_loop
-    st = _state
+    st = state
     if type(name) is not str:
         raise TypeError("call_tool: the tool name must be a str, not %s" % type(name).__name__)
     if st.calls >= st.max_calls:
@@ -398,7 +398,7 @@ async def call_tool(name, kwargs):
     alone = not st.pending and len(_all_tasks(loop)) == 1
     st.pending[call_id] = fut
     try:
-        _send_text(frame)
+        send_text(frame)
         if alone:
             _wait_for_answer(fut)  # nothing else could run meanwhile: skip the event loop
         answer = fut.result() if fut.done() else await fut
@@ -480,7 +480,7 @@ def rewrite_user_tree(tree):
     _SYS_NAME). Iterative: a deep tree does not recurse here."""
     uses_sys = False
     # A policy that allows sys itself (the guard's patterns name it) gives the real module.
-    imports = getattr(_state, "imports", None)
+    imports = getattr(state, "imports", None)
     real_sys = type(imports) is list and "sys" in imports
     todo = [tree]
     while todo:
@@ -521,7 +521,7 @@ def rewrite_user_tree(tree):
 def bind_curated(g):
     """Binds the guarded getattr/hasattr/vars (runner_curated) in the code's globals `g`, over
     the builtins of those names, and the sys view when the code imports sys. Only code that
-    names one of them gets them (runner._compile_user_code): other code can call them only
+    names one of them gets them (runner_state.compile_user_code): other code can call them only
     by reaching for the builtins module itself, which is not a form the validator accepts."""
     curated = _curated()
     g["getattr"] = curated.user_getattr

@@ -14,15 +14,16 @@ bridge (exit 0), when the host breaks the protocol (a BridgeError frame, then ex
 code ends the process itself, or when the host kills it for a limit.
 """
 
+import posix
 import sys
 
-import runner
+import runner_state
 from codeact_protocol import session_ready_frame
 
 
 def close_loop(loop):
     """Closes the asyncio loop a run made, and the runner's reader on it."""
-    st = runner._state
+    st = runner_state.state
     try:
         if st.loop is loop:
             if not st.eof:
@@ -33,33 +34,35 @@ def close_loop(loop):
         pass
 
 
-def serve():
-    st = runner._state
+def serve(run, read_request, arm_ahead):
+    """Serves run after run; never returns. `run`, `read_request` and `arm_ahead` are runner.py's
+    own steps, as it takes them for a one-shot request."""
+    st = runner_state.state
     st.session = True
     if st.guard_path:
-        runner._arm_ahead()  # the guard frame, before the ready frame
-    runner._send_text(session_ready_frame(sys.version_info, runner.posix.getpid()))
+        arm_ahead()  # the guard frame, before the ready frame
+    runner_state.send_text(session_ready_frame(sys.version_info, posix.getpid()))
     while True:
-        req = runner._read_request([])  # the host closed the bridge: exit 0
+        req = read_request([])  # the host closed the bridge: exit 0
         st.calls = 0
         st.pending.clear()
         st.unawaited.clear()
-        if not runner._reserve:  # spent on a MemoryError report
+        if not runner_state.reserve:  # spent on a MemoryError report
             try:
-                runner._reserve.append(bytes(4 << 20))
+                runner_state.reserve.append(bytes(4 << 20))
             except MemoryError:
                 pass
         try:
-            runner._run(req)
-        except runner._RunEnded:
+            run(req)
+        except runner_state.RunEnded:
             continue
         except BaseException as e:  # a failure of the runner itself ends the interpreter
             st.session = False
             try:
-                cold = runner._load_cold()
+                cold = runner_state.load_cold()
                 frame = cold.error_frame_text("RunnerError", "runner failure: %s: %s" % (
                     type(e).__name__, cold.safe_str(e)), cold.format_runner_traceback(e),
                     st.max_frame)
             except BaseException:
-                runner._finish_oom()
-            runner._finish(frame, 1)
+                runner_state.finish_oom()
+            runner_state.finish(frame, 1)

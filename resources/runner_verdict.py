@@ -23,7 +23,7 @@ from codeact_protocol import VALIDATED_OK, encode, rejected_frame
 def check(req, code):
     """Sends the verdict on `code`. Returns only when it may run, with the request's "guard"
     given the policy's import list; otherwise the run ends with the rejection."""
-    import runner
+    import runner_state
     policy = req.get("validate")
     try:
         if type(policy) is not dict:
@@ -35,7 +35,7 @@ def check(req, code):
             guard = req.get("guard")
             if type(guard) is dict:
                 guard["imports"] = runtime_import_patterns(policy)
-            runner._send_text(VALIDATED_OK)
+            runner_state.send_text(VALIDATED_OK)
             return
         violations = report["violations"]
     except BaseException as e:  # noqa: BLE001 - the validator could not run: never a pass
@@ -43,7 +43,7 @@ def check(req, code):
                        "message": "the validator could not run in the child: %s: %s" % (
                            type(e).__name__, e),
                        "hint": "check the codeact installation"}]
-    runner._finish(_fitted(violations, runner._state.max_frame), 1)
+    runner_state.finish(_fitted(violations, runner_state.state.max_frame), 1)
 
 
 def _fitted(violations, max_frame):

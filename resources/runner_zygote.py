@@ -17,20 +17,20 @@ import posix
 import sys
 
 from codeact_protocol import decode, encode
-from runner import _HIDDEN_OUTPUT, _compile_user_code, _environ_pop, _load_guard, _state
+from runner_state import HIDDEN_OUTPUT, compile_user_code, environ_pop, load_guard, state
 
 
 def serve(namespaces=False):
     # The host names the module whether or not the children arm the guard; RuntimeError: the
     # zygote ends before it says ready.
-    guard = _load_guard(_environ_pop("CODEACT_ZYGOTE_MODULE"))
-    cpu_limit = int(_environ_pop("CODEACT_CPU_LIMIT_S"))
+    guard = load_guard(environ_pop("CODEACT_ZYGOTE_MODULE"))
+    cpu_limit = int(environ_pop("CODEACT_CPU_LIMIT_S"))
     # Everything loaded so far is the children's shared, copy-on-write memory: keep the cyclic
     # collector from walking it in every child (each object it visits is a page copied).
     gc.collect()
     gc.freeze()
-    _state.heap_frozen = True
-    token = guard.serve_forks(_state.rfd, cpu_limit, namespaces)
+    state.heap_frozen = True
+    token = guard.serve_forks(state.rfd, cpu_limit, namespaces)
     posix.environ[b"CODEACT_RUN_TOKEN"] = token
     random = sys.modules.get("random")
     if random is not None:
@@ -42,10 +42,10 @@ def warm_up():
     a run writes to (reference counts of the objects it uses) are copied from the zygote then,
     rather than one page fault at a time during the run. Under load the request comes first, and
     the run copies only what it uses itself."""
-    code_obj, _ = _compile_user_code("x = [1, 2.5, 'a']\nstr(x)\n{'k': x}\n")
+    code_obj, _ = compile_user_code("x = [1, 2.5, 'a']\nstr(x)\n{'k': x}\n")
     g = {"__builtins__": builtins}
     eval(code_obj, g)
-    encode(g.get(_HIDDEN_OUTPUT))
+    encode(g.get(HIDDEN_OUTPUT))
     decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{'
             '"exec":["/usr","/opt/codeact"],"write":["/work","/tmp","/dev/null"],'
             '"bridge_fds":[3,4],"imports":["json","math"]}}')

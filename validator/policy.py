@@ -48,7 +48,7 @@ DEFAULT_BLOCKED_MODULES = (
 # The child's own modules beside the runner (resources/) and the validator staged there: they
 # are importable in the child, so an import of one is never "not available".
 RUNNER_MODULES = frozenset({
-    "runner", "runner_cold", "runner_session", "runner_verdict", "runner_zygote",
+    "runner", "runner_cold", "runner_session", "runner_state", "runner_verdict", "runner_zygote",
     "codeact_protocol", "codeact_convert", "hyperlight_guest", "hyperlight_worker", "validator",
 })
 

@@ -47,7 +47,7 @@ enum class McpApproval {
   kAll,          // every tool of the server
 };
 
-struct McpServerOptions {
+struct McpUpstreamOptions {
   // The namespace the code reaches the tools by: a Python identifier that is not a keyword, a
   // builtin, a standard-library module's top-level name, `call_tool`, `ToolError`, a host tool's
   // name or another server's name (AddMcpServer refuses it otherwise).

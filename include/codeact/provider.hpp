@@ -123,7 +123,7 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   // builtin or standard-library module, or is taken by a host tool or another server; fails
   // when the server does not start, initialize and list its tools in time. The server runs until
   // RemoveMcpServer or the provider ends.
-  Status AddMcpServer(McpServerOptions options);
+  Status AddMcpServer(McpUpstreamOptions options);
   bool RemoveMcpServer(const std::string& name);
   std::vector<std::string> McpServerNames() const;
   void SetLimits(const ExecutionLimits& limits);

@@ -8,7 +8,7 @@
 
 #include "files/mount_capture.hpp"
 #include "json/result_size.hpp"
-#include "process/posix_util.hpp"
+#include "os/path_within.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -17,9 +17,9 @@
 
 namespace codeact::internal {
 
-// Children get at most the host's hard RLIMIT_NOFILE (HostOpenFilesCeiling, child.hpp) rather
-// than fail to start; the result's message says so. Empty unless `limits.max_open_files` is above
-// it.
+// Children get at most the host's hard RLIMIT_NOFILE (HostOpenFilesCeiling, os/resource_limits.hpp)
+// rather than fail to start; the result's message says so. Empty unless `limits.max_open_files` is
+// above it.
 std::string OpenFilesNote(const ExecutionLimits& limits);
 
 // Names the backend and the isolation level that ran, as `executor` reports them

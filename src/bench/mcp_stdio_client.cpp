@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "os/pipe_io.hpp"
 #include "process/child.hpp"
 
 extern "C" char** environ;

@@ -15,12 +15,12 @@
 #include <set>
 #include <variant>
 
-#include "bridge/frame_codec.hpp"
-#include "bridge/frames.hpp"
 #include "bridge/tool_workers.hpp"
 #include "json/int64_range.hpp"
 #include "json/schema_check.hpp"
 #include "json/serialize.hpp"
+#include "protocol/frame_codec.hpp"
+#include "protocol/frames.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
 #include "codeact/policy.hpp"
 #include "codeact/tool.hpp"
 #include "codeact/validator.hpp"
-#include "process/child.hpp"
+#include "os/pipe_io.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal {
 

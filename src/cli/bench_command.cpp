@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "bench/mcp_stdio_client.hpp"
 #include "bench/programs.hpp"
 #include "bench/stats.hpp"
@@ -24,8 +24,9 @@
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
+#include "mcp_server/mcp_server.hpp"
 #include "process/child.hpp"
-#include "server/mcp_server.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"

@@ -13,7 +13,7 @@
 #include "cli/process_setup.hpp"
 #include "codeact_build_config.hpp"
 #include "files/scratch_owner.hpp"
-#include "server/log_setup.hpp"
+#include "mcp_server/log_setup.hpp"
 
 namespace {
 

@@ -1,13 +1,13 @@
-// codeact mcp [provider flags]: the stdio MCP server (src/server/mcp_server.hpp).
+// codeact mcp [provider flags]: the stdio MCP server (src/mcp_server/mcp_server.hpp).
 #include <charconv>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
+#include "mcp_server/log_setup.hpp"
+#include "mcp_server/mcp_server.hpp"
 #include "provider/client_sessions.hpp"
-#include "server/log_setup.hpp"
-#include "server/mcp_server.hpp"
 
 namespace codeact::cli {
 namespace {

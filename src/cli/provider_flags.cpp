@@ -14,7 +14,7 @@
 #include "common/egress_target.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
-#include "mcp/mcp_upstream.hpp"
+#include "mcp_client/mcp_upstream.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -157,8 +157,8 @@ struct ProviderFlagValues {
   std::map<std::string, std::string> mount_flags;  // normalised mount path -> the flag naming it
   std::optional<std::string> tools_file;
   std::vector<std::string> network_targets;
-  std::int64_t mcp_call_timeout_ms = McpServerOptions{}.call_timeout_ms;
-  std::vector<McpServerOptions> mcp_servers;
+  std::int64_t mcp_call_timeout_ms = McpUpstreamOptions{}.call_timeout_ms;
+  std::vector<McpUpstreamOptions> mcp_servers;
   std::vector<std::string> mcp_approvals;  // NAME=MODE, applied once every server is known
 };
 
@@ -463,7 +463,7 @@ void AddResourceRows(FlagTable<V>& table) {
                         return Status::Ok();
                       }));
   table.push_back(Row("--mcp-call-timeout", "S",
-                      NumberText(static_cast<double>(McpServerOptions{}.call_timeout_ms) / 1000.0),
+                      NumberText(static_cast<double>(McpUpstreamOptions{}.call_timeout_ms) / 1000.0),
                       "one upstream tool call's limit", [](const std::string& t, V& v) {
                         auto ms = PositiveNumber("--mcp-call-timeout", t, 1000.0);
                         if (!ms.ok()) return ms.status();
@@ -479,7 +479,7 @@ void AddResourceRows(FlagTable<V>& table) {
         const auto eq = text.find('=');
         if (eq == std::string::npos || eq == 0)
           return InvalidArgument("--mcp-server needs NAME=COMMAND, got \"" + text + "\"");
-        McpServerOptions server;
+        McpUpstreamOptions server;
         server.name = text.substr(0, eq);
         auto words = SplitCommandLine(text.substr(eq + 1));
         if (!words.ok())
@@ -547,7 +547,7 @@ Status ApplyMcpApprovals(V& v) {
     const std::string name = text.substr(0, eq);
     const std::string mode = eq == std::string::npos ? "" : text.substr(eq + 1);
     auto it = std::find_if(v.mcp_servers.begin(), v.mcp_servers.end(),
-                           [&](const McpServerOptions& o) { return o.name == name; });
+                           [&](const McpUpstreamOptions& o) { return o.name == name; });
     if (eq == std::string::npos || it == v.mcp_servers.end()) {
       return InvalidArgument(
           "--mcp-server-approval needs NAME=MODE for a NAME given with "

@@ -7,7 +7,7 @@
 // where something else needs it. Nothing started here outlives the command.
 #include <iostream>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"

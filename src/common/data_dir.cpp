@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "codeact_build_config.hpp"
-#include "process/posix_util.hpp"
+#include "os/path_within.hpp"
 
 // Where the installation a program was built against is, when the program was configured with
 // the installed package: codeactConfig.cmake generates a source file for each consumer that

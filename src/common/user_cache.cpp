@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "process/posix_util.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <system_error>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 
 namespace codeact::internal {
 namespace {

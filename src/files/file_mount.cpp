@@ -13,7 +13,8 @@
 #include <system_error>
 #include <vector>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/path_within.hpp"
 
 namespace codeact {
 namespace {

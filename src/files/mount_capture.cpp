@@ -24,7 +24,8 @@
 #include <vector>
 
 #include "json/result_size.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

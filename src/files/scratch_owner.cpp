@@ -16,7 +16,7 @@
 
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
-#include "process/proc_stat.hpp"
+#include "os/proc_stat.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "files/mount_capture.hpp"
 #include "files/scratch_owner.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -57,7 +57,7 @@
 #include "guard/metadata_notify.hpp"
 #include "guard/signal_filter.hpp"
 #include "guard/zygote_loop.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 #include "sandbox/seccomp_programs.hpp"
 
 namespace codeact::internal {

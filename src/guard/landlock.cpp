@@ -11,7 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

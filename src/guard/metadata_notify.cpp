@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 #include "sandbox/metadata_filter.hpp"
 
 namespace codeact::internal {

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bridge/zygote_messages.hpp"
-#include "process/proc_stat.hpp"
+#include "os/proc_stat.hpp"
+#include "protocol/zygote_messages.hpp"
 #include "sandbox/zygote_child.hpp"
 
 namespace codeact::internal {

@@ -1,5 +1,5 @@
 // ZygoteLoop: the zygote's side of the fork server (process/fork_server.hpp: the host's side and
-// the guarantees; the messages: bridge/zygote_messages.hpp), in the guard module rather than in
+// the guarantees; the messages: protocol/zygote_messages.hpp), in the guard module rather than in
 // Python. In a process whose memory its children share copy-on-write, every object Python code
 // touches after a fork is a page copied, on both sides: os.fork() alone (the interpreter's
 // at-fork handlers) cost each child ~170 page copies, ~5 ms of CPU on the test VM, and the

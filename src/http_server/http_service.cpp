@@ -38,9 +38,9 @@
 #include "http_server/work_pool.hpp"
 #include "json/serialize.hpp"
 #include "limits/limit_table.hpp"
+#include "mcp_server/log_setup.hpp"
+#include "mcp_server/mcp_server.hpp"
 #include "provider/client_sessions.hpp"
-#include "server/log_setup.hpp"
-#include "server/mcp_server.hpp"
 
 namespace codeact::internal {
 namespace {

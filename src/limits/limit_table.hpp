@@ -14,7 +14,7 @@
 
 #include "codeact/limits.hpp"
 #include "codeact/status.hpp"
-#include "process/child.hpp"
+#include "os/resource_limits.hpp"
 
 namespace codeact::internal {
 

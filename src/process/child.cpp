@@ -20,9 +20,11 @@
 #include <string_view>
 #include <utility>
 
+#include "os/errno_status.hpp"
+#include "os/pipe.hpp"
+#include "os/unique_fd.hpp"
 #include "process/launch.hpp"
 #include "process/metadata_supervisor.hpp"
-#include "process/posix_util.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -177,12 +179,6 @@ struct Child::Impl {
 };
 
 Child::Child(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-std::int64_t HostOpenFilesCeiling() {
-  rlimit host{};
-  if (::getrlimit(RLIMIT_NOFILE, &host) != 0 || host.rlim_max == RLIM_INFINITY) return INT64_MAX;
-  return static_cast<std::int64_t>(host.rlim_max);
-}
 
 StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
   try {

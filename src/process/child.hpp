@@ -19,49 +19,12 @@
 
 #include "codeact/cancellation.hpp"
 #include "codeact/status.hpp"
+#include "os/resource_limits.hpp"
+#include "protocol/bridge_fds.hpp"
 
 namespace codeact::internal {
 
 class MetadataSupervisor;
-
-// Bridge fd numbers inside the child.
-inline constexpr int kChildBridgeReadFd = 3;   // host -> child
-inline constexpr int kChildBridgeWriteFd = 4;  // child -> host
-
-// One rlimit a child gets before exec.
-struct Rlimit {
-  int resource = -1;  // RLIMIT_*
-  std::int64_t soft = 0;
-  std::int64_t hard = 0;
-};
-
-// The rlimits of a child, applied in the order they were set (the caller puts RLIMIT_AS last, so
-// the earlier steps never run short of address space). Bounded: the child copies them into a
-// fixed array before fork. Empty: the child inherits the host's limits (RLIMIT_CORE is always 0).
-class ResourceLimits {
- public:
-  static constexpr int kMax = 10;
-  // Sets one limit, replacing an earlier value of the same resource in place.
-  void Set(int resource, std::int64_t soft, std::int64_t hard);
-  std::optional<Rlimit> Get(int resource) const;
-  // Removes one limit and returns it (nullopt where it was not set).
-  std::optional<Rlimit> Take(int resource);
-  const Rlimit* begin() const { return items_; }
-  const Rlimit* end() const { return items_ + count_; }
-  int size() const { return count_; }
-
- private:
-  Rlimit items_[kMax];
-  int count_ = 0;
-};
-
-// "RLIMIT_NOFILE" for messages.
-const char* RlimitName(int resource);
-
-// The host's hard RLIMIT_NOFILE: the most open files a child can be given without privileges
-// (CAP_SYS_RESOURCE). Child::Start applies a limit as given, or fails; the executors lower
-// max_open_files to this first and say so in the result (run_outcome.hpp, OpenFilesNote).
-std::int64_t HostOpenFilesCeiling();
 
 struct LaunchSpec {
   std::string executable;                          // absolute path, exec'd directly
@@ -181,73 +144,5 @@ class Child {
   explicit Child(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Appends to a buffer up to a byte cap; past it, keeps counting but stores nothing.
-class CappedBuffer {
- public:
-  explicit CappedBuffer(std::int64_t cap_bytes) : cap_(cap_bytes) {}
-  void Append(const char* data, std::size_t size);
-  bool truncated() const { return truncated_; }
-  std::int64_t total_bytes() const { return total_; }
-  const std::string& data() const { return data_; }
-  std::string Take() { return std::move(data_); }
-
- private:
-  std::int64_t cap_;
-  std::int64_t total_ = 0;
-  bool truncated_ = false;
-  std::string data_;
-};
-
-// Reads everything available from a non-blocking fd into `out`.
-// Returns false on EOF or a hard error (the fd is then finished), true if it would block.
-// Also returns true after 1 MiB in one call, so a fast writer cannot pin the caller's loop:
-// true always means "poll again".
-bool DrainAvailable(int fd, CappedBuffer& out);
-
-// Writes all of `data` to `fd` (blocking or not: EAGAIN waits in poll). SIGPIPE is blocked in
-// the calling thread for the duration, so a reader that died gives an UNAVAILABLE status
-// instead of killing the host. Blocks until everything is written or the reader is gone.
-Status WriteAll(int fd, std::string_view data);
-
-// One non-blocking write: the bytes written (0 when the pipe is full), or UNAVAILABLE when the
-// reader is gone. SIGPIPE-safe like WriteAll.
-StatusOr<std::size_t> WriteSome(int fd, std::string_view data);
-
-struct CommandResult {
-  ExitInfo exit;
-  std::string stdout_text;
-  std::string stderr_text;
-  bool stdout_truncated = false;  // more than max_output_bytes arrived; the rest was discarded
-  bool stderr_truncated = false;
-  std::int64_t stdout_bytes = 0;  // all that arrived, kept or not
-  std::int64_t stderr_bytes = 0;
-  bool timed_out = false;  // the timeout killed the command's process group
-  bool cancelled = false;  // `cancel` killed it (or it never started)
-};
-
-// Runs a short helper command (no shell) with `stdin_data` on stdin, the host's environment
-// minus nothing, and a wall-clock timeout; output is capped at `max_output_bytes` per stream.
-// Used for command tools and interpreter probes. argv[0] is searched in PATH unless it
-// contains a '/' (the command then sees the resolved path as its argv[0]). The command runs in its
-// own process group; on timeout the group gets SIGKILL, output read so far is kept (at most one
-// more second is spent draining pipes that an escaped process still holds), and timed_out is set. A
-// command that exits but leaves a process holding its stdout/stderr open counts as running until
-// the timeout. `working_dir` empty: the host's working directory (a missing one fails the start
-// with a chdir message). `cancel` kills the group at once and returns without waiting for
-// output (cancelled set); a command cancelled before it starts is never started. Thread-safe.
-//
-// With CommandContainment::kAllDescendants no process the command starts outlives it, whatever
-// it does (setsid, double fork): the command runs in a cgroup of its own where this host has a
-// cgroup site (run_cgroup.hpp; root, or a user given one), killed whole as soon as the command
-// exits, times out or is cancelled; else as pid 1 of a pid namespace of its own (in a user
-// namespace of its own when not root: it sees itself as uid 65534), which the kernel empties
-// when it ends. Where neither can be made the command is not run: an error names both reasons.
-enum class CommandContainment { kProcessGroup, kAllDescendants };
-StatusOr<CommandResult> RunCommand(
-    const std::vector<std::string>& argv, const std::string& stdin_data,
-    std::chrono::milliseconds timeout, std::int64_t max_output_bytes = 1LL << 20,
-    const std::string& working_dir = {}, const CancellationToken& cancel = {},
-    CommandContainment containment = CommandContainment::kProcessGroup);
 
 }  // namespace codeact::internal

@@ -15,11 +15,15 @@
 #include <exception>
 #include <variant>
 
-#include "bridge/fork_messages.hpp"
 #include "common/utf8.hpp"
+#include "os/errno_status.hpp"
+#include "os/pipe.hpp"
+#include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
+#include "process/child.hpp"
 #include "process/launch.hpp"
 #include "process/metadata_supervisor.hpp"
-#include "process/posix_util.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -18,7 +18,7 @@
 // The zygote alone reaps its children: the host asks it to SIGKILL a child's group ("kill"), and
 // it does so only while the child is unreaped, so a kill can never hit a reused pid; it reports
 // each exit with the wait status and CPU time ("exited"). The messages are typed in
-// bridge/fork_messages.hpp; one the host cannot decode marks the zygote broken (no more forks).
+// protocol/fork_messages.hpp; one the host cannot decode marks the zygote broken (no more forks).
 // Nothing of one run reaches another: each child is a fresh copy of a zygote that never ran user
 // code, and serves one run.
 //
@@ -39,9 +39,9 @@
 #include <thread>
 #include <vector>
 
-#include "bridge/fork_messages.hpp"
 #include "codeact/status.hpp"
 #include "process/child.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codeact/status.hpp"
+#include "os/resource_limits.hpp"
 #include "process/child.hpp"
 
 namespace codeact::internal {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <thread>
 
+#include "os/errno_status.hpp"
 #include "sandbox/metadata_filter.hpp"
 
 #ifndef STATX_MNT_ID

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "codeact/status.hpp"
-#include "process/posix_util.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 

@@ -16,8 +16,9 @@
 #include <thread>
 #include <utility>
 
-#include "process/posix_util.hpp"
-#include "process/proc_stat.hpp"
+#include "os/errno_status.hpp"
+#include "os/proc_stat.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

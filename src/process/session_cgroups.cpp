@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -10,7 +10,7 @@
 #include "common/log.hpp"
 #include "common/utf8.hpp"
 #include "json/definitions.hpp"
-#include "mcp/mcp_upstream.hpp"
+#include "mcp_client/mcp_upstream.hpp"
 #include "provider/fingerprint.hpp"
 #include "provider/session_table.hpp"
 #include "provider/tool_names.hpp"
@@ -53,7 +53,7 @@ CodeActProvider::~CodeActProvider() {
   upstreams_.clear();  // each server ends (stdin closed, its group killed) and is reaped
 }
 
-Status CodeActProvider::AddMcpServer(McpServerOptions options) {
+Status CodeActProvider::AddMcpServer(McpUpstreamOptions options) {
   if (Status s = internal::CheckServerName(options.name); !s.ok()) return s;
   const std::string name = options.name;
   std::lock_guard lock(upstreams_mu_);

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "process/child.hpp"
+#include "protocol/bridge_fds.hpp"
 #include "sandbox/namespaces.hpp"
 #include "sandbox/privileges.hpp"
 #include "sandbox/root_fs.hpp"

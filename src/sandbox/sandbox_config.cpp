@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "process/posix_util.hpp"
+#include "os/path_within.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bridge/flat_json.hpp"
-#include "bridge/protocol.hpp"
-#include "process/child.hpp"
+#include "protocol/bridge_fds.hpp"
+#include "protocol/flat_json.hpp"
+#include "protocol/protocol.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {

@@ -21,11 +21,12 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/local/local_executor.hpp"
+#include "backends/executor_introspection.hpp"
 #include "codeact/json.hpp"
 #include "files/bounded_read.hpp"
 #include "files/mount_capture.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/unique_fd.hpp"
 #include "process/run_cgroup.hpp"
 
 namespace codeact::internal {

@@ -19,7 +19,7 @@
 #include "codeact/validator.hpp"
 #include "common/sha256.hpp"
 #include "common/user_cache.hpp"
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact::testing {
 

@@ -13,7 +13,7 @@
 #include "bench/programs.hpp"
 #include "cli_support.hpp"
 #include "common/data_dir.hpp"
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "cli_support.hpp"
 #include "files/mount_capture.hpp"
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

@@ -16,7 +16,7 @@
 #include "files/mount_capture.hpp"
 #include "integration/hyperlight_support.hpp"
 #include "integration/test_support.hpp"
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "os/pipe.hpp"
+#include "os/pipe_io.hpp"
+#include "os/unique_fd.hpp"
 #include "process/launch.hpp"
-#include "process/posix_util.hpp"
 #include "test_support.hpp"
 
 namespace codeact {

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

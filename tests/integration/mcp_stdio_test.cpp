@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact {
 namespace {

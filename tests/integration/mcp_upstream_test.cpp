@@ -60,8 +60,8 @@ class McpUpstreamTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  McpServerOptions Server(const std::string& name = "up") const {
-    McpServerOptions o;
+  McpUpstreamOptions Server(const std::string& name = "up") const {
+    McpUpstreamOptions o;
     o.name = name;
     o.command = {"node", kClientDir + "/fixtures/upstream_server.mjs"};
     o.environment["UPSTREAM_EVENTS"] = events_.string();
@@ -150,7 +150,7 @@ TEST_F(McpUpstreamTest, ANameThatShadowsAModuleOrBuiltinIsRefusedBeforeAnythingS
 }
 
 TEST_F(McpUpstreamTest, ApprovalAppliesToUpstreamToolsAsToHostTools) {
-  McpServerOptions o = Server();
+  McpUpstreamOptions o = Server();
   o.approval = McpApproval::kAnnotations;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   EXPECT_TRUE(provider_->GetTool("up.wipe")->requires_approval);   // destructiveHint: true
@@ -217,7 +217,7 @@ TEST_F(McpUpstreamTest, ARunThatEndsCancelsItsUpstreamCallButTheServerKeepsRunni
 }
 
 TEST_F(McpUpstreamTest, ACallOverItsTimeoutFailsAndIsCancelledUpstream) {
-  McpServerOptions o = Server();
+  McpUpstreamOptions o = Server();
   o.call_timeout_ms = 1'000;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   ExecutionResult r = provider_->Execute(
@@ -233,7 +233,7 @@ TEST_F(McpUpstreamTest, ACallOverItsTimeoutFailsAndIsCancelledUpstream) {
 }
 
 TEST_F(McpUpstreamTest, AMessageOverTheBoundClosesTheConnection) {
-  McpServerOptions o = Server();
+  McpUpstreamOptions o = Server();
   o.max_message_bytes = 64 * 1024;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   ExecutionResult r = provider_->Execute(
@@ -285,7 +285,7 @@ TEST_F(McpUpstreamTest, ADunderOrKeywordToolNameIsLeftOutWithAWarning) {
 // UpstreamResponseTooDeep, rather than the answer being dropped and the call waiting for its
 // timeout (UpstreamTimeout).
 TEST_F(McpUpstreamTest, AnAnswerNestedTooDeepFailsTheCallAtOnce) {
-  McpServerOptions o = Server();
+  McpUpstreamOptions o = Server();
   o.call_timeout_ms = 30'000;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   const auto start = Clock::now();
@@ -371,7 +371,7 @@ TEST_F(McpUpstreamTest, NoServerOutlivesItsProvider) {
 }
 
 TEST_F(McpUpstreamTest, AServerThatCannotStartIsAnErrorNotAHang) {
-  McpServerOptions o = Server();
+  McpUpstreamOptions o = Server();
   o.command = {"/nonexistent/upstream-server"};
   o.start_timeout_ms = 20'000;
   Status s = provider_->AddMcpServer(o);

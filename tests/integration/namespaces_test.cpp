@@ -17,6 +17,7 @@
 #include "common/data_dir.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "process/helper_command.hpp"
 #include "process/run_cgroup.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "selftest/isolation_probes.hpp"

@@ -23,7 +23,6 @@
 #include "backends/local/local_executor.hpp"
 #include "cli_support.hpp"
 #include "limits/limit_table.hpp"
-#include "process/posix_util.hpp"
 #include "test_support.hpp"
 
 namespace codeact {

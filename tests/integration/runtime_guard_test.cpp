@@ -21,7 +21,7 @@
 
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
-#include "process/posix_util.hpp"
+#include "os/unique_fd.hpp"
 #include "test_support.hpp"
 
 namespace codeact {

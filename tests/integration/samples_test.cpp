@@ -12,7 +12,6 @@
 
 #include "cli_support.hpp"
 #include "json/base64.hpp"
-#include "process/child.hpp"
 
 namespace codeact {
 namespace {

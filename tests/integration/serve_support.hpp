@@ -25,8 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include "os/pipe.hpp"
+#include "os/unique_fd.hpp"
 #include "process/launch.hpp"
-#include "process/posix_util.hpp"
 #include "test_support.hpp"
 
 namespace codeact::testing {

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "os/pipe_io.hpp"
+
 namespace codeact::internal {
 namespace {
 

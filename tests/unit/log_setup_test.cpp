@@ -1,6 +1,6 @@
-// The program's log lines (src/server/log_setup.hpp): levels, formats, and JSON that stays JSON
+// The program's log lines (src/mcp_server/log_setup.hpp): levels, formats, and JSON that stays JSON
 // whatever the message holds.
-#include "server/log_setup.hpp"
+#include "mcp_server/log_setup.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>

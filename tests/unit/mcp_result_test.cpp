@@ -1,6 +1,6 @@
-// The content of an execute_code result over MCP (src/server/mcp_result.hpp): the result JSON as
-// text, trimmed with a summary when large, and files as embedded resources.
-#include "server/mcp_result.hpp"
+// The content of an execute_code result over MCP (src/mcp_server/mcp_result.hpp): the result JSON
+// as text, trimmed with a summary when large, and files as embedded resources.
+#include "mcp_server/mcp_result.hpp"
 
 #include <gtest/gtest.h>
 

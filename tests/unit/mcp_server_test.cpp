@@ -1,6 +1,6 @@
 // McpServer without stdio and without Python: a provider with a fake validator and a fake
 // executor, wired exactly as `codeact mcp` wires the real one.
-#include "server/mcp_server.hpp"
+#include "mcp_server/mcp_server.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "server/mcp_server.hpp"
+#include "mcp_server/mcp_server.hpp"
 
 namespace codeact::internal {
 namespace {

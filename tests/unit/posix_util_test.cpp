@@ -1,8 +1,6 @@
 // The shared POSIX helpers: UniqueFd owns and closes, ErrnoText is strerror's text, and
 // PathWithin compares whole components (a sibling with a longer name is not inside);
 // ProcStatField counts a /proc/<pid>/stat line's fields after the command.
-#include "process/posix_util.hpp"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,7 +13,11 @@
 #include <thread>
 #include <utility>
 
-#include "process/proc_stat.hpp"
+#include "os/errno_status.hpp"
+#include "os/path_within.hpp"
+#include "os/proc_stat.hpp"
+#include "os/proc_tasks.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -1,8 +1,8 @@
-// The protocol defined once (bridge/protocol.hpp): the host's table against the child side's
-// copy (resources/codeact_protocol.py), the typed bridge frames (bridge/frames.hpp) and the fork
-// server's messages (bridge/fork_messages.hpp): round trips, and malformed input refused with a
+// The protocol defined once (protocol/protocol.hpp): the host's table against the child side's
+// copy (resources/codeact_protocol.py), the typed bridge frames (protocol/frames.hpp) and the fork
+// server's messages (protocol/fork_messages.hpp): round trips, and malformed input refused with a
 // message that names what is wrong.
-#include "bridge/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <string>
 #include <utility>
 
-#include "bridge/fork_messages.hpp"
-#include "bridge/frames.hpp"
 #include "common/data_dir.hpp"
 #include "json/serialize.hpp"
+#include "protocol/fork_messages.hpp"
+#include "protocol/frames.hpp"
 
 namespace codeact::internal::protocol {
 namespace {

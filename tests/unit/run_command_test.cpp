@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "process/child.hpp"
+#include "process/helper_command.hpp"
 
 namespace codeact::internal {
 namespace {

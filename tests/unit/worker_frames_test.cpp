@@ -1,6 +1,6 @@
 // The hyperlight worker's control frames: the configure frame (network targets as URLs), and
 // reading one untrusted reply from an in-process pipe.
-#include "bridge/worker_frames.hpp"
+#include "protocol/worker_frames.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -100,7 +100,7 @@ TEST(WorkerFramesTest, UntrustedRepliesEndAsStatuses) {
   }
   {
     Pipe p;
-    // A frame of the wrong shape is refused by name (bridge/frames.hpp), not read as empty.
+    // A frame of the wrong shape is refused by name (protocol/frames.hpp), not read as empty.
     p.Write("{\"type\":5,\"message\":[1]}\n");
     auto r = Read(p);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);

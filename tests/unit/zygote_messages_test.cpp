@@ -1,7 +1,7 @@
-// The zygote's side of the fork server messages (bridge/zygote_messages.hpp) against the host's
-// (bridge/fork_messages.hpp): what one side writes the other reads, and what is malformed is
+// The zygote's side of the fork server messages (protocol/zygote_messages.hpp) against the host's
+// (protocol/fork_messages.hpp): what one side writes the other reads, and what is malformed is
 // refused by name. And flat_json.hpp, the reader both the zygote and the launcher use.
-#include "bridge/zygote_messages.hpp"
+#include "protocol/zygote_messages.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <variant>
 
-#include "bridge/flat_json.hpp"
-#include "bridge/fork_messages.hpp"
+#include "protocol/flat_json.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -10,7 +10,8 @@
 #include <map>
 
 #include "common/sha256.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 namespace {

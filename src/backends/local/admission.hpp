@@ -11,17 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/executor_introspection.hpp"
 #include "backends/local/local_setup.hpp"
 #include "codeact/executor.hpp"
 
 namespace codeact::internal {
-
-// What enforces a rlimit-backed limit (or max_workdir_bytes) at an executor's level, e.g.
-// {"memory_bytes", "the run's memory cgroup, and RLIMIT_AS"}.
-struct LimitMechanism {
-  std::string limit;      // the limit's name (limit_table.hpp)
-  std::string mechanism;  // what bounds it here, in a few words
-};
 
 // How this executor bounds the memory and process limits: a cgroup where one can be made;
 // else, at the process level, what the runtime guard adds to the rlimits. `held` false: nothing

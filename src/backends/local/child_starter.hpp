@@ -26,7 +26,8 @@
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/fork_server.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/unique_fd.hpp"
 #include "process/session_cgroups.hpp"
 
 namespace codeact::internal {

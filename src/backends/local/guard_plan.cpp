@@ -9,8 +9,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "process/child.hpp"
-#include "process/posix_util.hpp"
+#include "os/errno_status.hpp"
+#include "os/path_within.hpp"
+#include "protocol/bridge_fds.hpp"
 #include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {

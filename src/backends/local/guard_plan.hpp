@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends/local/sandbox_plan.hpp"
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/executor.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal {
 

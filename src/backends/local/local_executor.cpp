@@ -10,6 +10,7 @@
 #include "backends/local/child_starter.hpp"
 #include "backends/local/guard_plan.hpp"
 #include "backends/local/local_setup.hpp"
+#include "backends/local/process_level_identity.hpp"
 #include "backends/local/reaper.hpp"
 #include "backends/local/run_disk_bounds.hpp"
 #include "backends/local/runner_files.hpp"
@@ -24,7 +25,17 @@
 #include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
 #include "limits/limit_table.hpp"
+#include "os/errno_status.hpp"
+#include "os/proc_tasks.hpp"
+#include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
+#include "process/child.hpp"
+#include "process/fork_server.hpp"
+#include "process/run_cgroup.hpp"
+#include "process/session_cgroups.hpp"
 #include "process/uid_lease.hpp"
+#include "protocol/bridge_fds.hpp"
+#include "sandbox/sandbox_config.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -3,7 +3,7 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 
-#include "backends/local/run_identity.hpp"
+#include "backends/local/process_level_identity.hpp"
 #include "files/scratch_owner.hpp"
 #include "process/uid_lease.hpp"
 

@@ -23,9 +23,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // The runner's modules (resources/runner.py imports the others from its own directory).
-constexpr const char* kRunnerModules[] = {"runner",         "codeact_protocol", "codeact_convert",
-                                          "runner_cold",    "runner_zygote",    "runner_session",
-                                          "runner_verdict", "runner_curated"};
+constexpr const char* kRunnerModules[] = {"runner",          "runner_state",   "codeact_protocol",
+                                          "codeact_convert", "runner_cold",    "runner_zygote",
+                                          "runner_session",  "runner_verdict", "runner_curated"};
 constexpr std::size_t kMaxSourceBytes = 1 << 20;
 constexpr std::size_t kMaxEntryBytes = 8 << 20;
 constexpr std::size_t kMaxPackageModules = 64;

@@ -17,7 +17,8 @@
 #include "common/sha256.hpp"
 #include "common/user_cache.hpp"
 #include "files/mount_capture.hpp"
-#include "process/posix_util.hpp"
+#include "os/path_within.hpp"
+#include "process/child.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 

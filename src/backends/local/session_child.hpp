@@ -29,13 +29,13 @@
 #include <optional>
 #include <string>
 
-#include "bridge/runtime_guard_spec.hpp"
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/session_cgroups.hpp"
 #include "process/uid_lease.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal {
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/executor_introspection.hpp"
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
@@ -61,13 +62,6 @@ struct ReadyChild {
   // Its pid as the host sees it, where child->pid() is of another pid namespace (a namespaces
   // zygote's child); 0: child->pid().
   pid_t host_pid = 0;
-};
-
-struct WarmPoolCounters {
-  std::int64_t served = 0;    // Take calls answered with a ready child
-  std::int64_t missed = 0;    // Take calls that found none (the run started its own child)
-  std::int64_t started = 0;   // children the pool started
-  std::int64_t replaced = 0;  // idle children found dead and dropped
 };
 
 class WarmPool {
