@@ -48,7 +48,9 @@ std::vector<std::string> Args::GetAll(const std::string& flag) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-bool Args::Has(const std::string& flag) const { return switches_.count(flag) > 0; }
+bool Args::Has(const std::string& flag) const {
+  return switches_.count(flag) > 0 || values_.count(flag) > 0;
+}
 
 bool WantsHelp(const std::vector<std::string>& argv) {
   for (const auto& a : argv) {

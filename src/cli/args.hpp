@@ -25,7 +25,7 @@ class Args {
 
   std::optional<std::string> Get(const std::string& flag) const;  // last occurrence
   std::vector<std::string> GetAll(const std::string& flag) const;
-  bool Has(const std::string& flag) const;
+  bool Has(const std::string& flag) const;  // given at all: a switch, or a flag with a value
   const std::vector<std::string>& positionals() const { return positionals_; }
 
  private:

@@ -362,6 +362,21 @@ TEST_F(ServeHardeningTest, AnAnonymousServerLimitsItsOneCallersRuns) {
   EXPECT_EQ(HttpCall(server->port(), "POST", "/v1/execute", Execute("1")).status, 200);
 }
 
+// --token-rate on an anonymous server is the one caller's rate, not replaced by the default 50/s
+// (Args::Has saw only switches, so a flag with a value was never "given").
+TEST_F(ServeHardeningTest, AnAnonymousServersTokenRateIsTheOneItWasGiven) {
+  auto server = Serve({"--token-rate", "1", "--token-burst", "2"});
+  ASSERT_NE(server->port(), 0);
+  const std::string session = Initialize(server->port(), "", "2025-03-26");
+  ASSERT_FALSE(session.empty()) << server->Stderr();
+  bj::array calls;
+  for (int i = 0; i < 3; ++i) calls.push_back(ToolsCall(10 + i, "1"));
+  const HttpResponse r = McpPost(server->port(), "", bj::serialize(calls), session);
+  EXPECT_EQ(r.status, 429) << r.body.substr(0, 300);
+  EXPECT_NE(r.body.find("over this caller's burst of 2 runs"), std::string::npos)
+      << r.body.substr(0, 300);
+}
+
 // ---- Sessions per caller ---------------------------------------------------------------------
 
 TEST_F(ServeHardeningTest, OneCallersInitializesLeaveOthersRoomInTheMcpTable) {

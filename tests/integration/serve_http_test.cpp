@@ -375,6 +375,12 @@ TEST(ServeStartTest, RefusesANonLoopbackAddressWithoutCredentials) {
   EXPECT_NE(bad.err.find("cannot read the token file"), std::string::npos) << bad.err;
 }
 
+TEST(ServeStartTest, AJwtAudienceWithoutItsSecretIsRefused) {
+  const auto run = testing::RunCli({"serve", "--jwt-audience", "codeact"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--jwt-audience needs --jwt-secret-file"), std::string::npos) << run.err;
+}
+
 class ServeOwnServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
