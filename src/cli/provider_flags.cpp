@@ -462,14 +462,15 @@ void AddResourceRows(FlagTable<V>& table) {
                         v.tools_file = file;
                         return Status::Ok();
                       }));
-  table.push_back(Row("--mcp-call-timeout", "S",
-                      NumberText(static_cast<double>(McpUpstreamOptions{}.call_timeout_ms) / 1000.0),
-                      "one upstream tool call's limit", [](const std::string& t, V& v) {
-                        auto ms = PositiveNumber("--mcp-call-timeout", t, 1000.0);
-                        if (!ms.ok()) return ms.status();
-                        v.mcp_call_timeout_ms = *ms;
-                        return Status::Ok();
-                      }));
+  table.push_back(
+      Row("--mcp-call-timeout", "S",
+          NumberText(static_cast<double>(McpUpstreamOptions{}.call_timeout_ms) / 1000.0),
+          "one upstream tool call's limit", [](const std::string& t, V& v) {
+            auto ms = PositiveNumber("--mcp-call-timeout", t, 1000.0);
+            if (!ms.ok()) return ms.status();
+            v.mcp_call_timeout_ms = *ms;
+            return Status::Ok();
+          }));
   table.push_back(Repeated(Row(
       "--mcp-server", "NAME=COMMAND", "",
       "an upstream MCP server (stdio) whose tools the code calls as `await NAME.tool(...)`. "

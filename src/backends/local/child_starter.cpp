@@ -9,17 +9,18 @@
 #include <thread>
 
 #include "backends/local/local_executor.hpp"
-#include "backends/local/run_disk_bounds.hpp"
 #include "backends/local/process_level_identity.hpp"
+#include "backends/local/run_disk_bounds.hpp"
 #include "backends/local/runner_files.hpp"
 #include "backends/local/sandbox_plan.hpp"
 #include "bridge/host_loop.hpp"
 #include "common/data_dir.hpp"
 #include "common/status_macros.hpp"
 #include "limits/limit_table.hpp"
-#include "process/child.hpp"
 #include "os/errno_status.hpp"
+#include "os/proc_tasks.hpp"
 #include "os/unique_fd.hpp"
+#include "process/child.hpp"
 #include "process/uid_lease.hpp"
 #include "sandbox/sandbox_config.hpp"
 

@@ -24,10 +24,10 @@
 #include "codeact/executor.hpp"
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
-#include "process/child.hpp"
-#include "process/fork_server.hpp"
 #include "os/errno_status.hpp"
 #include "os/unique_fd.hpp"
+#include "process/child.hpp"
+#include "process/fork_server.hpp"
 #include "process/session_cgroups.hpp"
 
 namespace codeact::internal {

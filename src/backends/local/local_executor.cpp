@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "backends/local/admission.hpp"
 #include "backends/local/child_starter.hpp"
 #include "backends/local/guard_plan.hpp"
 #include "backends/local/local_setup.hpp"
