@@ -6,6 +6,7 @@
 #include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
 #include "provider/client_sessions.hpp"
+#include "server/execute_code_wiring.hpp"
 #include "server/log_setup.hpp"
 #include "server/mcp_server.hpp"
 
@@ -141,14 +142,7 @@ int CmdMcp(const std::vector<std::string>& argv) {
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
 
-  options.instructions = (*provider)->Instructions();
-  options.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
-  options.execute = [sessions, invoke](const std::string& arguments_json,
-                                       const CancellationToken& cancel) {
-    InvokeOptions call = invoke;
-    call.cancel = cancel;
-    return sessions->Invoke(arguments_json, call);
-  };
+  internal::WireExecuteCode(options, **provider, std::move(sessions), std::move(invoke));
   return internal::ServeStdio(std::move(options), stop_fd);
 }
 
