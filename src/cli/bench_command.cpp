@@ -413,6 +413,42 @@ Figure Ratio(std::string name, double numerator_us, double denominator_us, std::
           std::move(goal)};
 }
 
+// bwrap running `python -I -S -c print(1)` with every namespace unshared, /usr read-only and a
+// private /proc, /dev and /tmp: the one-shot sandbox the bench compares with.
+std::vector<std::string> BwrapPrintArgv(const std::string& bwrap, const std::string& python) {
+  return {bwrap,
+          "--unshare-all",
+          "--die-with-parent",
+          "--ro-bind",
+          "/usr",
+          "/usr",
+          "--symlink",
+          "usr/bin",
+          "/bin",
+          "--symlink",
+          "usr/lib",
+          "/lib",
+          "--symlink",
+          "usr/lib64",
+          "/lib64",
+          "--symlink",
+          "usr/sbin",
+          "/sbin",
+          "--proc",
+          "/proc",
+          "--dev",
+          "/dev",
+          "--tmpfs",
+          "/tmp",
+          "--chdir",
+          "/tmp",
+          python,
+          "-I",
+          "-S",
+          "-c",
+          "print(1)"};
+}
+
 // 8. The one-shot `codeact run` of print(1), with no flags (the default level), against a bare
 // start of Debian's interpreter (`python3 -I -S -c pass`, the yardstick) and a one-shot
 // `bwrap --unshare-all` of the same interpreter (no validator, nothing warm): each a process
@@ -441,39 +477,8 @@ bool MeasureOneShot(Bench& b) {
   if (bwrap.empty()) {
     bwrap_skipped = "bwrap is not installed (apt-get install bubblewrap)";
   } else {
-    commands.push_back({"bwrap --unshare-all python3 -I -S, one shot",
-                        {bwrap,
-                         "--unshare-all",
-                         "--die-with-parent",
-                         "--ro-bind",
-                         "/usr",
-                         "/usr",
-                         "--symlink",
-                         "usr/bin",
-                         "/bin",
-                         "--symlink",
-                         "usr/lib",
-                         "/lib",
-                         "--symlink",
-                         "usr/lib64",
-                         "/lib64",
-                         "--symlink",
-                         "usr/sbin",
-                         "/sbin",
-                         "--proc",
-                         "/proc",
-                         "--dev",
-                         "/dev",
-                         "--tmpfs",
-                         "/tmp",
-                         "--chdir",
-                         "/tmp",
-                         python,
-                         "-I",
-                         "-S",
-                         "-c",
-                         "print(1)"},
-                        {}});
+    commands.push_back(
+        {"bwrap --unshare-all python3 -I -S, one shot", BwrapPrintArgv(bwrap, python), {}});
     auto probe = internal::RunCommand(commands.back().argv, "", std::chrono::seconds(30));
     if (!probe.ok() || !probe->exit.exited || probe->exit.exit_code != 0) {
       std::cerr << "codeact bench: bwrap failed: "

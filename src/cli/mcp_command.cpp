@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/process_setup.hpp"
 #include "cli/provider_flags.hpp"
+#include "mcp_server/execute_code_wiring.hpp"
 #include "mcp_server/log_setup.hpp"
 #include "mcp_server/mcp_server.hpp"
 #include "provider/client_sessions.hpp"
@@ -160,14 +161,7 @@ int CmdMcp(const std::vector<std::string>& argv) {
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
 
-  options.instructions = (*provider)->Instructions();
-  options.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
-  options.execute = [sessions, invoke](const std::string& arguments_json,
-                                       const CancellationToken& cancel) {
-    InvokeOptions call = invoke;
-    call.cancel = cancel;
-    return sessions->Invoke(arguments_json, call);
-  };
+  internal::WireExecuteCode(options, **provider, std::move(sessions), std::move(invoke));
   return internal::ServeStdio(std::move(options), stop_fd);
 }
 

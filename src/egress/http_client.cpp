@@ -23,6 +23,7 @@
 #include <set>
 
 #include "common/ascii.hpp"
+#include "common/status_macros.hpp"
 #include "egress/address_policy.hpp"
 #include "egress/egress_module_api.hpp"
 
@@ -306,6 +307,98 @@ std::string ResolveLocation(const EgressUrl& base, const std::string& location) 
   return base.Origin() + dir + location;
 }
 
+// What a redirect with status `code` from `from` to `to` keeps of the request.
+void FollowRedirect(int code, const EgressUrl& from, const EgressUrl& to,
+                    const std::vector<std::string>& cross_origin_strip_headers, std::string& method,
+                    std::vector<std::pair<std::string, std::string>>& headers, std::string& body,
+                    bool& has_body) {
+  // 303, and 301/302 after a POST, turn into a GET without a body (as browsers do).
+  if (code == 303 || ((code == 301 || code == 302) && method == "POST")) {
+    if (method != "HEAD") method = "GET";
+    body.clear();
+    has_body = false;
+    std::erase_if(headers, [](const auto& h) {
+      const std::string n = AsciiLower(h.first);
+      return n == "content-type";
+    });
+  }
+  // Credentials stay with the origin they were meant for.
+  if (to.Origin() != from.Origin()) {
+    std::erase_if(headers, [&](const auto& h) {
+      const std::string n = AsciiLower(h.first);
+      if (n == "authorization" || n == "cookie") return true;
+      return std::any_of(cross_origin_strip_headers.begin(), cross_origin_strip_headers.end(),
+                         [&](const std::string& strip) { return AsciiLower(strip) == n; });
+    });
+  }
+}
+
+// The checked addresses of `url`'s host, resolved once (the exchange connects to no other):
+// a non-public address only when it is itself a listed target's (`listed_addresses`).
+StatusOr<std::vector<tcp::endpoint>> CheckedEndpoints(const EgressClientOptions& options,
+                                                      const EgressUrl& url,
+                                                      const std::set<std::string>& listed_addresses,
+                                                      const std::string& where,
+                                                      Clock::time_point deadline) {
+  const std::string host = Unbracketed(url.host);
+  std::vector<std::string> addresses;
+  if (CanonicalAddress(host)) {
+    addresses.push_back(host);
+  } else {
+    StatusOr<std::vector<std::string>> resolved =
+        options.resolver_for_tests ? options.resolver_for_tests(host) : SystemResolve(host);
+    if (!resolved.ok())
+      return Status(resolved.status().code(), where + ": " + resolved.status().message());
+    addresses = std::move(*resolved);
+  }
+  if (Clock::now() >= deadline) {
+    return DeadlineExceeded(where + ": timed out resolving " + host);
+  }
+  std::vector<tcp::endpoint> endpoints;
+  std::string refused;
+  for (const std::string& a : addresses) {
+    const std::optional<std::string> canonical = CanonicalAddress(a);
+    if (!canonical) continue;
+    if (auto kind = NonPublicAddressKind(*canonical)) {
+      if (listed_addresses.count(*canonical) == 0) {
+        refused += (refused.empty() ? "" : ", ") + *canonical + " (" + *kind + ")";
+        continue;
+      }
+    }
+    endpoints.emplace_back(
+        asio::ip::make_address(*canonical),
+        static_cast<unsigned short>(url.port == 0 ? DefaultPort(url.scheme) : url.port));
+  }
+  if (endpoints.empty()) {
+    return PermissionDenied(
+        where + ": " + host + " resolves only to addresses that are refused: " +
+        (refused.empty() ? std::string("none usable") : refused) +
+        "; a loopback, private or link-local address is reached only when that address is "
+        "itself a listed target host");
+  }
+  return endpoints;
+}
+
+// One request and its response on a private io_context, which the run's end stops.
+Status ExchangeOnce(const HopRequest& in, HopResponse& out, const CancellationToken& cancel,
+                    const std::string& where) {
+  asio::io_context io;
+  bool done = false;
+  asio::co_spawn(io, RunHop(in, out), [&done](std::exception_ptr e) {
+    done = true;
+    if (e) std::rethrow_exception(e);
+  });
+  // The run's end stops the exchange; the stream is closed when its frame is destroyed.
+  CancellationRegistration stop = cancel.OnCancel([&io] { io.stop(); });
+  try {
+    io.run();
+  } catch (const std::exception& e) {
+    return Internal(where + ": " + e.what());
+  }
+  if (!done) return Unavailable(where + ": the run ended");
+  return Status::Ok();
+}
+
 }  // namespace
 
 // The client itself, behind the module's table (egress/egress_module_api.hpp).
@@ -351,10 +444,8 @@ StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
     return InvalidArgument("the method \"" + request.method.substr(0, 40) +
                            "\" is not allowed (GET, POST, PUT, DELETE, HEAD, OPTIONS, PATCH)");
   }
-  if (Status s = CheckHeaders(request.headers); !s.ok()) return s;
-  StatusOr<EgressUrl> parsed = ParseEgressUrl(request.url);
-  if (!parsed.ok()) return parsed.status();
-  EgressUrl url = std::move(*parsed);
+  CODEACT_RETURN_IF_ERROR(CheckHeaders(request.headers));
+  CODEACT_ASSIGN_OR_RETURN(EgressUrl url, ParseEgressUrl(request.url));
   std::vector<std::pair<std::string, std::string>> headers = request.headers;
   std::string body = request.body;
   bool has_body = request.has_body;
@@ -372,42 +463,9 @@ StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
     if (cancel.cancelled()) return Unavailable(where + ": the run ended");
 
     // Resolve once; connect only to addresses checked here (no second lookup).
-    const std::string host = Unbracketed(url.host);
-    std::vector<std::string> addresses;
-    if (CanonicalAddress(host)) {
-      addresses.push_back(host);
-    } else {
-      StatusOr<std::vector<std::string>> resolved =
-          options_.resolver_for_tests ? options_.resolver_for_tests(host) : SystemResolve(host);
-      if (!resolved.ok())
-        return Status(resolved.status().code(), where + ": " + resolved.status().message());
-      addresses = std::move(*resolved);
-    }
-    if (Clock::now() >= deadline) {
-      return DeadlineExceeded(where + ": timed out resolving " + host);
-    }
     HopRequest in;
-    std::string refused;
-    for (const std::string& a : addresses) {
-      const std::optional<std::string> canonical = CanonicalAddress(a);
-      if (!canonical) continue;
-      if (auto kind = NonPublicAddressKind(*canonical)) {
-        if (listed_addresses.count(*canonical) == 0) {
-          refused += (refused.empty() ? "" : ", ") + *canonical + " (" + *kind + ")";
-          continue;
-        }
-      }
-      in.endpoints.emplace_back(
-          asio::ip::make_address(*canonical),
-          static_cast<unsigned short>(url.port == 0 ? DefaultPort(url.scheme) : url.port));
-    }
-    if (in.endpoints.empty()) {
-      return PermissionDenied(
-          where + ": " + host + " resolves only to addresses that are refused: " +
-          (refused.empty() ? std::string("none usable") : refused) +
-          "; a loopback, private or link-local address is reached only when that address is "
-          "itself a listed target host");
-    }
+    CODEACT_ASSIGN_OR_RETURN(in.endpoints,
+                             CheckedEndpoints(options_, url, listed_addresses, where, deadline));
     if (url.scheme == "https" && !tls_->status.ok()) return tls_->status;
 
     in.url = &url;
@@ -421,22 +479,7 @@ StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
     in.deadline = deadline;
     in.tls = url.scheme == "https" ? &tls_->context : nullptr;
     HopResponse out;
-    {
-      asio::io_context io;
-      bool done = false;
-      asio::co_spawn(io, RunHop(in, out), [&done](std::exception_ptr e) {
-        done = true;
-        if (e) std::rethrow_exception(e);
-      });
-      // The run's end stops the exchange; the stream is closed when its frame is destroyed.
-      CancellationRegistration stop = cancel.OnCancel([&io] { io.stop(); });
-      try {
-        io.run();
-      } catch (const std::exception& e) {
-        return Internal(where + ": " + e.what());
-      }
-      if (!done) return Unavailable(where + ": the run ended");
-    }
+    CODEACT_RETURN_IF_ERROR(ExchangeOnce(in, out, cancel, where));
     if (!out.status.ok()) return Status(out.status.code(), where + ": " + out.status.message());
 
     auto location = out.headers.find("location");
@@ -454,26 +497,8 @@ StatusOr<EgressResponse> TlsEgressClient::Fetch(const EgressRequest& request,
     }
     StatusOr<EgressUrl> next = ParseEgressUrl(ResolveLocation(url, location->second));
     if (!next.ok()) return InvalidArgument(where + ": bad redirect: " + next.status().message());
-    // 303, and 301/302 after a POST, turn into a GET without a body (as browsers do).
-    if (out.code == 303 || ((out.code == 301 || out.code == 302) && method == "POST")) {
-      if (method != "HEAD") method = "GET";
-      body.clear();
-      has_body = false;
-      std::erase_if(headers, [](const auto& h) {
-        const std::string n = AsciiLower(h.first);
-        return n == "content-type";
-      });
-    }
-    // Credentials stay with the origin they were meant for.
-    if (next->Origin() != url.Origin()) {
-      std::erase_if(headers, [this](const auto& h) {
-        const std::string n = AsciiLower(h.first);
-        if (n == "authorization" || n == "cookie") return true;
-        return std::any_of(options_.cross_origin_strip_headers.begin(),
-                           options_.cross_origin_strip_headers.end(),
-                           [&](const std::string& strip) { return AsciiLower(strip) == n; });
-      });
-    }
+    FollowRedirect(out.code, url, *next, options_.cross_origin_strip_headers, method, headers, body,
+                   has_body);
     url = std::move(*next);
   }
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/sha256.hpp"
+#include "common/status_macros.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -31,10 +32,9 @@ StatusOr<std::string> ReadSmallFile(const std::string& path, std::string_view wh
 }  // namespace
 
 StatusOr<std::vector<std::string>> Authenticator::ReadTokenFile(const std::string& path) {
-  auto text = ReadSmallFile(path, "token file");
-  if (!text.ok()) return text.status();
+  CODEACT_ASSIGN_OR_RETURN(const std::string text, ReadSmallFile(path, "token file"));
   std::vector<std::string> tokens;
-  std::istringstream lines(*text);
+  std::istringstream lines(text);
   std::string line;
   int number = 0;
   while (std::getline(lines, line)) {
@@ -65,9 +65,7 @@ StatusOr<std::vector<std::string>> Authenticator::ReadTokenFile(const std::strin
 }
 
 StatusOr<std::string> Authenticator::ReadSecretFile(const std::string& path) {
-  auto text = ReadSmallFile(path, "JWT secret file");
-  if (!text.ok()) return text.status();
-  std::string secret = std::move(*text);
+  CODEACT_ASSIGN_OR_RETURN(std::string secret, ReadSmallFile(path, "JWT secret file"));
   if (!secret.empty() && secret.back() == '\n') secret.pop_back();
   if (!secret.empty() && secret.back() == '\r') secret.pop_back();
   if (secret.size() < kMinSecretBytes) {
@@ -113,9 +111,8 @@ StatusOr<CallerIdentity> Authenticator::Authenticate(std::string_view authorizat
     return CallerIdentity{id, id};
   }
   if (jwt_ && std::count(token.begin(), token.end(), '.') == 2) {
-    auto identity = VerifyJwt(token, *jwt_, now_unix_s);
-    if (!identity.ok()) return identity.status();
-    return CallerIdentity{identity->token_id, identity->owner};
+    CODEACT_ASSIGN_OR_RETURN(const JwtIdentity identity, VerifyJwt(token, *jwt_, now_unix_s));
+    return CallerIdentity{identity.token_id, identity.owner};
   }
   return PermissionDenied("unknown bearer token");
 }

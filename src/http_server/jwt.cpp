@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "common/status_macros.hpp"
 #include "json/serialize.hpp"
 
 namespace codeact::internal {
@@ -96,15 +97,15 @@ StatusOr<JwtIdentity> VerifyJwt(std::string_view token, const JwtSettings& setti
   if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
     return Denied("not three dot-separated parts");
   }
-  auto header = DecodePart(token.substr(0, dot1), "the header");
-  if (!header.ok()) return header.status();
-  const json::value* alg = header->if_contains("alg");
+  CODEACT_ASSIGN_OR_RETURN(const json::object header,
+                           DecodePart(token.substr(0, dot1), "the header"));
+  const json::value* alg = header.if_contains("alg");
   if (alg == nullptr || !alg->is_string()) return Denied("the header has no \"alg\"");
   if (alg->as_string() != "HS256") {
     return Denied("algorithm \"" + std::string(alg->as_string()) +
                   "\" refused (only HS256 is accepted)");
   }
-  if (header->contains("crit")) return Denied("a \"crit\" header is not supported");
+  if (header.contains("crit")) return Denied("a \"crit\" header is not supported");
   if (settings.secret.empty()) return Denied("no secret is configured");
 
   const std::string_view signing_input = token.substr(0, dot2);
@@ -115,21 +116,21 @@ StatusOr<JwtIdentity> VerifyJwt(std::string_view token, const JwtSettings& setti
     return Denied("bad signature");
   }
 
-  auto claims = DecodePart(token.substr(dot1 + 1, dot2 - dot1 - 1), "the payload");
-  if (!claims.ok()) return claims.status();
+  CODEACT_ASSIGN_OR_RETURN(const json::object claims,
+                           DecodePart(token.substr(dot1 + 1, dot2 - dot1 - 1), "the payload"));
   const auto now = static_cast<double>(now_unix_s);
   const auto skew = static_cast<double>(settings.clock_skew_s);
-  const std::optional<double> exp = NumericDate(*claims, "exp");
+  const std::optional<double> exp = NumericDate(claims, "exp");
   if (!exp) return Denied("\"exp\" is required (a NumericDate)");
   if (now > *exp + skew) return Denied("expired");
-  if (claims->contains("nbf")) {
-    const std::optional<double> nbf = NumericDate(*claims, "nbf");
+  if (claims.contains("nbf")) {
+    const std::optional<double> nbf = NumericDate(claims, "nbf");
     if (!nbf) return Denied("\"nbf\" is not a NumericDate");
     if (now + skew < *nbf) return Denied("not valid yet (nbf)");
   }
   if (settings.audience) {
     bool found = false;
-    const json::value* aud = claims->if_contains("aud");
+    const json::value* aud = claims.if_contains("aud");
     if (aud != nullptr && aud->is_string()) {
       found = aud->as_string() == *settings.audience;
     } else if (aud != nullptr && aud->is_array()) {
@@ -140,8 +141,8 @@ StatusOr<JwtIdentity> VerifyJwt(std::string_view token, const JwtSettings& setti
     if (!found) return Denied("\"aud\" does not name this server's audience");
   }
   JwtIdentity identity;
-  const std::string jti = StringClaim(*claims, "jti");
-  const std::string sub = StringClaim(*claims, "sub");
+  const std::string jti = StringClaim(claims, "jti");
+  const std::string sub = StringClaim(claims, "sub");
   if (jti.empty() && sub.empty()) return Denied("neither \"jti\" nor \"sub\" names the token");
   identity.token_id = !jti.empty() ? "jti:" + jti : "sub:" + sub;
   identity.owner = !sub.empty() ? "sub:" + sub : "jti:" + jti;

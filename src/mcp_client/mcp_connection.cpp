@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/status_macros.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
 #include "os/errno_status.hpp"
@@ -71,7 +72,7 @@ StatusOr<std::unique_ptr<McpConnection>> McpConnection::Start(
                                                                      : json::serialize(init.body);
     return Unavailable("MCP server '" + conn->options_.name + "' did not initialize: " + why);
   }
-  if (Status s = conn->Notify("notifications/initialized", json::object()); !s.ok()) return s;
+  CODEACT_RETURN_IF_ERROR(conn->Notify("notifications/initialized", json::object()));
   return conn;
 }
 
@@ -119,6 +120,14 @@ void McpConnection::MarkDead(const std::string& reason) {
 }
 
 void McpConnection::ReaderMain() {
+  std::unique_ptr<Child> child = StartServer();
+  if (!child) return;
+  std::string stderr_tail;
+  const std::string ended = PumpMessages(*child, stderr_tail);
+  EndServer(*child, ended, std::move(stderr_tail));
+}
+
+std::unique_ptr<Child> McpConnection::StartServer() {
   LaunchSpec spec;
   // The server speaks on its stdin and stdout, which Child keeps for /dev/null and a capture:
   // the bridge pipes (fds 3 and 4) are moved there. The shell only runs this fixed script; the
@@ -136,7 +145,7 @@ void McpConnection::ReaderMain() {
                                 "' could not start: " + started.status().message());
     dead_reason_ = start_status_.message();
     cv_.notify_all();
-    return;
+    return nullptr;
   }
   std::unique_ptr<Child> child = std::move(*started);
   (void)SetNonBlocking(child->bridge_to_child_fd());
@@ -150,15 +159,17 @@ void McpConnection::ReaderMain() {
     pid_ = child->pid();
     cv_.notify_all();
   }
+  return child;
+}
 
+std::string McpConnection::PumpMessages(Child& child, std::string& stderr_tail) {
   std::string buffer;
-  std::string stderr_tail;
   std::string ended;            // why the loop ended, when it was not a stop
   bool open[2] = {true, true};  // the server's captured stdout (unused by MCP) and its stderr
   for (;;) {
-    pollfd p[4] = {{child->bridge_from_child_fd(), POLLIN, 0},
-                   {open[0] ? child->stdout_fd() : -1, POLLIN, 0},
-                   {open[1] ? child->stderr_fd() : -1, POLLIN, 0},
+    pollfd p[4] = {{child.bridge_from_child_fd(), POLLIN, 0},
+                   {open[0] ? child.stdout_fd() : -1, POLLIN, 0},
+                   {open[1] ? child.stderr_fd() : -1, POLLIN, 0},
                    {wake_fds_[0], POLLIN, 0}};
     if (::poll(p, 4, -1) < 0 && errno != EINTR) {
       ended = "poll failed: " + ErrnoText(errno);
@@ -178,7 +189,7 @@ void McpConnection::ReaderMain() {
     }
     if (p[0].revents == 0) continue;
     char chunk[64 * 1024];
-    const ssize_t n = ::read(child->bridge_from_child_fd(), chunk, sizeof chunk);
+    const ssize_t n = ::read(child.bridge_from_child_fd(), chunk, sizeof chunk);
     if (n == 0) {
       ended = "closed its stdout";
       break;
@@ -202,10 +213,13 @@ void McpConnection::ReaderMain() {
       break;
     }
   }
+  return ended;
+}
 
+void McpConnection::EndServer(Child& child, const std::string& ended, std::string stderr_tail) {
   {
     std::lock_guard wlock(write_mu_);
-    child->CloseBridgeToChild();  // end of input: a well-behaved server exits now
+    child.CloseBridgeToChild();  // end of input: a well-behaved server exits now
     to_server_fd_ = -1;
   }
   bool stopping;
@@ -217,13 +231,13 @@ void McpConnection::ReaderMain() {
   if (!stopping && ended == "closed its stdout") {
     // It is probably exiting; give it a moment so that its own status is what gets reported.
     const auto grace = Clock::now() + kExitGrace;
-    while (!(info = child->TryWait()) && Clock::now() < grace) {
+    while (!(info = child.TryWait()) && Clock::now() < grace) {
       pollfd p{wake_fds_[0], POLLIN, 0};
       if (::poll(&p, 1, 20) > 0) break;
     }
   }
-  child->KillAll();
-  if (!info) info = child->Wait();
+  child.KillAll();
+  if (!info) info = child.Wait();
   std::string reason = "MCP server '" + options_.name + "' ";
   if (stopping) {
     reason += "was stopped";

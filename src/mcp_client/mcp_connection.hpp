@@ -76,6 +76,14 @@ class McpConnection {
   explicit McpConnection(McpConnectionOptions options,
                          std::function<void(const std::string&)> on_notification);
   void ReaderMain();
+  // The server's process, its bridge pipes on the server's stdin and stdout; null when it could
+  // not start (then start_status_ says why, and the connection is dead).
+  std::unique_ptr<Child> StartServer();
+  // Reads the server's messages (and the tail of its stderr) until Stop or the server's end;
+  // returns why it ended, empty after a Stop.
+  std::string PumpMessages(Child& child, std::string& stderr_tail);
+  // Closes the server's input, waits for or kills it, and marks the connection dead with why.
+  void EndServer(Child& child, const std::string& ended, std::string stderr_tail);
   void HandleLine(const std::string& line);
   // A message too deep to parse: fails the request it answers (its id is at the top, shallow).
   void FailTooDeep(const std::string& line);

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/status_macros.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
 #include "os/unique_fd.hpp"
@@ -180,86 +181,93 @@ struct Child::Impl {
 
 Child::Child(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+namespace {
+
+// What LaunchProcess needs of `spec`, with the run token in the environment (replacing any the
+// spec carried); the child's fds are the caller's to add.
+LaunchPlan PlanFor(const LaunchSpec& spec, const std::string& token) {
+  LaunchPlan plan;
+  plan.executable = spec.executable;
+  plan.args = spec.args;
+  plan.working_dir = spec.working_dir;
+  plan.limits = spec.limits;
+  plan.run_as_uid = spec.run_as_uid;
+  plan.private_workdir_bytes = spec.private_workdir_bytes;
+  plan.trees = spec.trees;
+  plan.cgroup_procs = spec.cgroup_procs;
+  std::vector<std::string> environment;
+  environment.reserve(spec.environment.size() + 1);
+  for (const auto& [key, value] : spec.environment) {
+    if (key != kRunTokenVariable) environment.push_back(key + "=" + value);
+  }
+  environment.push_back(std::string(kRunTokenVariable) + "=" + token);
+  plan.environment = std::move(environment);
+  return plan;
+}
+
+// The bridge's channel, fd 3 (to the child) and fd 4 (from it): one SOCK_SEQPACKET socket for
+// both when `spec.bridge_socket`, two pipes otherwise. The host ends are non-blocking.
+Status OpenBridge(const LaunchSpec& spec, LaunchPlan& plan, PipeFds& to_child,
+                  PipeFds& from_child) {
+  if (spec.bridge_socket) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+      return ErrnoStatus("socketpair", errno);
+    }
+    UniqueFd host_end(pair[0]);
+    UniqueFd child_end(pair[1]);
+    CODEACT_RETURN_IF_ERROR(SetNonBlocking(host_end.get()));
+    from_child.read.reset(::fcntl(host_end.get(), F_DUPFD_CLOEXEC, 0));
+    if (!from_child.read) return ErrnoStatus("fcntl(F_DUPFD_CLOEXEC)", errno);
+    to_child.write = std::move(host_end);
+    to_child.read = std::move(child_end);  // becomes fd 3 and fd 4 in the child
+    plan.child_fds.push_back(to_child.read.get());
+    plan.child_fds.push_back(to_child.read.get());
+    return Status::Ok();
+  }
+  CODEACT_ASSIGN_OR_RETURN(to_child, MakePipe());
+  CODEACT_ASSIGN_OR_RETURN(from_child, MakePipe());
+  plan.child_fds.push_back(to_child.read.get());
+  plan.child_fds.push_back(from_child.write.get());
+  return SetNonBlocking(from_child.read.get());
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Child>> Child::Start(const LaunchSpec& spec) {
   try {
-    if (Status valid = ValidateSpec(spec); !valid.ok()) return valid;
-    auto token = NewRunToken();
-    if (!token.ok()) return token.status();
-
-    LaunchPlan plan;
-    plan.executable = spec.executable;
-    plan.args = spec.args;
-    plan.working_dir = spec.working_dir;
-    plan.limits = spec.limits;
-    plan.run_as_uid = spec.run_as_uid;
-    plan.private_workdir_bytes = spec.private_workdir_bytes;
-    plan.trees = spec.trees;
-    plan.cgroup_procs = spec.cgroup_procs;
-    std::vector<std::string> environment;
-    environment.reserve(spec.environment.size() + 1);
-    for (const auto& [key, value] : spec.environment) {
-      if (key != kRunTokenVariable) environment.push_back(key + "=" + value);
-    }
-    environment.push_back(std::string(kRunTokenVariable) + "=" + *token);
-    plan.environment = std::move(environment);
+    CODEACT_RETURN_IF_ERROR(ValidateSpec(spec));
+    CODEACT_ASSIGN_OR_RETURN(std::string token, NewRunToken());
+    LaunchPlan plan = PlanFor(spec, token);
 
     UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!dev_null) return ErrnoStatus("open(/dev/null)", errno);
-    auto out = MakePipe();
-    if (!out.ok()) return out.status();
-    auto err = MakePipe();
-    if (!err.ok()) return err.status();
+    CODEACT_ASSIGN_OR_RETURN(PipeFds out, MakePipe());
+    CODEACT_ASSIGN_OR_RETURN(PipeFds err, MakePipe());
     PipeFds to_child, from_child;
-    plan.child_fds = {dev_null.get(), out->write.get(), err->write.get()};
+    plan.child_fds = {dev_null.get(), out.write.get(), err.write.get()};
     UniqueFd metadata_end;
     std::unique_ptr<MetadataSupervisor> metadata;
     if (spec.metadata_channel && !spec.bridge_socket) {
-      auto channel = MakeMetadataChannel(metadata_end);
-      if (!channel.ok()) return channel.status();
-      metadata = std::move(*channel);
+      CODEACT_ASSIGN_OR_RETURN(metadata, MakeMetadataChannel(metadata_end));
       plan.child_fds[0] = metadata_end.get();
     }
-    if (spec.bridge && spec.bridge_socket) {
-      int pair[2];
-      if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-        return ErrnoStatus("socketpair", errno);
-      }
-      UniqueFd host_end(pair[0]);
-      UniqueFd child_end(pair[1]);
-      if (Status s = SetNonBlocking(host_end.get()); !s.ok()) return s;
-      from_child.read.reset(::fcntl(host_end.get(), F_DUPFD_CLOEXEC, 0));
-      if (!from_child.read) return ErrnoStatus("fcntl(F_DUPFD_CLOEXEC)", errno);
-      to_child.write = std::move(host_end);
-      to_child.read = std::move(child_end);  // becomes fd 3 and fd 4 in the child
-      plan.child_fds.push_back(to_child.read.get());
-      plan.child_fds.push_back(to_child.read.get());
-    } else if (spec.bridge) {
-      auto to = MakePipe();
-      if (!to.ok()) return to.status();
-      auto from = MakePipe();
-      if (!from.ok()) return from.status();
-      to_child = std::move(*to);
-      from_child = std::move(*from);
-      plan.child_fds.push_back(to_child.read.get());
-      plan.child_fds.push_back(from_child.write.get());
-      if (Status s = SetNonBlocking(from_child.read.get()); !s.ok()) return s;
-    }
-    if (Status s = SetNonBlocking(out->read.get()); !s.ok()) return s;
-    if (Status s = SetNonBlocking(err->read.get()); !s.ok()) return s;
+    if (spec.bridge) CODEACT_RETURN_IF_ERROR(OpenBridge(spec, plan, to_child, from_child));
+    CODEACT_RETURN_IF_ERROR(SetNonBlocking(out.read.get()));
+    CODEACT_RETURN_IF_ERROR(SetNonBlocking(err.read.get()));
 
     // Allocate before launching, so nothing after a successful launch can throw.
     auto impl = std::make_unique<Impl>();
-    impl->token = std::move(*token);
+    impl->token = std::move(token);
     impl->metadata = std::move(metadata);
     auto child = std::unique_ptr<Child>(new Child(std::move(impl)));
 
-    auto pid = LaunchProcess(plan);
-    if (!pid.ok()) return pid.status();
+    CODEACT_ASSIGN_OR_RETURN(const pid_t pid, LaunchProcess(plan));
     // The child-side ends close when the PipeFds and dev_null go out of scope.
     Impl& state = *child->impl_;
-    state.pid = *pid;
-    state.stdout_fd = std::move(out->read);
-    state.stderr_fd = std::move(err->read);
+    state.pid = pid;
+    state.stdout_fd = std::move(out.read);
+    state.stderr_fd = std::move(err.read);
     state.to_child = std::move(to_child.write);
     state.from_child = std::move(from_child.read);
     return child;

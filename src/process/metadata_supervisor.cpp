@@ -356,34 +356,38 @@ void MetadataSupervisor::State::Run() {
   }
 }
 
-int MetadataSupervisor::State::Serve(const seccomp_notif& req) {
-  const std::string proc = "/proc/" + std::to_string(req.pid);
-  UniqueFd procdir(::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!procdir) return kNoAnswer;
-  std::uint64_t id = req.id;
-  // From here on procdir is the calling task's, not a reused pid's.
-  if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return kNoAnswer;
-  UniqueFd mem(::openat(procdir.get(), "mem", O_RDONLY | O_CLOEXEC));
-  if (!mem) return EPERM;
-  const auto* a = req.data.args;
-  auto dirfd = [&](int i) { return static_cast<int>(static_cast<std::int32_t>(a[i])); };
+namespace {
+
+// One intercepted call of the child's: the calling task's /proc directory and memory, and the
+// object the call points at once AtPath or AtFd found it. Each step answers 0 or an errno.
+class InterceptedCall {
+ public:
+  InterceptedCall(int procdir, int mem, const ContainedResolver& resolver,
+                  const MetadataHello& hello, uid_t host_uid, gid_t host_gid)
+      : procdir_(procdir),
+        mem_(mem),
+        resolver_(resolver),
+        hello_(hello),
+        host_uid_(host_uid),
+        host_gid_(host_gid) {}
+
+  int mem() const { return mem_; }
 
   // Where the call points: a path from a directory (AT_FDCWD: the cwd), or an fd.
-  UniqueFd target;
-  auto at_path = [&](int dir, std::uint64_t address, bool follow, bool empty_is_fd) -> int {
+  int AtPath(int dir, std::uint64_t address, bool follow, bool empty_is_fd) {
     std::string path;
     if (address == 0 && !empty_is_fd) return EFAULT;
     if (address != 0) {
-      if (int err = ReadString(mem.get(), address, path); err != 0) return err;
+      if (int err = ReadString(mem_, address, path); err != 0) return err;
     }
     if (path.empty()) {
       if (!empty_is_fd) return ENOENT;
       if (dir == AT_FDCWD) {
-        UniqueFd cwd(::openat(procdir.get(), "cwd", O_PATH | O_CLOEXEC));
-        UniqueFd root(::openat(procdir.get(), "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        UniqueFd cwd(::openat(procdir_, "cwd", O_PATH | O_CLOEXEC));
+        UniqueFd root(::openat(procdir_, "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (!cwd || !root) return EPERM;
-        if (int err = resolver->CheckFd(cwd.get(), root.get()); err != 0) return err;
-        target = std::move(cwd);
+        if (int err = resolver_.CheckFd(cwd.get(), root.get()); err != 0) return err;
+        target_ = std::move(cwd);
         return 0;
       }
     } else {
@@ -391,114 +395,99 @@ int MetadataSupervisor::State::Serve(const seccomp_notif& req) {
       const std::string base_name = absolute          ? "root"
                                     : dir == AT_FDCWD ? "cwd"
                                                       : "fd/" + std::to_string(dir);
-      UniqueFd base(::openat(procdir.get(), base_name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      UniqueFd base(::openat(procdir_, base_name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
       if (!base) return errno == ENOENT ? EBADF : errno;
-      return resolver->Resolve(base.get(), absolute, path, follow, target);
+      return resolver_.Resolve(base.get(), absolute, path, follow, target_);
     }
     // An fd of the child's (empty path with AT_EMPTY_PATH, or NULL for utimensat).
     if (dir < 0) return EBADF;
-    UniqueFd object(
-        ::openat(procdir.get(), ("fd/" + std::to_string(dir)).c_str(), O_PATH | O_CLOEXEC));
-    UniqueFd root(::openat(procdir.get(), "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd object(::openat(procdir_, ("fd/" + std::to_string(dir)).c_str(), O_PATH | O_CLOEXEC));
+    UniqueFd root(::openat(procdir_, "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!object) return errno == ENOENT ? EBADF : EPERM;
     if (!root) return EPERM;
-    if (int err = resolver->CheckFd(object.get(), root.get()); err != 0) return err;
-    target = std::move(object);
+    if (int err = resolver_.CheckFd(object.get(), root.get()); err != 0) return err;
+    target_ = std::move(object);
     return 0;
-  };
-  auto at_fd = [&](int fd) { return at_path(fd, 0, true, true); };
+  }
+  int AtFd(int fd) { return AtPath(fd, 0, true, true); }
 
-  auto chmod_target = [&](std::uint64_t mode) -> int {
+  int Chmod(std::uint64_t mode) {
     if ((mode & (S_ISUID | S_ISGID)) != 0) return EPERM;
     Identity tid;
-    if (!Identify(target.get(), tid)) return EPERM;
+    if (!Identify(target_.get(), tid)) return EPERM;
     if (S_ISLNK(tid.mode)) return EOPNOTSUPP;
-    return Result(::chmod(ProcFd(target.get()).c_str(), static_cast<mode_t>(mode & 07777)));
-  };
-  auto chown_target = [&](std::uint64_t u, std::uint64_t g) -> int {
+    return Result(::chmod(ProcFd(target_.get()).c_str(), static_cast<mode_t>(mode & 07777)));
+  }
+  int Chown(std::uint64_t u, std::uint64_t g) {
     const auto uid = static_cast<std::uint32_t>(u);
     const auto gid = static_cast<std::uint32_t>(g);
     constexpr std::uint32_t kKeep = 0xFFFFFFFFu;
-    if ((uid != kKeep && static_cast<long>(uid) != hello.uid) ||
-        (gid != kKeep && static_cast<long>(gid) != hello.gid)) {
+    if ((uid != kKeep && static_cast<long>(uid) != hello_.uid) ||
+        (gid != kKeep && static_cast<long>(gid) != hello_.gid)) {
       return EPERM;  // never another owner
     }
-    return Result(::fchownat(target.get(), "", uid == kKeep ? static_cast<uid_t>(-1) : host_uid,
-                             gid == kKeep ? static_cast<gid_t>(-1) : host_gid, AT_EMPTY_PATH));
-  };
-  auto utime_target = [&](const timespec* times) -> int {
-    return Result(::utimensat(AT_FDCWD, ProcFd(target.get()).c_str(), times, 0));
-  };
-  auto read_timevals = [&](std::uint64_t address, timespec* out) -> int {
+    return Result(::fchownat(target_.get(), "", uid == kKeep ? static_cast<uid_t>(-1) : host_uid_,
+                             gid == kKeep ? static_cast<gid_t>(-1) : host_gid_, AT_EMPTY_PATH));
+  }
+  int Utime(const timespec* times) {
+    return Result(::utimensat(AT_FDCWD, ProcFd(target_.get()).c_str(), times, 0));
+  }
+  // 1: a NULL array (now); 0: the two times read into `out`; or -errno.
+  int ReadTimevals(std::uint64_t address, timespec* out) {
     if (address == 0) return 1;  // now
     struct {
       std::int64_t sec, usec;
     } tv[2];
-    if (ReadBytes(mem.get(), address, tv, sizeof tv) != 0) return -EFAULT;
+    if (ReadBytes(mem_, address, tv, sizeof tv) != 0) return -EFAULT;
     for (int i = 0; i < 2; ++i) {
       if (tv[i].usec < 0 || tv[i].usec >= 1000000) return -EINVAL;
       out[i] = {static_cast<time_t>(tv[i].sec), static_cast<long>(tv[i].usec * 1000)};
     }
     return 0;
-  };
-  auto removexattr_target = [&](std::uint64_t name_address) -> int {
+  }
+  int RemoveXattr(std::uint64_t name_address) {
     std::string name;
-    if (int err = ReadString(mem.get(), name_address, name); err != 0) return err;
+    if (int err = ReadString(mem_, name_address, name); err != 0) return err;
     if (name.rfind("user.", 0) != 0) return EPERM;  // the user namespace of attributes only
-    return Result(::removexattr(ProcFd(target.get()).c_str(), name.c_str()));
-  };
+    return Result(::removexattr(ProcFd(target_.get()).c_str(), name.c_str()));
+  }
 
+ private:
+  const int procdir_;
+  const int mem_;
+  const ContainedResolver& resolver_;
+  const MetadataHello& hello_;
+  const uid_t host_uid_;
+  const gid_t host_gid_;
+  UniqueFd target_;
+};
+
+// The arguments read for a call were the calling task's only if it is still waiting.
+bool StillWaiting(int listener, const seccomp_notif& req) {
+  std::uint64_t id = req.id;
+  return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+// Answer's share for the calls that set times (utime, utimes, futimesat, utimensat): times the
+// child's memory does not hold are EFAULT (EINVAL for a bad timeval) at once.
+int AnswerTimes(InterceptedCall& call, const seccomp_notif& req, int listener) {
+  const auto* a = req.data.args;
+  auto dirfd = [&](int i) { return static_cast<int>(static_cast<std::int32_t>(a[i])); };
   int err = 0;
   const int nr = req.data.nr;
   timespec ts[2];
   switch (nr) {
-#ifdef __NR_chmod
-    case __NR_chmod:
-      if ((err = at_path(AT_FDCWD, a[0], true, false)) == 0) err = chmod_target(a[1]);
-      break;
-#endif
-    case __NR_fchmodat:
-      if ((err = at_path(dirfd(0), a[1], true, false)) == 0) err = chmod_target(a[2]);
-      break;
-    case 452:  // fchmodat2
-      if ((err = at_path(dirfd(0), a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0,
-                         (a[3] & AT_EMPTY_PATH) != 0)) == 0) {
-        err = chmod_target(a[2]);
-      }
-      break;
-    case __NR_fchmod:
-      if ((err = at_fd(dirfd(0))) == 0) err = chmod_target(a[1]);
-      break;
-#ifdef __NR_chown
-    case __NR_chown:
-      if ((err = at_path(AT_FDCWD, a[0], true, false)) == 0) err = chown_target(a[1], a[2]);
-      break;
-#endif
-#ifdef __NR_lchown
-    case __NR_lchown:
-      if ((err = at_path(AT_FDCWD, a[0], false, false)) == 0) err = chown_target(a[1], a[2]);
-      break;
-#endif
-    case __NR_fchown:
-      if ((err = at_fd(dirfd(0))) == 0) err = chown_target(a[1], a[2]);
-      break;
-    case __NR_fchownat:
-      if ((err = at_path(dirfd(0), a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0,
-                         (a[4] & AT_EMPTY_PATH) != 0)) == 0) {
-        err = chown_target(a[2], a[3]);
-      }
-      break;
 #ifdef __NR_utime
     case __NR_utime: {
       std::int64_t times[2];
       const timespec* use = nullptr;
       if (a[1] != 0) {
-        if (ReadBytes(mem.get(), a[1], times, sizeof times) != 0) return EFAULT;
+        if (ReadBytes(call.mem(), a[1], times, sizeof times) != 0) return EFAULT;
         ts[0] = {static_cast<time_t>(times[0]), 0};
         ts[1] = {static_cast<time_t>(times[1]), 0};
         use = ts;
       }
-      if ((err = at_path(AT_FDCWD, a[0], true, false)) == 0) err = utime_target(use);
+      if ((err = call.AtPath(AT_FDCWD, a[0], true, false)) == 0) err = call.Utime(use);
       break;
     }
 #endif
@@ -511,40 +500,114 @@ int MetadataSupervisor::State::Serve(const seccomp_notif& req) {
 #if defined(__NR_utimes) || defined(__NR_futimesat)
     {
       const bool at = nr != __NR_utimes;
-      const int got = read_timevals(a[at ? 2 : 1], ts);
+      const int got = call.ReadTimevals(a[at ? 2 : 1], ts);
       if (got < 0) return -got;
-      if ((err = at_path(at ? dirfd(0) : AT_FDCWD, a[at ? 1 : 0], true, false)) == 0)
-        err = utime_target(got == 1 ? nullptr : ts);
+      if ((err = call.AtPath(at ? dirfd(0) : AT_FDCWD, a[at ? 1 : 0], true, false)) == 0)
+        err = call.Utime(got == 1 ? nullptr : ts);
       break;
     }
 #endif
     case __NR_utimensat: {
       const timespec* use = nullptr;
       if (a[2] != 0) {
-        if (ReadBytes(mem.get(), a[2], ts, sizeof ts) != 0) return EFAULT;
+        if (ReadBytes(call.mem(), a[2], ts, sizeof ts) != 0) return EFAULT;
         use = ts;
       }
       // A NULL path is futimens on the dirfd; AT_EMPTY_PATH with "" the same.
       const bool fd_call = a[1] == 0 || (a[3] & AT_EMPTY_PATH) != 0;
-      if ((err = at_path(dirfd(0), a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0, fd_call)) == 0)
-        err = utime_target(use);
+      if ((err = call.AtPath(dirfd(0), a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0, fd_call)) == 0)
+        err = call.Utime(use);
       break;
     }
+    default:
+      return EPERM;
+  }
+  return StillWaiting(listener, req) ? err : kNoAnswer;
+}
+
+// The answer to one call, by its number: 0 or an errno (the call's own, or EPERM); kNoAnswer
+// when the calling task stopped waiting while its arguments were read (`listener` says).
+int Answer(InterceptedCall& call, const seccomp_notif& req, int listener) {
+  const auto* a = req.data.args;
+  auto dirfd = [&](int i) { return static_cast<int>(static_cast<std::int32_t>(a[i])); };
+  int err = 0;
+  const int nr = req.data.nr;
+  switch (nr) {
+#ifdef __NR_chmod
+    case __NR_chmod:
+      if ((err = call.AtPath(AT_FDCWD, a[0], true, false)) == 0) err = call.Chmod(a[1]);
+      break;
+#endif
+    case __NR_fchmodat:
+      if ((err = call.AtPath(dirfd(0), a[1], true, false)) == 0) err = call.Chmod(a[2]);
+      break;
+    case 452:  // fchmodat2
+      if ((err = call.AtPath(dirfd(0), a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0,
+                             (a[3] & AT_EMPTY_PATH) != 0)) == 0) {
+        err = call.Chmod(a[2]);
+      }
+      break;
+    case __NR_fchmod:
+      if ((err = call.AtFd(dirfd(0))) == 0) err = call.Chmod(a[1]);
+      break;
+#ifdef __NR_chown
+    case __NR_chown:
+      if ((err = call.AtPath(AT_FDCWD, a[0], true, false)) == 0) err = call.Chown(a[1], a[2]);
+      break;
+#endif
+#ifdef __NR_lchown
+    case __NR_lchown:
+      if ((err = call.AtPath(AT_FDCWD, a[0], false, false)) == 0) err = call.Chown(a[1], a[2]);
+      break;
+#endif
+    case __NR_fchown:
+      if ((err = call.AtFd(dirfd(0))) == 0) err = call.Chown(a[1], a[2]);
+      break;
+    case __NR_fchownat:
+      if ((err = call.AtPath(dirfd(0), a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0,
+                             (a[4] & AT_EMPTY_PATH) != 0)) == 0) {
+        err = call.Chown(a[2], a[3]);
+      }
+      break;
+#ifdef __NR_utime
+    case __NR_utime:
+#endif
+#ifdef __NR_utimes
+    case __NR_utimes:
+#endif
+#ifdef __NR_futimesat
+    case __NR_futimesat:
+#endif
+    case __NR_utimensat:
+      return AnswerTimes(call, req, listener);
     case __NR_removexattr:
-      if ((err = at_path(AT_FDCWD, a[0], true, false)) == 0) err = removexattr_target(a[1]);
+      if ((err = call.AtPath(AT_FDCWD, a[0], true, false)) == 0) err = call.RemoveXattr(a[1]);
       break;
     case __NR_lremovexattr:
-      if ((err = at_path(AT_FDCWD, a[0], false, false)) == 0) err = removexattr_target(a[1]);
+      if ((err = call.AtPath(AT_FDCWD, a[0], false, false)) == 0) err = call.RemoveXattr(a[1]);
       break;
     case __NR_fremovexattr:
-      if ((err = at_fd(dirfd(0))) == 0) err = removexattr_target(a[1]);
+      if ((err = call.AtFd(dirfd(0))) == 0) err = call.RemoveXattr(a[1]);
       break;
     default:  // the set*xattr calls (the main filter refuses them first) and anything else
       return EPERM;
   }
-  // The arguments read above were the calling task's only if it is still waiting.
+  return StillWaiting(listener, req) ? err : kNoAnswer;
+}
+
+}  // namespace
+
+int MetadataSupervisor::State::Serve(const seccomp_notif& req) {
+  const std::string proc = "/proc/" + std::to_string(req.pid);
+  UniqueFd procdir(::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!procdir) return kNoAnswer;
+  std::uint64_t id = req.id;
+  // From here on procdir is the calling task's, not a reused pid's.
   if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return kNoAnswer;
-  return err;
+  UniqueFd mem(::openat(procdir.get(), "mem", O_RDONLY | O_CLOEXEC));
+  if (!mem) return EPERM;
+  InterceptedCall call(procdir.get(), mem.get(), *resolver, hello, host_uid, host_gid);
+  return Answer(call, req, listener.get());
 }
 
 MetadataSupervisor::MetadataSupervisor(std::shared_ptr<State> state) : state_(std::move(state)) {}

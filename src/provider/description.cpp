@@ -168,67 +168,38 @@ std::string WorkingDirectoryText(const RunSnapshot& s, const BackendTraits& trai
          "` (the run starts there): files written there persist from call to call.\n";
 }
 
-}  // namespace
-
-ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
-  const BackendTraits traits = executor_->Traits(s);
-  const PythonVersion version = validator_->EmbeddedVersion();
-  std::ostringstream core;
-  core << "Run Python " << version.major << "." << version.minor << " code in a sandbox ("
-       << BackendName(executor_->backend()) << " backend, " << IsolationName(executor_->isolation())
-       << " isolation)." << (traits.isolation_meaning.empty() ? "" : " ")
-       << traits.isolation_meaning
-       << " Write one program that does the whole task. Top-level `await` works; the "
-       << "value of a final bare expression is returned as `output`; print what you need to see."
-       << "\n\n";
-  if (options_.validate) {
-    if (auto imports = validator_->AllowedImports(s.policy); imports.ok()) {
-      core << "Imports allowed (" << (options_.executor.site_packages ? "" : "standard library, ")
-           << "nothing else): " << ImportList(*imports) << ".\n";
-    } else {
-      core << "Imports: only what the validator's policy allows; a blocked one is a violation "
-              "with a hint.\n";
-    }
-    auto blocked = validator_->BlockedBuiltins(s.policy);
-    if (blocked.ok() && s.policy.allowed_builtins) {
-      // An allow-list: naming what is left is shorter than naming the ~150 blocked ones.
-      std::vector<std::string> usable;
-      for (const auto& b : *s.policy.allowed_builtins) {
-        if (std::find(blocked->begin(), blocked->end(), b) == blocked->end()) usable.push_back(b);
-      }
-      core << "Builtins: only " << (usable.empty() ? std::string("none") : Joined(usable)) << ".\n";
-    } else if (blocked.ok() && !ListedBuiltins(*blocked).empty()) {
-      core << "Builtins: all except " << Joined(ListedBuiltins(*blocked)) << ".\n";
-    }
-    core << "Classes, dataclasses, Enum work. Dunder attributes (x.__class__) are refused but "
-            "__name__, __doc__ and methods (__init__).\n";
-    core << "Code: at most " << internal::BytesText(s.policy.max_code_bytes)
-         << ", checked before it runs; rejected code comes back as `violations` with hints.\n";
+// What the validator allows: imports, builtins, the forms of code, the code's size.
+void DescribeValidation(std::ostringstream& core, Validator& validator,
+                        const ValidationPolicy& policy, bool site_packages) {
+  if (auto imports = validator.AllowedImports(policy); imports.ok()) {
+    core << "Imports allowed (" << (site_packages ? "" : "standard library, ")
+         << "nothing else): " << ImportList(*imports) << ".\n";
+  } else {
+    core << "Imports: only what the validator's policy allows; a blocked one is a violation "
+            "with a hint.\n";
   }
-  core
-      << internal::LimitsForModel(s.limits) << "\n\n"
-      << "Tools: call a host tool with `await name(arg=value)` or `await call_tool(\"name\", "
-         "arg=value)` (keyword arguments only; `asyncio.gather` runs calls at once). It returns "
-         "the JSON result as Python values; a failure raises ToolError (.error_type, "
-         ".message).\n\n"
-      << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
-      << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
-      << "traceback}, violations [{line, col, rule, message, hint}], files (written to rw mounts), "
-      << "tool_calls.\n"
-      << "State does not persist between calls: " << traits.fresh_start
-      << " A session keeps its globals.\n";
-
-  std::ostringstream out;
-  if (options_.validate) {
-    out << "Code forms: getattr(obj, \"name\", default) and hasattr(obj, \"name\") take a "
-           "literal public name; vars(obj) and obj.__dict__ give a read-only copy of its public "
-           "attributes; `import sys` is a read-only view (version, version_info, platform, "
-           "maxsize, argv, stdout/stderr write and flush, getsizeof); a module that is not "
-           "available may be imported in `try:` with an `except ImportError:` fallback.\n\n";
+  auto blocked = validator.BlockedBuiltins(policy);
+  if (blocked.ok() && policy.allowed_builtins) {
+    // An allow-list: naming what is left is shorter than naming the ~150 blocked ones.
+    std::vector<std::string> usable;
+    for (const auto& b : *policy.allowed_builtins) {
+      if (std::find(blocked->begin(), blocked->end(), b) == blocked->end()) usable.push_back(b);
+    }
+    core << "Builtins: only " << (usable.empty() ? std::string("none") : Joined(usable)) << ".\n";
+  } else if (blocked.ok() && !ListedBuiltins(*blocked).empty()) {
+    core << "Builtins: all except " << Joined(ListedBuiltins(*blocked)) << ".\n";
   }
+  core << "Classes, dataclasses, Enum work. Dunder attributes (x.__class__) are refused but "
+          "__name__, __doc__ and methods (__init__).\n";
+  core << "Code: at most " << internal::BytesText(policy.max_code_bytes)
+       << ", checked before it runs; rejected code comes back as `violations` with hints.\n";
+}
+
+// The host tools, then each upstream MCP server's ("server.tool") under its server's name.
+void DescribeTools(std::ostringstream& out, const std::vector<HostTool>& tools) {
   std::vector<const HostTool*> upstream;  // "server.tool": an upstream MCP server's
   bool any_host_tool = false;
-  for (const auto& tool : s.tools) {
+  for (const auto& tool : tools) {
     if (tool.name.find('.') != std::string::npos) {
       upstream.push_back(&tool);
     } else {
@@ -250,7 +221,11 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
     }
     DescribeUpstreamTool(out, *tool);
   }
+}
 
+// The working directory, the mounted files and the network the run may reach.
+void DescribeFilesAndNetwork(std::ostringstream& out, const RunSnapshot& s,
+                             const BackendTraits& traits) {
   out << "\n" << WorkingDirectoryText(s, traits);
   if (!s.mounts.empty() || !traits.files.empty()) out << "Files:\n";
   for (const auto& m : s.mounts) {
@@ -280,6 +255,47 @@ ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
     for (const auto& n : s.network_targets) out << " " << n;
     out << "\n";
   }
+}
+
+}  // namespace
+
+ToolDescriptionParts CodeActProvider::DescribeRun(const RunSnapshot& s) const {
+  const BackendTraits traits = executor_->Traits(s);
+  const PythonVersion version = validator_->EmbeddedVersion();
+  std::ostringstream core;
+  core << "Run Python " << version.major << "." << version.minor << " code in a sandbox ("
+       << BackendName(executor_->backend()) << " backend, " << IsolationName(executor_->isolation())
+       << " isolation)." << (traits.isolation_meaning.empty() ? "" : " ")
+       << traits.isolation_meaning
+       << " Write one program that does the whole task. Top-level `await` works; the "
+       << "value of a final bare expression is returned as `output`; print what you need to see."
+       << "\n\n";
+  if (options_.validate) {
+    DescribeValidation(core, *validator_, s.policy, options_.executor.site_packages);
+  }
+  core
+      << internal::LimitsForModel(s.limits) << "\n\n"
+      << "Tools: call a host tool with `await name(arg=value)` or `await call_tool(\"name\", "
+         "arg=value)` (keyword arguments only; `asyncio.gather` runs calls at once). It returns "
+         "the JSON result as Python values; a failure raises ToolError (.error_type, "
+         ".message).\n\n"
+      << "Result fields: stdout, stderr, success, outcome (ok, error, validation_failed, timeout, "
+      << "memory_limit, cpu_limit, output_limit, ...), exit_code, output, error {type, message, "
+      << "traceback}, violations [{line, col, rule, message, hint}], files (written to rw mounts), "
+      << "tool_calls.\n"
+      << "State does not persist between calls: " << traits.fresh_start
+      << " A session keeps its globals.\n";
+
+  std::ostringstream out;
+  if (options_.validate) {
+    out << "Code forms: getattr(obj, \"name\", default) and hasattr(obj, \"name\") take a "
+           "literal public name; vars(obj) and obj.__dict__ give a read-only copy of its public "
+           "attributes; `import sys` is a read-only view (version, version_info, platform, "
+           "maxsize, argv, stdout/stderr write and flush, getsizeof); a module that is not "
+           "available may be imported in `try:` with an `except ImportError:` fallback.\n\n";
+  }
+  DescribeTools(out, s.tools);
+  DescribeFilesAndNetwork(out, s, traits);
   return {core.str(), out.str()};
 }
 

@@ -23,6 +23,7 @@
 
 #include "backends/executor_introspection.hpp"
 #include "codeact/json.hpp"
+#include "common/status_macros.hpp"
 #include "files/bounded_read.hpp"
 #include "files/mount_capture.hpp"
 #include "os/errno_status.hpp"
@@ -202,7 +203,7 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
           OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
 }
 
-// What the code can reach: files, the environment, the network, other processes.
+// What the code can reach: files, the environment, the network.
 std::vector<Probe> ReachProbes() {
   return {
       {"read /etc/passwd", ProcessLevel::kContainsWithLandlock,
@@ -263,6 +264,12 @@ std::vector<Probe> ReachProbes() {
            return {false, "connected to the host's port"};
          return {true, OutcomeText(r)};
        }},
+  };
+}
+
+// What the code can see of other processes and of files it cannot open.
+std::vector<Probe> VisibilityProbes() {
+  return {
       {"see host processes", ProcessLevel::kContainsWithLandlock,
        [](const Fixture&) {
          return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))";
@@ -373,7 +380,9 @@ std::vector<Probe> LimitProbes() {
 
 // The host-level attacks: each would act on the host itself if it were not contained, so each
 // is written to change nothing even then (the same value written back, the same mode set).
-std::vector<Probe> HostAttackProbes() {
+// These would change the host: a kernel setting, a setuid file, a private file's mode, another
+// process's limits.
+std::vector<Probe> HostChangeProbes() {
   return {
       {"write a /proc/sys setting", ProcessLevel::kContains,
        [](const Fixture&) {
@@ -424,6 +433,13 @@ std::vector<Probe> HostAttackProbes() {
          const std::string done = Short(r.stdout_text);
          return {done == "changed:", done == "changed:" ? "every call refused" : done};
        }},
+  };
+}
+
+// More host-level attacks (as above): these would expose the host — a world-writable file left
+// in a mount, a device node's mode, the host's environment.
+std::vector<Probe> HostExposureProbes() {
+  return {
       {"leave a world-writable file in a mount", ProcessLevel::kContainsWithGuard,
        [](const Fixture& f) {
          return "import os\np = " + Py(f.rw_seen + "/ww") + "\nd = " + Py(f.rw_seen + "/wwd") +
@@ -543,7 +559,8 @@ std::vector<Probe> ExhaustionProbes() {
 const std::vector<Probe>& Probes() {
   static const std::vector<Probe> probes = [] {
     std::vector<Probe> all;
-    for (auto group : {ReachProbes, LimitProbes, HostAttackProbes, ExhaustionProbes}) {
+    for (auto group : {ReachProbes, VisibilityProbes, LimitProbes, HostChangeProbes,
+                       HostExposureProbes, ExhaustionProbes}) {
       std::vector<Probe> some = group();
       all.insert(all.end(), std::make_move_iterator(some.begin()),
                  std::make_move_iterator(some.end()));
@@ -709,11 +726,11 @@ std::vector<std::string> IsolationProbeNames() {
 StatusOr<ProbeReport> RunIsolationProbe(Executor& executor, const std::string& name) {
   for (const auto& p : Probes()) {
     if (name != p.name) continue;
-    auto root = TempDir::Create("codeact-selftest-");
-    if (!root.ok()) return root.status();
-    auto fixture = MakeFixture(root->path(), executor.isolation() == IsolationLevel::kNamespaces);
-    if (!fixture.ok()) return fixture.status();
-    return Run(executor, p, *fixture);
+    CODEACT_ASSIGN_OR_RETURN(TempDir root, TempDir::Create("codeact-selftest-"));
+    CODEACT_ASSIGN_OR_RETURN(
+        Fixture fixture,
+        MakeFixture(root.path(), executor.isolation() == IsolationLevel::kNamespaces));
+    return Run(executor, p, fixture);
   }
   return NotFound("no probe named \"" + name + "\"");
 }
@@ -721,9 +738,8 @@ StatusOr<ProbeReport> RunIsolationProbe(Executor& executor, const std::string& n
 StatusOr<std::vector<ProbeReport>> RunIsolationProbes(Executor& executor) {
   std::vector<ProbeReport> reports;
   for (const auto& name : IsolationProbeNames()) {
-    auto report = RunIsolationProbe(executor, name);
-    if (!report.ok()) return report.status();
-    reports.push_back(std::move(*report));
+    CODEACT_ASSIGN_OR_RETURN(ProbeReport report, RunIsolationProbe(executor, name));
+    reports.push_back(std::move(report));
   }
   return reports;
 }

@@ -5,6 +5,7 @@
 
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
+#include "common/status_macros.hpp"
 #include "files/mount_capture.hpp"
 
 namespace codeact::internal {
@@ -115,9 +116,7 @@ class LocalSession final : public ExecutorSession {
       state = SessionState::kKept;
       return child;
     }
-    auto started = config_.start();
-    if (!started.ok()) return started.status();
-    child = std::shared_ptr<SessionChild>(std::move(*started));
+    CODEACT_ASSIGN_OR_RETURN(child, config_.start());
     state = started_before_ ? SessionState::kRestarted : SessionState::kNew;
     if (started_before_) {
       note = "a new interpreter for the session: the last one ended (" + ended_because_ +
@@ -153,7 +152,8 @@ class LocalSession final : public ExecutorSession {
     child.reset();
   }
 
-  ExecutionResult RunLocked(const ExecutionRequest& request) {
+  // Why `request` cannot run in this session now; nothing when it can.
+  std::optional<ExecutionResult> Refusal(const ExecutionRequest& request) {
     if (request.validate_in_child) {
       return NotRunResult(Outcome::kSetupError,
                           "a session's runs are validated in the host, not in its interpreter");
@@ -161,12 +161,100 @@ class LocalSession final : public ExecutorSession {
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
+    std::lock_guard lock(mu_);
+    if (paused_since_) {
+      return NotRunResult(Outcome::kSetupError, "the session is paused: resume it first");
+    }
+    return std::nullopt;
+  }
+
+  // How the host loop of a run ended, and which limit the watcher saw first.
+  struct WatchedEnd {
+    LoopResult ended;
+    std::optional<Outcome> limit_hit;
+    std::int64_t cpu_used_ms = 0;
+  };
+
+  // Runs `request.code` through `loop` while a watcher holds the run to the wall clock (paused
+  // time left out) and to the CPU time the group used since `before`.
+  WatchedEnd RunWatched(HostLoop& loop, SessionChild& child, const ExecutionRequest& request,
+                        const ExecutionLimits& limits, const CgroupUsage& before,
+                        const std::optional<RuntimeGuardSpec>& guard) {
+    const std::int64_t cpu_limit_ms = limits.cpu_time_s * 1000;
+
+    // The wall clock and the CPU time are the watcher's: the host loop's own deadline cannot
+    // leave paused time out. It stops the loop through `stop`, as the caller's token does.
+    CancellationSource stop;
+    CancellationRegistration forward = request.cancel.OnCancel([&stop] { stop.Cancel(""); });
+    std::mutex watch_mu;
+    std::condition_variable watch_cv;
+    bool done = false;
+    WatchedEnd end;
+    const auto start = Clock::now();
+    Clock::duration paused_at_start;
     {
       std::lock_guard lock(mu_);
-      if (paused_since_) {
-        return NotRunResult(Outcome::kSetupError, "the session is paused: resume it first");
-      }
+      paused_at_start = paused_total_;
     }
+    std::thread watcher([&] {
+      std::unique_lock lock(watch_mu);
+      while (!watch_cv.wait_for(lock, kWatchInterval, [&] { return done; })) {
+        if (ActiveSince(start, paused_at_start) >=
+            std::chrono::milliseconds(limits.wall_timeout_ms)) {
+          end.limit_hit = Outcome::kTimeout;
+        } else if (const CgroupUsage now = child.cgroup->Usage(); now.cpu_ms && before.cpu_ms) {
+          end.cpu_used_ms = *now.cpu_ms - *before.cpu_ms;
+          if (end.cpu_used_ms >= cpu_limit_ms) end.limit_hit = Outcome::kCpuLimit;
+        }
+        if (end.limit_hit) {
+          stop.Cancel("limit");
+          return;
+        }
+      }
+    });
+    // Far beyond any wall clock: the watcher ends the run first.
+    const auto no_deadline = start + std::chrono::hours(24 * 365);
+    end.ended =
+        loop.Run(request.code, no_deadline, /*child_ready=*/true,
+                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/false}, stop.token());
+    {
+      std::lock_guard lock(watch_mu);
+      done = true;
+    }
+    watch_cv.notify_all();
+    watcher.join();
+    forward = CancellationRegistration();
+    return end;
+  }
+
+  // A run that did not end clean, or whose interpreter could not be frozen after it, ends the
+  // interpreter, and its result says so.
+  void DropAfterRun(std::shared_ptr<SessionChild>& child, bool clean,
+                    const std::string& freeze_failed, ExecutionResult& r) {
+    if (!clean || (r.outcome != Outcome::kOk && r.outcome != Outcome::kError)) {
+      ended_because_ = "a run ended as " + std::string(OutcomeName(r.outcome));
+    } else if (!freeze_failed.empty()) {
+      // What cannot be stopped between calls does not stay.
+      ended_because_ = "it could not be frozen after a run: " + freeze_failed;
+    } else {
+      return;
+    }
+    Drop(child);
+    r.message += std::string(r.message.empty() ? "" : "; ") +
+                 "the session's interpreter was ended; the next run starts a new one";
+  }
+
+  // The snapshot's tools; an approved run's need no approval.
+  std::vector<HostTool> ToolsFor(const ExecutionRequest& request) const {
+    std::vector<HostTool> tools = config_.snapshot.tools;
+    if (request.tools_approved) {
+      for (auto& tool : tools) tool.requires_approval = false;
+    }
+    return tools;
+  }
+
+  ExecutionResult RunLocked(const ExecutionRequest& request) {
+    if (auto refused = Refusal(request)) return std::move(*refused);
     SessionState state = SessionState::kKept;
     std::string note;
     auto ready = ChildForRun(state, note);
@@ -175,10 +263,7 @@ class LocalSession final : public ExecutorSession {
 
     const ExecutionLimits& limits = config_.snapshot.limits;
     Child& process = *child->child;
-    std::vector<HostTool> tools = config_.snapshot.tools;
-    if (request.tools_approved) {
-      for (auto& tool : tools) tool.requires_approval = false;
-    }
+    const std::vector<HostTool> tools = ToolsFor(request);  // the loop holds a reference
     HostLoop loop({process.stdout_fd(), process.stderr_fd(), process.bridge_to_child_fd(),
                    process.bridge_from_child_fd()},
                   tools, limits);
@@ -198,51 +283,9 @@ class LocalSession final : public ExecutorSession {
                           "cannot thaw the session's interpreter: " + s.message() +
                               "; the next run starts a new one");
     }
-    const std::int64_t cpu_limit_ms = limits.cpu_time_s * 1000;
-
-    // The wall clock and the CPU time are the watcher's: the host loop's own deadline cannot
-    // leave paused time out. It stops the loop through `stop`, as the caller's token does.
-    CancellationSource stop;
-    CancellationRegistration forward = request.cancel.OnCancel([&stop] { stop.Cancel(""); });
-    std::mutex watch_mu;
-    std::condition_variable watch_cv;
-    bool done = false;
-    std::optional<Outcome> limit_hit;
-    std::int64_t cpu_used_ms = 0;
-    const auto start = Clock::now();
-    Clock::duration paused_at_start;
-    {
-      std::lock_guard lock(mu_);
-      paused_at_start = paused_total_;
-    }
-    std::thread watcher([&] {
-      std::unique_lock lock(watch_mu);
-      while (!watch_cv.wait_for(lock, kWatchInterval, [&] { return done; })) {
-        if (ActiveSince(start, paused_at_start) >=
-            std::chrono::milliseconds(limits.wall_timeout_ms)) {
-          limit_hit = Outcome::kTimeout;
-        } else if (const CgroupUsage now = child->cgroup->Usage(); now.cpu_ms && before.cpu_ms) {
-          cpu_used_ms = *now.cpu_ms - *before.cpu_ms;
-          if (cpu_used_ms >= cpu_limit_ms) limit_hit = Outcome::kCpuLimit;
-        }
-        if (limit_hit) {
-          stop.Cancel("limit");
-          return;
-        }
-      }
-    });
-    // Far beyond any wall clock: the watcher ends the run first.
-    const auto no_deadline = start + std::chrono::hours(24 * 365);
-    LoopResult ended =
-        loop.Run(request.code, no_deadline, /*child_ready=*/true,
-                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/false}, stop.token());
-    {
-      std::lock_guard lock(watch_mu);
-      done = true;
-    }
-    watch_cv.notify_all();
-    watcher.join();
-    forward = CancellationRegistration();
+    WatchedEnd watched = RunWatched(loop, *child, request, limits, before, guard);
+    LoopResult& ended = watched.ended;
+    const std::optional<Outcome>& limit_hit = watched.limit_hit;
 
     // A run that ended with its own terminal frame leaves the interpreter ready for the next;
     // anything else (a limit, a crash, a broken bridge, a cancellation) ends it.
@@ -275,25 +318,14 @@ class LocalSession final : public ExecutorSession {
     if (!clean && limit_hit == Outcome::kCpuLimit && !oom_killed) {
       r.outcome = Outcome::kCpuLimit;
       r.message = "CPU time limit of " + std::to_string(limits.cpu_time_s) +
-                  " s exceeded (this run used " + std::to_string(cpu_used_ms) + " ms)";
+                  " s exceeded (this run used " + std::to_string(watched.cpu_used_ms) + " ms)";
     }
     Capture capture = CaptureChanges(mounts_before, config_.snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     if (after.cpu_ms && before.cpu_ms) r.usage.cpu_ms = *after.cpu_ms - *before.cpu_ms;
     r.usage.peak_memory_bytes = after.peak_memory_bytes;  // the session's peak so far
-    if (!clean || (r.outcome != Outcome::kOk && r.outcome != Outcome::kError)) {
-      ended_because_ = "a run ended as " + std::string(OutcomeName(r.outcome));
-      Drop(child);
-      r.message += std::string(r.message.empty() ? "" : "; ") +
-                   "the session's interpreter was ended; the next run starts a new one";
-    } else if (!freeze_failed.empty()) {
-      // What cannot be stopped between calls does not stay.
-      ended_because_ = "it could not be frozen after a run: " + freeze_failed;
-      Drop(child);
-      r.message += std::string(r.message.empty() ? "" : "; ") +
-                   "the session's interpreter was ended; the next run starts a new one";
-    }
+    DropAfterRun(child, clean, freeze_failed, r);
     r.session_state = state;
     if (!note.empty()) r.message = note + (r.message.empty() ? "" : "; " + r.message);
     return r;
