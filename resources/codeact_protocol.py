@@ -1,7 +1,7 @@
 """The protocol between the codeact host and its Python children, child side.
 
 The host's definition is src/bridge/protocol.hpp; TABLE below is its copy, and
-tests/unit/protocol_test.cpp fails when the two disagree. Every frame a child sends is built by
+tests/unit/bridge/protocol_test.cpp fails when the two disagree. Every frame a child sends is built by
 a function of this module, and every frame it receives is checked by one; the runner
 (runner.py), the fork server's zygote (runner_zygote.py) and the hyperlight worker
 (hyperlight_worker.py) use nothing else. Stdlib only, and cheap to import: a cold child imports

@@ -1,12 +1,12 @@
 // The "list /" probe's judgement: the sandbox's own entries (its skeleton, and the directories on
 // the way to an interpreter installed outside the system paths) are not the host's.
+#include "selftest/isolation_probes.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include "selftest/isolation_probes.hpp"
 
 namespace codeact::internal {
 namespace {

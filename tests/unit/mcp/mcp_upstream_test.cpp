@@ -1,8 +1,9 @@
 // The pure parts of upstream MCP servers (codeact/mcp_upstream.hpp): how --mcp-server's command
 // line is split, how tool names become identifiers, and which server names are refused.
+#include "codeact/mcp_upstream.hpp"
+
 #include <gtest/gtest.h>
 
-#include "codeact/mcp_upstream.hpp"
 #include "mcp/mcp_upstream.hpp"
 
 namespace codeact {
