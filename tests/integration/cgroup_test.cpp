@@ -28,14 +28,14 @@
 
 #include "backends/local/local_executor.hpp"
 #include "backends/run_outcome.hpp"
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "codeact/executor.hpp"
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/session_cgroups.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "bench/programs.hpp"
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "common/data_dir.hpp"
 #include "process/child.hpp"
 

@@ -11,7 +11,7 @@
 #include "codeact/executor.hpp"
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

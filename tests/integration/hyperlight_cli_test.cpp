@@ -7,7 +7,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
 

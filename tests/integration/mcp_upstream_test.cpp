@@ -16,10 +16,10 @@
 #include <sstream>
 #include <thread>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "codeact/log.hpp"
 #include "codeact/provider.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

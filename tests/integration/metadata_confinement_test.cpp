@@ -17,9 +17,9 @@
 #include <memory>
 
 #include "backends/local/local_executor.hpp"
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "files/mount_capture.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -20,7 +20,7 @@
 #include "process/run_cgroup.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "selftest/isolation_probes.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

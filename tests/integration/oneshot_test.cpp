@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "backends/local/runner_files.hpp"
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "common/user_cache.hpp"

@@ -18,10 +18,10 @@
 #include <sstream>
 
 #include "backends/local/local_executor.hpp"
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "limits/limit_table.hpp"
 #include "process/posix_util.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -22,7 +22,7 @@
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
 #include "process/posix_util.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "json/base64.hpp"
 #include "process/child.hpp"
 

@@ -11,10 +11,10 @@
 #include <set>
 #include <string>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 #include "http_server/jwt.hpp"
-#include "serve_support.hpp"
-#include "test_support.hpp"
+#include "testing/serve_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

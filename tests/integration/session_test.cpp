@@ -18,7 +18,7 @@
 
 #include "codeact/provider.hpp"
 #include "files/scratch_owner.hpp"
-#include "integration/test_support.hpp"
+#include "testing/test_support.hpp"
 #include "process/run_cgroup.hpp"
 #include "provider/client_sessions.hpp"
 

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "codeact/executor.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

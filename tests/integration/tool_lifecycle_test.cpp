@@ -15,7 +15,7 @@
 #include "bridge/tool_workers.hpp"
 #include "codeact/command_tool.hpp"
 #include "codeact/executor.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -16,7 +16,7 @@
 #include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "process/child.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -373,7 +373,7 @@ std::set<pid_t> WithDescendants(pid_t pid) {
   return all;
 }
 
-// The pool host (tests/helpers/pool_host.cpp) with a pool of 2 at `level`, and this process's
+// The pool host (tests/testing/pool_host.cpp) with a pool of 2 at `level`, and this process's
 // TMPDIR: a non-root user may have no other place for scratch directories.
 internal::LaunchSpec PoolHostSpec(const char* level) {
   internal::LaunchSpec spec;

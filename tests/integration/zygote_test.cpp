@@ -17,7 +17,7 @@
 #include "codeact/json.hpp"
 #include "process/run_cgroup.hpp"
 #include "selftest/isolation_probes.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -9,7 +9,7 @@
 #include "egress/address_policy.hpp"
 #include "egress/egress_tools.hpp"
 #include "egress/http_client.hpp"
-#include "helpers/http_test_server.hpp"
+#include "testing/http_test_server.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -11,33 +11,16 @@
 
 #include "codeact/json.hpp"
 #include "codeact/provider.hpp"
+#include "testing/fake_executor.hpp"
 
 namespace codeact {
 namespace {
 
-class CountingExecutor final : public Executor {
- public:
-  ExecutionResult Execute(const ExecutionRequest&, const RunSnapshot& snapshot) override {
-    ++runs;
-    last_tools.clear();
-    for (const auto& t : snapshot.tools) last_tools.push_back(t.name);
-    ExecutionResult r;
-    r.outcome = Outcome::kOk;
-    r.exit_code = 0;
-    return r;
-  }
-  BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
-  BackendTraits Traits(const RunSnapshot&) const override {
-    return {false, false, "", "every call starts a fresh interpreter."};
-  }
-  int runs = 0;
-  std::vector<std::string> last_tools;
-};
+using testing::FakeExecutor;
 
-std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {},
-                                      CountingExecutor** fake = nullptr) {
-  auto executor = std::make_unique<CountingExecutor>();
+std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {}, FakeExecutor** fake = nullptr) {
+  auto executor = std::make_unique<FakeExecutor>();
+  executor->traits_ = {false, false, "", "every call starts a fresh interpreter."};
   if (fake) *fake = executor.get();
   auto p = CodeActProvider::Create(std::move(options), std::move(executor));
   EXPECT_TRUE(p.ok()) << p.status().message();
@@ -62,7 +45,7 @@ std::string TempDir(const std::string& name) {
 // --- tool calls are awaited -----------------------------------------------------------------
 
 TEST(MafPortTest, AToolCallUsedWithoutAwaitFailsValidationWithTheLine) {
-  CountingExecutor* fake = nullptr;
+  FakeExecutor* fake = nullptr;
   auto p = Make({}, &fake);
   ASSERT_TRUE(p->AddTool(Tool("add")).ok());
   const ExecutionResult r = p->Execute("x = 1\nr = add(a=1, b=2)\nprint(r)\n");
@@ -77,7 +60,7 @@ TEST(MafPortTest, AToolCallUsedWithoutAwaitFailsValidationWithTheLine) {
 }
 
 TEST(MafPortTest, AwaitedCallsAndFanOutsRun) {
-  CountingExecutor* fake = nullptr;
+  FakeExecutor* fake = nullptr;
   auto p = Make({}, &fake);
   ASSERT_TRUE(p->AddTool(Tool("add")).ok());
   for (const char* code : {
@@ -181,7 +164,7 @@ TEST(MafPortTest, MountAndNetworkListsAndBatches) {
 // --- ExecuteCodeFunction --------------------------------------------------------------------
 
 TEST(MafPortTest, ExecuteCodeFunctionIsBoundToItsSnapshotUntilRefresh) {
-  CountingExecutor* fake = nullptr;
+  FakeExecutor* fake = nullptr;
   auto p = Make({}, &fake);
   ASSERT_TRUE(p->AddTool(Tool("first_tool")).ok());
   ExecuteCodeFunction function(p);
@@ -277,7 +260,7 @@ TEST(MafPortTest, AWorkingDirectoryIsAReadWriteMountAtWork) {
 
   ProviderOptions missing;
   missing.working_directory = "/no/such/codeact/dir";
-  auto refused = CodeActProvider::Create(missing, std::make_unique<CountingExecutor>());
+  auto refused = CodeActProvider::Create(missing, std::make_unique<FakeExecutor>());
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("working directory"), std::string::npos);
 }

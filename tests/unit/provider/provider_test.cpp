@@ -10,51 +10,23 @@
 #include <thread>
 
 #include "codeact/json.hpp"
+#include "testing/fake_executor.hpp"
 
 namespace codeact {
 namespace {
 
 namespace bj = boost::json;
 
-// Records what it was asked to run; runs nothing.
-class FakeExecutor final : public Executor {
- public:
-  ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
-    ++runs;
-    std::lock_guard lock(mu);
-    last_code = request.code;
-    last_tools = snapshot.tools.size();
-    last_gated.clear();
-    for (const auto& t : snapshot.tools) {
-      if (t.requires_approval) last_gated.push_back(t.name);
-    }
-    ExecutionResult r;
-    r.outcome = Outcome::kOk;
-    r.exit_code = 0;
-    r.stdout_text = "ran\n";
-    return r;
-  }
-  BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override { return isolation_; }
-  BackendTraits Traits(const RunSnapshot&) const override {
-    BackendTraits t = traits_;
-    t.host_paths_visible = isolation_ == IsolationLevel::kProcess;
-    return t;
-  }
-
-  std::atomic<int> runs{0};
-  std::mutex mu;
-  std::string last_code;
-  std::size_t last_tools = 0;
-  std::vector<std::string> last_gated;  // tools still gated in the last run's snapshot
-  IsolationLevel isolation_ = IsolationLevel::kProcess;
-  BackendTraits traits_{false, false, "", "every call starts a fresh interpreter."};
-};
+using testing::FakeExecutor;
 
 struct TestProvider {
   static std::shared_ptr<CodeActProvider> Make(ProviderOptions options = {},
                                                FakeExecutor** fake = nullptr) {
+    // Records what it was asked to run; runs nothing; prints "ran".
     auto executor = std::make_unique<FakeExecutor>();
+    executor->stdout_text = "ran\n";
+    executor->traits_ = {false, false, "", "every call starts a fresh interpreter."};
+    executor->host_paths_follow_isolation = true;
     if (fake) *fake = executor.get();
     return *CodeActProvider::Create(std::move(options), std::move(executor));
   }

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "codeact/provider.hpp"
+#include "testing/fake_executor.hpp"
+#include "testing/fake_validator.hpp"
 
 namespace codeact {
 namespace {
@@ -26,35 +28,19 @@ namespace json = boost::json;
 using internal::McpServer;
 using internal::McpServerOptions;
 
+using testing::FakeExecutor;
 // Rejects any code that mentions "import os"; accepts the rest.
-class FakeValidator final : public Validator {
- public:
-  ValidationReport Validate(std::string_view code, const ValidationPolicy&) override {
-    ValidationReport r;
-    if (code.find("import os") != std::string_view::npos) {
-      r.ok = false;
-      r.violations.push_back(
-          {1, 0, "import-blocked", "import of \"os\" is not allowed", "use the mounts"});
-    }
-    return r;
-  }
-  StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy&) override {
-    return std::vector<std::string>{"math"};
-  }
-  PythonVersion EmbeddedVersion() const override { return {3, 11}; }
-  std::string InstallationInterpreter() const override { return "/usr/bin/python3.11"; }
-};
+using testing::FakeValidator;
 
-// Answers by the shape of the code:
+// The fake executor's script, which answers by the shape of the code:
 //   "barrier:<n>"  waits until `barrier_size` runs have been in flight at once, prints <n>
 //   "block"        waits until the run is cancelled (at most 30 s), then ends as `cancelled`
 //   "sleep:<ms>"   takes that long, then prints "slept"
 //   "raise"        a user exception
 //   anything else  prints "hello", writes "warn" to stderr, returns 42, one tool call
-class FakeExecutor final : public Executor {
+class ScriptedRuns {
  public:
-  BackendTraits Traits(const RunSnapshot&) const override { return {}; }
-  ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot&) override {
+  ExecutionResult Answer(const ExecutionRequest& request) {
     ExecutionResult r;
     r.backend = "local";
     r.isolation = "process";
@@ -118,8 +104,6 @@ class FakeExecutor final : public Executor {
     r.outcome = Outcome::kOk;
     return r;
   }
-  BackendKind backend() const override { return BackendKind::kLocal; }
-  IsolationLevel isolation() const override { return IsolationLevel::kProcess; }
 
   std::mutex mu;
   std::condition_variable cv;
@@ -135,8 +119,10 @@ class FakeExecutor final : public Executor {
 class McpServerTest : public ::testing::Test {
  protected:
   McpServerTest() {
-    auto executor = std::make_unique<FakeExecutor>();
-    executor_ = executor.get();
+    auto executor = std::make_unique<FakeExecutor>(
+        [script = script_](const ExecutionRequest& request, const RunSnapshot&) {
+          return script->Answer(request);
+        });
     provider_ = *CodeActProvider::Create(ProviderOptions{}, std::move(executor),
                                          std::make_shared<FakeValidator>());
   }
@@ -202,7 +188,7 @@ class McpServerTest : public ::testing::Test {
                       {"clientInfo", json::object{{"name", "test"}, {"version", "1"}}}}}});
   }
 
-  FakeExecutor* executor_ = nullptr;
+  std::shared_ptr<ScriptedRuns> script_ = std::make_shared<ScriptedRuns>();
   std::shared_ptr<CodeActProvider> provider_;
   std::mutex args_mu_;
   std::vector<std::string> seen_arguments_;
@@ -542,7 +528,7 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
   McpServerOptions o = Options();
   o.max_concurrent_calls = 4;
   McpServer server(std::move(o));
-  executor_->barrier_size = 4;
+  script_->barrier_size = 4;
   std::string input = InitializeLine("2025-06-18") + "\n" +
                       R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
                       "\n";
@@ -566,8 +552,8 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
     answered.insert(n);
   }
   EXPECT_EQ(answered.size(), static_cast<std::size_t>(kCalls));
-  EXPECT_TRUE(executor_->reached_barrier) << "calls did not run concurrently";
-  EXPECT_EQ(executor_->max_in_flight, 4) << "more calls ran at once than max_concurrent_calls";
+  EXPECT_TRUE(script_->reached_barrier) << "calls did not run concurrently";
+  EXPECT_EQ(script_->max_in_flight, 4) << "more calls ran at once than max_concurrent_calls";
 }
 
 TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
@@ -746,7 +732,7 @@ class FdServe {
   bool stopped_ = false;
 };
 
-bool WaitStarted(FakeExecutor& e, int n) {
+bool WaitStarted(ScriptedRuns& e, int n) {
   std::unique_lock lock(e.mu);
   return e.cv.wait_for(lock, std::chrono::seconds(30), [&] { return e.started >= n; });
 }
@@ -758,7 +744,7 @@ TEST_F(McpServerTest, AStopLetsCallsFinishWithinTheGraceThenCancelsAndAnswersThe
   FdServe serve(server);
   serve.Send(CallLine(1, json::object{{"code", "sleep:100"}}));
   serve.Send(CallLine(2, json::object{{"code", "block"}}));
-  ASSERT_TRUE(WaitStarted(*executor_, 2));
+  ASSERT_TRUE(WaitStarted(*script_, 2));
   const auto stop = std::chrono::steady_clock::now();
   serve.Stop();
   EXPECT_TRUE(serve.Join());
@@ -801,7 +787,7 @@ TEST_F(McpServerTest, ASecondStopCancelsAtOnce) {
   McpServer server(std::move(o));
   FdServe serve(server);
   serve.Send(CallLine(1, json::object{{"code", "block"}}));
-  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
   const auto stop = std::chrono::steady_clock::now();
   serve.Stop();
   serve.Stop();
@@ -816,7 +802,7 @@ TEST_F(McpServerTest, AStopWhileWaitingAtEndOfInputStillCancels) {
   McpServer server(std::move(o));
   FdServe serve(server);
   serve.Send(CallLine(1, json::object{{"code", "block"}}));
-  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
   serve.CloseInput();
   serve.Stop();
   EXPECT_TRUE(serve.Join());
@@ -829,7 +815,7 @@ TEST_F(McpServerTest, AClientCancellationEndsTheRunAndTheCallIsNotAnswered) {
   FdServe serve(server);
   const std::string big = "123456789012345678901234567890";
   serve.Send(CallLine(1, json::object{{"code", "block"}}).replace(22, 1, big));
-  ASSERT_TRUE(WaitStarted(*executor_, 1));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
   serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + big +
              R"(,"reason":"user pressed stop"}})");
   serve.Send(R"({"jsonrpc":"2.0","id":6,"method":"ping"})");
@@ -837,9 +823,9 @@ TEST_F(McpServerTest, AClientCancellationEndsTheRunAndTheCallIsNotAnswered) {
   EXPECT_FALSE(serve.Join());
   EXPECT_EQ(serve.Lines(), 1u);  // the ping only
   EXPECT_TRUE(serve.ById().count("6"));
-  std::lock_guard lock(executor_->mu);
-  ASSERT_EQ(executor_->cancel_reasons.size(), 1u);
-  EXPECT_EQ(executor_->cancel_reasons[0], "the client cancelled the request: user pressed stop");
+  std::lock_guard lock(script_->mu);
+  ASSERT_EQ(script_->cancel_reasons.size(), 1u);
+  EXPECT_EQ(script_->cancel_reasons[0], "the client cancelled the request: user pressed stop");
 }
 
 std::vector<json::object> Progress(const std::vector<std::string>& lines) {

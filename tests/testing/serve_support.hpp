@@ -27,7 +27,7 @@
 
 #include "process/launch.hpp"
 #include "process/posix_util.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact::testing {
 
