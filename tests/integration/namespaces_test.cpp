@@ -249,19 +249,8 @@ TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
   s.policy.extra_allowed_imports.push_back("socket");
   const ExecutionResult r =
       testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)
-          ->Execute({"import socket, ctypes, os\nresults = []\n"
-                     "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
-                     "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == "
-                     "socket.AF_NETLINK else socket.SOCK_STREAM)\n"
-                     "        results.append('open')\n    except PermissionError:\n        "
-                     "results.append('denied')\n"
-                     "a, b = socket.socketpair(socket.AF_UNIX)\nresults.append('unix ok')\n"
-                     "libc = ctypes.CDLL(None, use_errno=True)\n"
-                     "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), "
-                     "('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
-                     "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, "
-                     "os.strerror(ctypes.get_errno())))\n"
-                     "print(results)"},
+          ->Execute({testing::Program(
+                        "namespaces/denied_system_calls_are_clean_errors_and_the_code_goes_on")},
                     s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(
@@ -368,8 +357,7 @@ TEST(IdentityTest, TheWorkingDirectoryIsBoundedAtTheNamespacesLevel) {
   ExecutionLimits limits;
   limits.max_workdir_bytes = 8LL << 20;
   const ExecutionResult r = RunSandboxed(
-      "try:\n    open('big', 'wb').write(b'x' * (16 << 20))\nexcept OSError as e:\n    "
-      "print(e.strerror)\n",
+      testing::Program("namespaces/the_working_directory_is_bounded_at_the_namespaces_level"),
       Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "No space left on device\n");
@@ -410,9 +398,7 @@ TEST(NamespacesTest, PooledChildrenAreSandboxedAndServeOneRunEach) {
   RunSnapshot s = Snapshot();
   s.mounts.push_back({root->path(), "/out", MountMode::kReadWrite, 1 << 20});
   const std::string code =
-      "import os\nfrom pathlib import Path\nprint(os.getuid(), sorted(os.listdir('/out')), 'g' in "
-      "globals())\n"
-      "g = 1\nPath('/out/n.txt').write_text('x' * (len(os.listdir('/out')) + 1))";
+      testing::Program("namespaces/pooled_children_are_sandboxed_and_serve_one_run_each");
   for (int i = 0; i < 4; ++i) {
     const ExecutionResult r = (*executor)->Execute({code}, s);
     EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;

@@ -18,9 +18,9 @@
 
 #include "codeact/provider.hpp"
 #include "files/scratch_owner.hpp"
-#include "testing/test_support.hpp"
 #include "process/run_cgroup.hpp"
 #include "provider/client_sessions.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -133,9 +133,7 @@ TEST(SessionTest, GlobalsImportsAndFilesCrossTheRunsOfOneSession) {
   PROVIDER_OR_SKIP(provider, Options());
   auto s = Open(*provider, "calc");
   ExecutionResult first = s->Execute(
-      "import json\nx = 41\nopen('kept.txt', 'w').write('work')\n"
-      "import tempfile, os\nopen(os.path.join(tempfile.gettempdir(), 't.txt'), "
-      "'w').write('tmp')\n");
+      testing::Program("session/globals_imports_and_files_cross_the_runs_of_one_session"));
   ASSERT_TRUE(first.success()) << first.message << first.stderr_text;
   EXPECT_EQ(first.session_state, SessionState::kNew);
   EXPECT_EQ(first.session, "calc");
@@ -182,9 +180,8 @@ TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
   PROVIDER_OR_SKIP(provider, Options());
   auto a = Open(*provider, "a");
   auto b = Open(*provider, "b");
-  ExecutionResult pid = a->Execute(
-      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
-      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\nos.getpid()");
+  ExecutionResult pid =
+      a->Execute(testing::Program("session/nothing_crosses_sessions_or_stateless_runs"));
   ASSERT_TRUE(pid.success()) << pid.message;
   const std::string probe =
       "import os, tempfile, glob\n"
@@ -201,17 +198,8 @@ TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
   EXPECT_FALSE(stateless.session_state.has_value());
 
   // Signals: b cannot reach a's interpreter (a pid namespace each), nor any process of a.
-  ExecutionResult kill = b->Execute(
-      "import os, signal\nhit = []\n"
-      "for p in range(1, 64):\n"
-      "    if p == os.getpid():\n"
-      "        continue\n"
-      "    try:\n"
-      "        os.kill(p, signal.SIGKILL)\n"
-      "        hit.append(p)\n"
-      "    except OSError:\n"
-      "        pass\n"
-      "hit");
+  ExecutionResult kill =
+      b->Execute(testing::Program("session/nothing_crosses_sessions_or_stateless_runs_2"));
   ASSERT_TRUE(kill.success()) << kill.message << kill.stderr_text;
   EXPECT_EQ(kill.output_json, "[]");
   ExecutionResult still = a->Execute("secret");
@@ -230,10 +218,7 @@ TEST(SessionTest, NothingCrossesSessionsAtTheProcessLevelOnARootHost) {
   auto a = Open(*provider, "a");
   auto b = Open(*provider, "b");
   ExecutionResult wrote = a->Execute(
-      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
-      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\n"
-      "try:\n    open('/tmp/codeact-session-probe-a', 'w').write('A')\n    wrote = True\n"
-      "except OSError:\n    wrote = False\n[os.getuid(), os.getpid(), wrote]");
+      testing::Program("session/nothing_crosses_sessions_at_the_process_level_on_a_root_host"));
   ASSERT_TRUE(wrote.success()) << wrote.message << wrote.stderr_text;
   EXPECT_TRUE(wrote.output_json.ends_with(",false]")) << wrote.output_json;
   ExecutionResult in_b = b->Execute(
@@ -279,9 +264,7 @@ TEST(SessionTest, CpuTimeIsCountedPerRun) {
   limits.wall_timeout_ms = 60'000;
   PROVIDER_OR_SKIP(provider, Options(limits));
   auto s = Open(*provider);
-  const std::string spin =
-      "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.6:\n    pass\n"
-      "runs = globals().get('runs', 0) + 1\nruns";
+  const std::string spin = testing::Program("session/cpu_time_is_counted_per_run");
   for (int i = 1; i <= 3; ++i) {
     ExecutionResult r = s->Execute(spin);
     ASSERT_TRUE(r.success()) << i << ": " << OutcomeName(r.outcome) << " " << r.message;
@@ -346,9 +329,7 @@ TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
   ASSERT_TRUE(r2.success()) << r2.message;
   EXPECT_EQ(r2.session_state, SessionState::kKept);
   EXPECT_EQ(r2.tool_calls, 2);
-  ExecutionResult r3 = s->Execute(
-      "try:\n    for _ in range(3):\n        await ping()\nexcept ToolError as e:\n"
-      "    err = str(e)\nerr");
+  ExecutionResult r3 = s->Execute(testing::Program("session/tool_budget_is_renewed_per_run"));
   ASSERT_TRUE(r3.success()) << r3.message;
   EXPECT_NE(r3.output_json.find("ToolBudgetExceeded"), std::string::npos) << r3.output_json;
   EXPECT_EQ(calls.load(), 6);
@@ -454,8 +435,7 @@ TEST(SessionTest, APausedSessionUsesNoCpuAndItsRunKeepsItsWallClock) {
   ExecutionResult r;
   std::thread run([&] {
     r = s->Execute(
-        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.5:\n"
-        "    pass\nq + 1");
+        testing::Program("session/a_paused_session_uses_no_cpu_and_its_run_keeps_its_wall_clock"));
   });
   ASSERT_TRUE(Eventually([] { return OnlySessionCpuMs().value_or(0) > 150; }));
   ASSERT_TRUE(s->Pause().ok());
@@ -520,10 +500,8 @@ TEST_P(SessionFreezeTest, ASpinningThreadUsesNoCpuAfterTheRunReturned) {
   EXPECT_FALSE(s->paused());
   // The next call thaws it: the spinner's CPU time in it is that call's, and it keeps the
   // globals (the counter the spinner raised, too).
-  ExecutionResult next = s->Execute(
-      "import time\na = spun[0]\np = time.process_time()\nt = time.monotonic()\n"
-      "while time.monotonic() - t < 0.3:\n    time.sleep(0.01)\n"
-      "[kept, spun[0] > a, int((time.process_time() - p) * 1000)]");
+  ExecutionResult next =
+      s->Execute(testing::Program("session/a_spinning_thread_uses_no_cpu_after_the_run_returned"));
   ASSERT_TRUE(next.success()) << OutcomeName(next.outcome) << " " << next.message;
   EXPECT_EQ(next.session_state, SessionState::kKept);
   ASSERT_TRUE(next.output_json.starts_with(R"(["spinning",true,)")) << next.output_json;
@@ -587,9 +565,8 @@ TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
     unguarded.executor.runtime_guard = false;
     PROVIDER_OR_SKIP(provider, unguarded);
     auto s = Open(*provider);
-    ExecutionResult r = s->Execute(
-        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(300)\n    os._exit(0)\n"
-        "pid");
+    ExecutionResult r =
+        s->Execute(testing::Program("session/close_leaves_no_process_fd_cgroup_or_directory"));
     ASSERT_TRUE(r.success()) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
     if (Status p = s->Pause(); p.ok()) {
       // Closing a frozen session kills it too.

@@ -22,6 +22,7 @@
 #include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "process/run_cgroup.hpp"
+#include "testing/fixtures.hpp"
 
 extern char** environ;
 
@@ -35,17 +36,6 @@ inline std::vector<std::string> EnvironmentWithTmpdir(const std::string& tmpdir)
   }
   env.push_back("TMPDIR=" + tmpdir);
   return env;
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline std::string Fixture(const std::string& name) {
-  return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/limits/" + name);
 }
 
 // A local executor with the given warm pool (0: every run starts its own child). The process

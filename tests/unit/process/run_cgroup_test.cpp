@@ -19,6 +19,7 @@
 
 #include "files/mount_capture.hpp"
 #include "process/child.hpp"
+#include "testing/fixtures.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -231,10 +232,9 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
   LaunchSpec spec;
   spec.executable = "/usr/bin/python3.11";
   // Each process forks 12 times at most (4096 processes in all, should the group not hold).
-  spec.args = {"-I", "-c",
-               "import os, time\nn = 0\nwhile n < 12:\n    try:\n        if os.fork() == 0:\n      "
-               "      os.setsid()\n"
-               "        n += 1\n    except OSError:\n        time.sleep(0.05)\ntime.sleep(3600)\n"};
+  spec.args = {
+      "-I", "-c",
+      testing::Program("run_cgroup/a_joined_child_and_its_setsid_fork_storm_are_killed_together")};
   spec.working_dir = "/";
   spec.bridge = false;
   spec.cgroup_procs = (*group)->procs_files();
@@ -275,9 +275,7 @@ TEST(RunCgroupTest, MemfdPagesCountAndEndInAnOomKill) {
   ASSERT_TRUE(group.ok()) << group.status().ToString();
   LaunchSpec spec;
   spec.executable = "/usr/bin/python3.11";
-  spec.args = {"-I", "-c",
-               "import os\nfd = os.memfd_create('x')\nchunk = b'x' * (1 << 20)\n"
-               "for _ in range(512):\n    os.write(fd, chunk)\nprint('wrote')"};
+  spec.args = {"-I", "-c", testing::Program("run_cgroup/memfd_pages_count_and_end_in_an_oom_kill")};
   spec.working_dir = "/";
   spec.bridge = false;
   spec.cgroup_procs = (*group)->procs_files();
