@@ -1,7 +1,7 @@
 """The protocol between the codeact host and its Python children, child side.
 
 The host's definition is src/protocol/protocol.hpp; TABLE below is its copy, and
-tests/unit/protocol_test.cpp fails when the two disagree. Every frame a child sends is built by
+tests/unit/protocol/protocol_test.cpp fails when the two disagree. Every frame a child sends is built by
 a function of this module, and every frame it receives is checked by one; the runner
 (runner.py), the fork server's zygote (runner_zygote.py) and the hyperlight worker
 (hyperlight_worker.py) use nothing else. Stdlib only, and cheap to import: a cold child imports
@@ -99,7 +99,7 @@ TABLE = {
 }
 # A request without these fields gets their defaults: the limit table's rows marked
 # in_child_request (src/limits/limit_table.cpp) declare them, and the agreement test
-# (tests/unit/protocol_test.cpp) holds this copy to those rows.
+# (tests/unit/protocol/protocol_test.cpp) holds this copy to those rows.
 REQUEST_DEFAULTS = {"max_output_bytes": 1 << 20, "max_frame_bytes": 1 << 20, "max_tool_calls": 256}
 BRIDGE_FDS = (3, 4)
 # The system part of the runtime guard: the guard frame's fields, which the request's "guard"

@@ -141,12 +141,17 @@ void MeasureBareStarts(Bench& b) {
   b.figures.push_back(Latency("python3 -I -S -c pass (no site)", no_site, "reference"));
 }
 
-// 2. Validation of a 50-line program, in process.
-void MeasureValidation(Bench& b, Validator& validator) {
-  const Samples validate = Measure(std::max(b.runs, 1000), [&] {
-    validator.Validate(bench::kFiftyLineProgram, ValidationPolicy{});
-  });
+// 2. Validation of a 50-line program (bench::kFiftyLineProgram), in process.
+bool MeasureValidation(Bench& b, Validator& validator) {
+  const auto program = bench::ReadProgram(bench::kFiftyLineProgram);
+  if (!program.ok()) {
+    std::cerr << "codeact bench: " << program.status().message() << "\n";
+    return false;
+  }
+  const Samples validate =
+      Measure(std::max(b.runs, 1000), [&] { validator.Validate(*program, ValidationPolicy{}); });
   b.figures.push_back(Latency("validate 50-line program", validate, "p50 <= 300 us"));
+  return true;
 }
 
 // One executor configuration of section 3.
@@ -606,12 +611,17 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
 // loads it, forking print(1) runs with nothing of codeact around them, from one process and from
 // two. The sustained figures below are read against it: a fork per run cannot go faster.
 bool MeasureForkFloor(Bench& b) {
+  const auto program = bench::ReadProgram(bench::kForkFloorProgram);
+  if (!program.ok()) {
+    std::cerr << "codeact bench: the fork floor failed: " << program.status().message() << "\n";
+    return false;
+  }
   const int forks = std::max(100, b.runs * 2);
   for (int forkers : {1, 2}) {
-    auto r = internal::RunCommand({b.python, "-I", "-S", "-c", bench::kForkFloorProgram,
-                                   internal::DefaultDataDir() + "/resources",
-                                   std::to_string(forkers), std::to_string(forks / forkers)},
-                                  "", std::chrono::seconds(300));
+    auto r = internal::RunCommand(
+        {b.python, "-I", "-S", "-c", *program, internal::DefaultDataDir() + "/resources",
+         std::to_string(forkers), std::to_string(forks / forkers)},
+        "", std::chrono::seconds(300));
     const double rate = r.ok() && r->exit.exited && r->exit.exit_code == 0
                             ? std::strtod(r->stdout_text.c_str(), nullptr)
                             : 0;
@@ -837,7 +847,7 @@ int CmdBench(const std::vector<std::string>& argv) {
       {2, true, IsolationLevel::kNamespaces, " (namespaces)"},
       {2, false, IsolationLevel::kNamespaces, " (namespaces, no fork server)"}};
   if (wanted("core")) {
-    MeasureValidation(b, **validator);
+    if (!MeasureValidation(b, **validator)) return kExitFailed;
     for (const Config& c : configs) {
       if (!MeasureConfiguration(b, c)) return kExitFailed;
     }

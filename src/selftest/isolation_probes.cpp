@@ -23,6 +23,7 @@
 
 #include "backends/executor_introspection.hpp"
 #include "codeact/json.hpp"
+#include "common/data_dir.hpp"
 #include "common/status_macros.hpp"
 #include "files/bounded_read.hpp"
 #include "files/mount_capture.hpp"
@@ -137,20 +138,6 @@ enum class ProcessLevel {
   kHiddenOnlyByNamespaces,
 };
 
-// "list /": what the code sees at /, one level below it, and where its interpreter lives. Lines of
-// NUL-separated fields: "exe\0<real path>", then per entry of / "dir\0<name>\0<entries...>" or
-// "other\0<name>".
-constexpr const char* kListRootCode =
-    "import os\nsys = __import__('sys')  # the real module: `import sys` is the view\n"
-    "print('exe', os.path.realpath(sys.executable), sep='\\0')\n"
-    "for name in sorted(os.listdir('/')):\n"
-    "    try:\n"
-    "        inner = sorted(os.listdir('/' + name))\n"
-    "    except OSError:\n"
-    "        print('other', name, sep='\\0')\n"
-    "    else:\n"
-    "        print('dir', name, *inner, sep='\\0')\n";
-
 std::vector<std::string> SplitNul(const std::string& line) {
   std::vector<std::string> fields;
   std::size_t start = 0;
@@ -166,7 +153,7 @@ std::vector<std::string> SplitNul(const std::string& line) {
 struct Probe {
   const char* name;
   ProcessLevel process_level;
-  std::function<std::string(const Fixture&)> code;
+  const char* program;  // resources/selftest/<program>.py, run after FixturePrelude
   std::function<void(ExecutionLimits&)> limits;
   std::function<Verdict(const ExecutionResult&, Fixture&)> judge;
 };
@@ -206,14 +193,12 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
 // What the code can reach: files, the environment, the network.
 std::vector<Probe> ReachProbes() {
   return {
-      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture&) { return "print(open('/etc/passwd').read())"; }, nullptr,
+      {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, "read_etc_passwd", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
          return {true, OutcomeText(r)};
        }},
-      {"list /", ProcessLevel::kContainsWithLandlock, [](const Fixture&) { return kListRootCode; },
-       nullptr,
+      {"list /", ProcessLevel::kContainsWithLandlock, "list_root", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // The runtime guard's Landlock refuses to list / at all.
          if (r.outcome == Outcome::kError && r.error && r.error->type == "PermissionError") {
@@ -225,10 +210,7 @@ std::vector<Probe> ReachProbes() {
       {"read a host environment secret", ProcessLevel::kContains,
        // One "NAME=value" line per variable: a host variable shows as its whole entry (a name the
        // executor sets itself, TMPDIR under the guard, has another value).
-       [](const Fixture&) {
-         return "import os\nfor k, v in os.environ.items(): print(k + '=' + v)";
-       },
-       nullptr,
+       "read_host_environment", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (const std::string name = HostVariableIn(r.stdout_text); !name.empty()) {
            return {false, "sees the host's " + name};
@@ -236,26 +218,20 @@ std::vector<Probe> ReachProbes() {
          return {r.outcome == Outcome::kOk, "environment holds only what the host passed"};
        }},
       {"write outside the working directory and mounts", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture& f) { return "open(" + Py(f.escape_file) + ", 'w').write('escaped')"; },
-       nullptr,
+       "write_outside", nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          if (fs::exists(f.escape_file, ec)) return {false, "created " + f.escape_file};
          return {true, OutcomeText(r)};
        }},
       {"follow a planted symlink out of a mount", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture& f) { return "print(open(" + Py(f.mount_seen + "/link") + ").read())"; },
-       nullptr,
+       "follow_planted_symlink", nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          if (Contains(r.stdout_text, f.secret))
            return {false, "read the host file behind the link"};
          return {true, OutcomeText(r)};
        }},
-      {"connect to a local TCP port", ProcessLevel::kContainsWithGuard,
-       [](const Fixture& f) {
-         return "import socket\nsocket.create_connection(('127.0.0.1', " + std::to_string(f.port) +
-                "), timeout=2)\nprint('connected')";
-       },
+      {"connect to a local TCP port", ProcessLevel::kContainsWithGuard, "connect_local_port",
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          pollfd p{f.listener.get(), POLLIN, 0};
@@ -270,11 +246,7 @@ std::vector<Probe> ReachProbes() {
 // What the code can see of other processes and of files it cannot open.
 std::vector<Probe> VisibilityProbes() {
   return {
-      {"see host processes", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture&) {
-         return "import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit()))";
-       },
-       nullptr,
+      {"see host processes", ProcessLevel::kContainsWithLandlock, "see_host_processes", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (r.outcome != Outcome::kOk)
            return {true, OutcomeText(r)};  // /proc out of reach (the runtime guard)
@@ -284,34 +256,19 @@ std::vector<Probe> VisibilityProbes() {
       // Metadata: stat needs no Landlock right, so at the process level a path's existence,
       // size, owner and mode stay visible, and so do the host's pids.
       {"stat a private file outside the mounts", ProcessLevel::kHiddenOnlyByNamespaces,
-       [](const Fixture& f) {
-         return "import os\ntry:\n    st = os.stat(" + Py(f.secret_file) +
-                ")\n    print('size %d mode %o' % (st.st_size, st.st_mode & 0o777))\n"
-                "except OSError as e:\n    print(type(e).__name__)";
-       },
-       nullptr,
+       "stat_private_file", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "size ")) return {false, "stat shows " + Short(r.stdout_text)};
          return {true, OutcomeText(r) + ": " + Short(r.stdout_text)};
        }},
-      {"see a host process at /proc/PID", ProcessLevel::kHiddenOnlyByNamespaces,
-       [](const Fixture&) {
-         return "import os\nprint('exists' if os.path.exists('/proc/" + std::to_string(::getpid()) +
-                "') else 'absent')";
-       },
+      {"see a host process at /proc/PID", ProcessLevel::kHiddenOnlyByNamespaces, "see_host_pid",
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "exists"))
            return {false, "/proc/" + std::to_string(::getpid()) + " (the host) exists"};
          return {true, OutcomeText(r) + ": " + Short(r.stdout_text)};
        }},
-      {"read another process's CPU clock", ProcessLevel::kHiddenOnlyByNamespaces,
-       [](const Fixture&) {
-         // A process's CPU clock id: (~pid << 3) | CPUCLOCK_SCHED (2).
-         return "import time\ntry:\n    print('cpu', time.clock_gettime(((~" +
-                std::to_string(::getpid()) +
-                ") << 3) | 2))\nexcept OSError as e:\n    print(type(e).__name__)";
-       },
+      {"read another process's CPU clock", ProcessLevel::kHiddenOnlyByNamespaces, "read_cpu_clock",
        nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "cpu ")) return {false, "read the host's CPU time"};
@@ -323,33 +280,23 @@ std::vector<Probe> VisibilityProbes() {
 // The run's limits, and what outlives the run.
 std::vector<Probe> LimitProbes() {
   return {
-      {"allocate past the memory limit", ProcessLevel::kContains,
-       [](const Fixture&) { return "x = bytearray(512 * 1024 * 1024)"; },
+      {"allocate past the memory limit", ProcessLevel::kContains, "allocate_past_memory",
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kMemoryLimit); }},
-      {"spin past the CPU limit", ProcessLevel::kContains,
-       [](const Fixture&) { return "while True:\n    pass"; },
+      {"spin past the CPU limit", ProcessLevel::kContains, "spin_past_cpu",
        [](ExecutionLimits& l) { l.cpu_time_s = 1; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kCpuLimit); }},
-      {"sleep past the wall clock", ProcessLevel::kContains,
-       [](const Fixture&) { return "import time\ntime.sleep(60)"; },
+      {"sleep past the wall clock", ProcessLevel::kContains, "sleep_past_wall_clock",
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
-      {"print past the output cap", ProcessLevel::kContains,
-       [](const Fixture&) { return "print('x' * (1 << 20))"; },
+      {"print past the output cap", ProcessLevel::kContains, "print_past_output_cap",
        [](ExecutionLimits& l) { l.max_stdout_bytes = 64 << 10; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {r.stdout_truncated && r.stdout_text.size() <= (64u << 10),
                  std::to_string(r.stdout_text.size()) + " bytes kept" +
                      (r.stdout_truncated ? ", truncated" : "")};
        }},
-      {"fork repeatedly", ProcessLevel::kContainsWithGuard,
-       [](const Fixture&) {
-         return "import os, time\nn = 0\ntry:\n    while n < 200:\n        if os.fork() == 0:\n"
-                "            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept "
-                "OSError as e:\n"
-                "    print(type(e).__name__)\nprint(n)";
-       },
+      {"fork repeatedly", ProcessLevel::kContainsWithGuard, "fork_repeatedly",
        [](ExecutionLimits& l) { l.max_processes = 32; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          std::string last = Short(r.stdout_text);
@@ -358,16 +305,7 @@ std::vector<Probe> LimitProbes() {
          return {r.outcome == Outcome::kOk && forks < 200,
                  std::to_string(forks) + " forks before a limit"};
        }},
-      {"spawn a daemon that outlives the run", ProcessLevel::kContains,
-       [](const Fixture& f) {
-         return "import os\nsys = __import__('sys')\nif os.fork() == 0:\n    os.setsid()\n    if "
-                "os.fork() == 0:\n"
-                "        os.execv(sys.executable, [sys.executable, '-c', 'import time; "
-                "time.sleep(60)', " +
-                Py(f.marker) +
-                "])\n    os._exit(0)\nos.wait()\nimport time\ntime.sleep(0.3)\nprint('started')";
-       },
-       nullptr,
+      {"spawn a daemon that outlives the run", ProcessLevel::kContains, "spawn_daemon", nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          if (!Contains(r.stdout_text, "started"))
            return {true, "no daemon started: " + OutcomeText(r)};
@@ -384,21 +322,12 @@ std::vector<Probe> LimitProbes() {
 // process's limits.
 std::vector<Probe> HostChangeProbes() {
   return {
-      {"write a /proc/sys setting", ProcessLevel::kContains,
-       [](const Fixture&) {
-         return "p = '/proc/sys/kernel/printk_ratelimit'\nv = open(p).read()\nopen(p, "
-                "'w').write(v)\nprint('written')";
-       },
-       nullptr,
+      {"write a /proc/sys setting", ProcessLevel::kContains, "write_proc_sys", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "written")) return {false, "wrote a host kernel setting"};
          return {true, OutcomeText(r)};
        }},
-      {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard,
-       [](const Fixture& f) {
-         return "import os\np = " + Py(f.rw_seen + "/suid") +
-                "\nopen(p, 'w').write('x')\nos.chmod(p, 0o4755)";
-       },
+      {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard, "plant_setuid_file",
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          struct stat st {};
@@ -409,8 +338,7 @@ std::vector<Probe> HostChangeProbes() {
          return {true, OutcomeText(r)};
        }},
       {"make a private file outside the mounts readable", ProcessLevel::kContainsWithGuard,
-       [](const Fixture& f) { return "import os\nos.chmod(" + Py(f.secret_file) + ", 0o644)"; },
-       nullptr,
+       "chmod_private_file", nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          struct stat st {};
          if (::stat(f.secret_file.c_str(), &st) == 0 && (st.st_mode & 0777) != 0600)
@@ -418,16 +346,7 @@ std::vector<Probe> HostChangeProbes() {
          return {true, OutcomeText(r)};
        }},
       {"change another process's limits or priority", ProcessLevel::kContainsWithGuard,
-       [](const Fixture&) {
-         return "import os, resource\np = os.getppid()\ndone = []\n"
-                "for name, f in [('prlimit', lambda: resource.prlimit(p, resource.RLIMIT_NOFILE, "
-                "resource.prlimit(p, resource.RLIMIT_NOFILE))), ('setpriority', lambda: "
-                "os.setpriority(os.PRIO_PROCESS, p, os.getpriority(os.PRIO_PROCESS, p))), "
-                "('sched_setaffinity', lambda: os.sched_setaffinity(p, os.sched_getaffinity(p)))]:"
-                "\n    try:\n        f()\n        done.append(name)\n    except OSError:\n"
-                "        pass\nprint('changed:', *done)";
-       },
-       nullptr,
+       "change_other_process", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (!Contains(r.stdout_text, "changed:")) return {true, OutcomeText(r)};
          const std::string done = Short(r.stdout_text);
@@ -441,13 +360,7 @@ std::vector<Probe> HostChangeProbes() {
 std::vector<Probe> HostExposureProbes() {
   return {
       {"leave a world-writable file in a mount", ProcessLevel::kContainsWithGuard,
-       [](const Fixture& f) {
-         return "import os\np = " + Py(f.rw_seen + "/ww") + "\nd = " + Py(f.rw_seen + "/wwd") +
-                "\nopen(p, 'w').write('x')\nos.mkdir(d, 0o777)\ntry:\n    os.chmod(p, 0o666)\n"
-                "except OSError:\n    pass\ntry:\n    os.chmod(d, 0o1777)\nexcept OSError:\n"
-                "    pass";
-       },
-       nullptr,
+       "leave_world_writable", nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          for (const char* name : {"/ww", "/wwd"}) {
            struct stat st {};
@@ -456,21 +369,13 @@ std::vector<Probe> HostExposureProbes() {
          }
          return {true, OutcomeText(r)};
        }},
-      {"chmod a device node", ProcessLevel::kContains,
-       [](const Fixture&) { return "import os\nos.chmod('/dev/null', 0o666)\nprint('changed')"; },
-       nullptr,
+      {"chmod a device node", ProcessLevel::kContains, "chmod_device_node", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
          return {true, OutcomeText(r)};
        }},
       {"read the host's environment through /proc", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture&) {
-         return "import os\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n"
-                "            print(open('/proc/' + p + '/environ', "
-                "'rb').read().decode('latin-1'))\n"
-                "        except OSError:\n            pass";
-       },
-       nullptr,
+       "read_proc_environ", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          if (std::string seen = HostVariableIn(r.stdout_text); !seen.empty())
            return {false, "read the host's " + seen};
@@ -483,48 +388,25 @@ std::vector<Probe> HostExposureProbes() {
 // outrun or ignore.
 std::vector<Probe> ExhaustionProbes() {
   return {
-      {"hold memory in memfds", ProcessLevel::kContainsWithGuardOrMemoryCgroup,
-       [](const Fixture&) {
-         return "import os\nfds = []\nchunk = b'x' * (8 << 20)\nfor i in range(128):\n"
-                "    if i % 4 == 0:\n        fds.append(os.memfd_create('m'))\n    "
-                "os.write(fds[-1], chunk)\n"
-                "print('held 1 GiB')";
-       },
+      {"hold memory in memfds", ProcessLevel::kContainsWithGuardOrMemoryCgroup, "hold_memfd_memory",
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
        }},
-      {"hold memory in /dev/shm", ProcessLevel::kContainsWithLandlock,
-       [](const Fixture& f) {
-         return "chunk = b'x' * (8 << 20)\nwith open('/dev/shm/' + " + Py(f.marker) +
-                ", 'wb') as out:\n    for i in range(64):\n        out.write(chunk)\n"
-                "print('held 512 MiB')";
-       },
+      {"hold memory in /dev/shm", ProcessLevel::kContainsWithLandlock, "hold_dev_shm_memory",
        [](ExecutionLimits& l) { l.memory_bytes = 256LL << 20; },
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
          std::error_code ec;
          fs::remove("/dev/shm/" + f.marker, ec);
          return {!Contains(r.stdout_text, "held"), OutcomeText(r)};
        }},
-      {"fill the working directory", ProcessLevel::kContains,
-       [](const Fixture&) {
-         return "n = 0\nchunk = b'x' * (8 << 20)\ntry:\n    for i in range(48):\n"
-                "        with open('f%d' % i, 'wb') as f:\n            for j in range(4):\n"
-                "                f.write(chunk)\n                n += 8\nexcept OSError as e:\n"
-                "    print(e.strerror)\nprint(n, 'MiB')";
-       },
+      {"fill the working directory", ProcessLevel::kContains, "fill_working_directory",
        [](ExecutionLimits& l) { l.memory_bytes = 2LL << 30; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          return {!Contains(r.stdout_text, "1536 MiB"),
                  OutcomeText(r) + ": " + Short(r.stdout_text)};
        }},
-      {"capture thousands of long-path files", ProcessLevel::kContains,
-       [](const Fixture& f) {
-         return "import os\nos.chdir(" + Py(f.rw_seen) +
-                ")\nfor i in range(40):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\n"
-                "    for j in range(250):\n        open('f%d' % j, "
-                "'w').write('x')\nprint('written')";
-       },
+      {"capture thousands of long-path files", ProcessLevel::kContains, "capture_long_paths",
        [](ExecutionLimits& l) { l.wall_timeout_ms = 60'000; },
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          const std::size_t size = ToJson(r).size();
@@ -532,11 +414,7 @@ std::vector<Probe> ExhaustionProbes() {
                                          std::to_string(size >> 10) + " KiB"};
        }},
       {"outrun the wall clock with a setsid fork storm", ProcessLevel::kContainsWithGuard,
-       [](const Fixture&) {
-         return "import os, time\nfor i in range(4000):\n    try:\n        if os.fork() == 0:\n"
-                "            os.setsid()\n            time.sleep(60)\n            os._exit(0)\n"
-                "    except OSError:\n        time.sleep(0.001)\ntime.sleep(60)";
-       },
+       "setsid_fork_storm",
        [](ExecutionLimits& l) {
          l.wall_timeout_ms = 2000;
          l.max_processes = 1024;
@@ -545,11 +423,7 @@ std::vector<Probe> ExhaustionProbes() {
          return {r.outcome == Outcome::kTimeout && r.duration_ms <= 3000,
                  OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
        }},
-      {"ignore SIGTERM", ProcessLevel::kContains,
-       [](const Fixture&) {
-         return "import signal, time\nsignal.signal(signal.SIGTERM, "
-                "signal.SIG_IGN)\ntime.sleep(60)";
-       },
+      {"ignore SIGTERM", ProcessLevel::kContains, "ignore_sigterm",
        [](ExecutionLimits& l) { l.wall_timeout_ms = 1000; },
        [](const ExecutionResult& r, Fixture&) { return ByOutcome(r, Outcome::kTimeout); }},
   };
@@ -611,7 +485,22 @@ StatusOr<Fixture> MakeFixture(const std::string& root, bool sandboxed) {
   return f;
 }
 
-ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
+// The fixture as the Python constants the probe programs use, ahead of each program (the
+// programs are files of the data dir: they know the fixture only by these names).
+std::string FixturePrelude(const Fixture& f) {
+  return "ESCAPE_FILE = " + Py(f.escape_file) + "\nSECRET_FILE = " + Py(f.secret_file) +
+         "\nMOUNT_SEEN = " + Py(f.mount_seen) + "\nRW_SEEN = " + Py(f.rw_seen) +
+         "\nMARKER = " + Py(f.marker) + "\nPORT = " + std::to_string(f.port) +
+         "\nHOST_PID = " + std::to_string(::getpid()) + "\n";
+}
+
+// The probe's program, resources/selftest/<program>.py of the data dir (common/data_dir.hpp).
+StatusOr<std::string> ProbeProgram(const Probe& probe) {
+  return ReadBoundedFile(DefaultDataDir() + "/resources/selftest/" + probe.program + ".py",
+                         64 << 10, "the selftest program");
+}
+
+ProbeReport Run(Executor& executor, const Probe& probe, const std::string& program, Fixture& f) {
   RunSnapshot s;
   s.limits.wall_timeout_ms = 10'000;
   s.limits.cpu_time_s = 5;
@@ -622,7 +511,7 @@ ProbeReport Run(Executor& executor, const Probe& probe, Fixture& f) {
   // The probes test the isolation level, not the policy: the runtime guard's import check lets
   // them import what they use, so that what stops them is the level's own.
   s.policy.extra_allowed_imports = {"socket", "signal", "sys", "resource"};
-  const ExecutionResult r = executor.Execute(ExecutionRequest{probe.code(f)}, s);
+  const ExecutionResult r = executor.Execute(ExecutionRequest{FixturePrelude(f) + program}, s);
   ProbeReport report;
   report.name = probe.name;
   const RuntimeGuardStatus guard = GuardStatus(executor);
@@ -726,11 +615,12 @@ std::vector<std::string> IsolationProbeNames() {
 StatusOr<ProbeReport> RunIsolationProbe(Executor& executor, const std::string& name) {
   for (const auto& p : Probes()) {
     if (name != p.name) continue;
+    CODEACT_ASSIGN_OR_RETURN(std::string program, ProbeProgram(p));
     CODEACT_ASSIGN_OR_RETURN(TempDir root, TempDir::Create("codeact-selftest-"));
     CODEACT_ASSIGN_OR_RETURN(
         Fixture fixture,
         MakeFixture(root.path(), executor.isolation() == IsolationLevel::kNamespaces));
-    return Run(executor, p, fixture);
+    return Run(executor, p, program, fixture);
   }
   return NotFound("no probe named \"" + name + "\"");
 }

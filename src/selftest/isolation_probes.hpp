@@ -1,6 +1,8 @@
 // IsolationProbes: the attacks of docs/threat-model.md, each run as real code through an
 // executor (validation off: the probes test the isolation level, not the validator), and what
-// each one observed. `codeact selftest` prints them as a table; the tests assert them per level.
+// each one observed. Each attack is a Python program, resources/selftest/<name>.py of the data
+// dir (common/data_dir.hpp), given the host-side fixture as constants ahead of it. `codeact
+// selftest` prints them as a table; the tests assert them per level.
 #pragma once
 
 #include <string>
@@ -19,10 +21,11 @@ struct ProbeReport {
   std::string observed;  // what happened, in a few words
 };
 
-// The "list /" probe's judgement, given the code's report (kListRootCode's output) and the host
-// root to compare with: contained unless the code saw an entry of the host's / that is not the
-// sandbox's own. The directories leading to an interpreter installed outside the system paths
-// (pyenv under /root, say) are the sandbox's own when they hold nothing but that way.
+// The "list /" probe's judgement, given the code's report (the output of
+// resources/selftest/list_root.py) and the host root to compare with: contained unless the code
+// saw an entry of the host's / that is not the sandbox's own. The directories leading to an
+// interpreter installed outside the system paths (pyenv under /root, say) are the sandbox's own
+// when they hold nothing but that way.
 struct ProbeVerdict {
   bool contained = false;
   std::string observed;

@@ -2,13 +2,15 @@
 // Run: ./build/tests/codeact_bench --benchmark_filter=Validate --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "bench/programs.hpp"
 #include "codeact/validator.hpp"
 
 namespace {
 
 // Validates `code` in the benchmark loop; a rejection or a missing validator fails the run.
-void ValidateLoop(benchmark::State& state, const char* code) {
+void ValidateLoop(benchmark::State& state, const std::string& code) {
   auto validator = codeact::Validator::Embedded();
   if (!validator.ok()) {
     state.SkipWithError(validator.status().ToString().c_str());
@@ -23,7 +25,12 @@ void ValidateLoop(benchmark::State& state, const char* code) {
 }
 
 void BM_ValidateFiftyLines(benchmark::State& state) {
-  ValidateLoop(state, codeact::bench::kFiftyLineProgram);
+  const auto program = codeact::bench::ReadProgram(codeact::bench::kFiftyLineProgram);
+  if (!program.ok()) {
+    state.SkipWithError(program.status().ToString().c_str());
+    return;
+  }
+  ValidateLoop(state, *program);
 }
 BENCHMARK(BM_ValidateFiftyLines)->Unit(benchmark::kMicrosecond);
 

@@ -14,7 +14,7 @@
 #include "codeact/executor.hpp"
 #include "files/disk_watch.hpp"
 #include "files/mount_capture.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -11,9 +11,11 @@
 #include <sstream>
 
 #include "bench/programs.hpp"
-#include "cli_support.hpp"
 #include "common/data_dir.hpp"
+#include "process/child.hpp"
 #include "process/helper_command.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/fixtures.hpp"
 
 namespace codeact {
 namespace {
@@ -47,9 +49,7 @@ TEST(CliTest, ATmpdirOnlyItsOwnerMaySearchStillRunsAtEveryLevel) {
   } remove{tmp};
   ASSERT_EQ(std::filesystem::status(tmp).permissions(), std::filesystem::perms::owner_all);
   const std::string code =
-      "import pathlib\ntry:\n    list(pathlib.Path('/run/codeact').iterdir())\n    listed = "
-      "'listed'\n"
-      "except OSError as e:\n    listed = type(e).__name__\n[1, listed]";
+      testing::Program("cli/a_tmpdir_only_its_owner_may_search_still_runs_at_every_level");
   for (const std::string level : {"", "process", "namespaces"}) {
     SCOPED_TRACE("level " + (level.empty() ? std::string("default") : level));
     std::vector<std::string> args = {"/usr/bin/env", "TMPDIR=" + tmp, CODEACT_BINARY, "run"};
@@ -89,7 +89,9 @@ TEST(CliTest, ValidateRejectsOsSystem) {
 }
 
 TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
-  const Cli fifty = RunCli({"validate", "-"}, bench::kFiftyLineProgram);
+  const auto program = bench::ReadProgram(bench::kFiftyLineProgram);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const Cli fifty = RunCli({"validate", "-"}, *program);
   EXPECT_EQ(fifty.exit_code, 0) << fifty.out;
   EXPECT_EQ(fifty.out, "{\"ok\":true,\"violations\":[]}\n");
   EXPECT_EQ(RunCli({"validate", "-"}, "import json\nprint(json.dumps([1]))\n").exit_code, 0);
@@ -104,9 +106,11 @@ TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
 // here, not in a benchmark run. Its rate counts forks that all ended well, and it fails (no rate)
 // where the runner is missing.
 TEST(CliTest, TheBenchsForkFloorLoadsTheRunnerAndCountsItsForks) {
-  auto floor = [](const std::string& runner_dir) {
+  const auto program = bench::ReadProgram(bench::kForkFloorProgram);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto floor = [&program](const std::string& runner_dir) {
     return internal::RunCommand({internal::EmbeddedInstallationInterpreter(), "-I", "-S", "-c",
-                                 bench::kForkFloorProgram, runner_dir, "2", "3"},
+                                 *program, runner_dir, "2", "3"},
                                 "", std::chrono::seconds(60));
   };
   const auto r = floor(SourcePath("resources"));

@@ -7,8 +7,8 @@
 
 #include <boost/json.hpp>
 
-#include "cli_support.hpp"
-#include "helpers/http_test_server.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/http_test_server.hpp"
 
 namespace codeact {
 namespace {

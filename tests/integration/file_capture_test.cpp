@@ -11,7 +11,7 @@
 #include "codeact/executor.hpp"
 #include "codeact/json.hpp"
 #include "files/mount_capture.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -60,18 +60,7 @@ const CapturedFile* Find(const ExecutionResult& r, const std::string& path) {
 
 TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
   const ExecutionResult r =
-      Run("import os\nfrom pathlib import Path\n"
-          "rw = Path(os.environ['RW'])\n"
-          "(rw / 'b.json').write_text('{\"x\": 1}')\n"
-          "(rw / 'existing.txt').write_text('new content')\n"
-          "(rw / 'deep' / 'er').mkdir(parents=True)\n"
-          "(rw / 'deep' / 'er' / 'a.csv').write_text('a,b\\n1,2\\n')\n"
-          "try:\n"
-          "    (Path(os.environ['RO']) / 'ignored.txt').write_text('read-only mounts are not "
-          "scanned')\n"
-          "    print('written')\n"
-          "except OSError:\n"
-          "    print('refused')\n");
+      Run(testing::Program("file_capture/new_modified_and_nested_files_come_back_sorted"));
   ASSERT_EQ(r.outcome, Outcome::kOk)
       << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   // Under the guard's Landlock, or a root host's private mount namespace, a read-only mount is
@@ -91,17 +80,8 @@ TEST_F(FileCaptureTest, NewModifiedAndNestedFilesComeBackSorted) {
 }
 
 TEST_F(FileCaptureTest, LinksNeverLeakOutsideContent) {
-  const ExecutionResult r = Run(
-      "import os\nfrom pathlib import Path\n"
-      "rw = Path(os.environ['RW'])\n"
-      "(rw / 'link.txt').symlink_to(os.environ['SECRET'])\n"
-      "try:\n"
-      "    os.link(os.environ['SECRET'], rw / 'hard.txt')\n"
-      "    print('linked')\n"
-      "except OSError:\n"
-      "    pass  # a root host's process level: another mount (EXDEV), and not the run uid's file\n"
-      "(rw / 'dirlink').symlink_to(Path(os.environ['SECRET']).parent)\n",
-      {}, 1 << 20, testing::UnguardedLocalExecutor());
+  const ExecutionResult r = Run(testing::Program("file_capture/links_never_leak_outside_content"),
+                                {}, 1 << 20, testing::UnguardedLocalExecutor());
   ASSERT_EQ(r.outcome, Outcome::kOk)
       << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   for (const auto& f : r.files) EXPECT_EQ(f.data.find("TOP SECRET"), std::string::npos) << f.path;
@@ -120,13 +100,7 @@ TEST_F(FileCaptureTest, LimitsOmitWithReasons) {
   ExecutionLimits limits;
   limits.max_capture_file_bytes = 1000;
   limits.max_capture_total_bytes = 1500;
-  const ExecutionResult r =
-      Run("import os\nfrom pathlib import Path\n"
-          "rw = Path(os.environ['RW'])\n"
-          "(rw / 'a_big.bin').write_bytes(b'x' * 5000)\n"
-          "(rw / 'b_ok.txt').write_text('y' * 900)\n"
-          "(rw / 'c_over_total.txt').write_text('z' * 900)\n",
-          limits);
+  const ExecutionResult r = Run(testing::Program("file_capture/limits_omit_with_reasons"), limits);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].path, "/out/b_ok.txt");
@@ -141,11 +115,7 @@ TEST_F(FileCaptureTest, LimitsOmitWithReasons) {
 
 TEST_F(FileCaptureTest, PerMountLimit) {
   const ExecutionResult r =
-      Run("import os\nfrom pathlib import Path\n"
-          "rw = Path(os.environ['RW'])\n"
-          "(rw / 'one.txt').write_text('1' * 600)\n"
-          "(rw / 'two.txt').write_text('2' * 600)\n",
-          {}, /*mount_limit=*/1000);
+      Run(testing::Program("file_capture/per_mount_limit"), {}, /*mount_limit=*/1000);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   ASSERT_EQ(r.files.size(), 1u);
   EXPECT_EQ(r.files[0].path, "/out/one.txt");
@@ -156,8 +126,7 @@ TEST_F(FileCaptureTest, PerMountLimit) {
 
 TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
   const ExecutionResult r =
-      Run("import os\nprint(os.getcwd())\nprint(sorted(os.listdir('.')))\n"
-          "open('scratch.txt', 'w').write('x')\nprint(oct(os.stat('.').st_mode & 0o777))\n");
+      Run(testing::Program("file_capture/working_directory_is_fresh_private_and_removed"));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   std::istringstream lines(r.stdout_text);
   std::string cwd, listing, mode;
@@ -175,10 +144,7 @@ TEST_F(FileCaptureTest, WorkingDirectoryIsFreshPrivateAndRemoved) {
 // the host's copy hold all of it. A cold child and a fork server's, at both levels.
 TEST_F(FileCaptureTest, WhatTheCodeWroteToAFileItLeftOpenIsCaptured) {
   const std::string code =
-      "import os\n"
-      "d = '/out' if os.path.isdir('/out') else os.environ['RW']\n"
-      "text = open(d + '/open.txt', 'w')\ntext.write('left open')\n"
-      "data = open(d + '/open.bin', 'wb')\ndata.write(b'\\x00' * 10000)\n";
+      testing::Program("file_capture/what_the_code_wrote_to_a_file_it_left_open_is_captured");
   const std::pair<const char*, std::shared_ptr<Executor>> executors[] = {
       {"process, cold", testing::LocalExecutor()},
       {"namespaces, cold", testing::LocalExecutor(IsolationLevel::kNamespaces)},

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 
 namespace codeact {
 namespace {

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <fstream>
 
-#include "cli_support.hpp"
 #include "files/mount_capture.hpp"
+#include "process/child.hpp"
 #include "process/helper_command.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/fixtures.hpp"
 
 namespace codeact {
 namespace {
@@ -59,18 +61,12 @@ TEST(HyperlightCliTest, ThroughTheFakeSdkTheCodeReachesTheHostTool) {
 // not unavailable, the code sees http_get, a tool call and an /output file work, and a 2 MiB
 // tool argument ends as a ToolError.
 TEST(HyperlightCliTest, ABareDomainHttpGetAToolAnOutputFileAndATooLargeArgument) {
-  const Cli c = RunCli({"run", "--backend", "hyperlight", "--hyperlight-sdk",
-                        SourcePath("tests/fakes"), "--allow-domain", "api.example.com", "--tools",
-                        SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
-                       "print(callable(http_get), callable(http_post))\n"
-                       "r = await call_tool('add', a=2, b=3)\n"
-                       "with open('/output/sum.txt', 'w') as f:\n"
-                       "    f.write(str(r))\n"
-                       "try:\n"
-                       "    await call_tool('add', a='x' * (2 << 20), b=1)\n"
-                       "except ToolError as e:\n"
-                       "    print(e.error_type)\n"
-                       "r\n");
+  const Cli c = RunCli(
+      {"run", "--backend", "hyperlight", "--hyperlight-sdk", SourcePath("tests/fakes"),
+       "--allow-domain", "api.example.com", "--tools",
+       SourcePath("tests/mcp_client/fixtures/tools.json"), "-"},
+      testing::Program(
+          "hyperlight_cli/a_bare_domain_http_get_a_tool_an_output_file_and_a_too_large_argument"));
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   const bj::value v = bj::parse(c.out);
   EXPECT_EQ(v.at("outcome").as_string(), "ok");

@@ -22,8 +22,11 @@
 #include "files/mount_capture.hpp"
 #include "integration/hyperlight_support.hpp"
 #include "integration/test_support.hpp"
+#include "process/child.hpp"
 #include "process/helper_command.hpp"
 #include "process/run_cgroup.hpp"
+#include "testing/hyperlight_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -133,10 +136,7 @@ TEST(HyperlightContractTest, TheSdkRefusesABareHostItself) {
   auto dir = internal::TempDir::Create("codeact-test-");
   ASSERT_TRUE(dir.ok());
   const std::string probe = dir->path() + "/probe.py";
-  WriteFile(probe,
-            "import sys\nsys.path.insert(0, sys.argv[1])\nimport hyperlight_sandbox as h\n"
-            "s = h.Sandbox()\ns.allow_domain('api.example.com')\n"
-            "try:\n    s.run('1')\nexcept RuntimeError as e:\n    print(e)\n");
+  WriteFile(probe, testing::Program("hyperlight_contract/the_sdk_refuses_a_bare_host_itself"));
   auto r = internal::RunCommand({"/usr/bin/env", "XDG_CACHE_HOME=" + dir->path(),
                                  "/usr/bin/python3.11", "-I", probe, kFakeSdk},
                                 "", std::chrono::seconds(30));
@@ -205,11 +205,7 @@ TEST(HyperlightContractTest, AToolArgumentOverTheGuestCapIsAToolError) {
     auto p = FakeProvider(o);
     EXPECT_TRUE(p->AddTool(EchoTool("")).ok());
     const ExecutionResult r = p->Execute(
-        "try:\n"
-        "    await echo(data='x' * (2 << 20))\n"
-        "except ToolError as e:\n"
-        "    print(e.error_type, e.message)\n"
-        "len((await echo(data='y' * 1000))['data'])");
+        testing::Program("hyperlight_contract/a_tool_argument_over_the_guest_cap_is_a_tool_error"));
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
     EXPECT_NE(r.stdout_text.find("ArgumentsTooLarge the call's 2097188 bytes of JSON arguments "
                                  "exceed the hyperlight guest's limit of 1048576 bytes"),
@@ -246,13 +242,7 @@ void ExpectBigIntegersRefused(CodeActProvider& p) {
                    return ToolResult::Success(R"({"n":[1,18446744073709551616]})");
                  }})
           .ok());
-  const ExecutionResult r = p.Execute(
-      "for call in (lambda: echo(n=[1, 1 << 63]), lambda: call_tool('huge')):\n"
-      "    try:\n"
-      "        await call()\n"
-      "    except ToolError as e:\n"
-      "        print(e.error_type, '|', e.message)\n"
-      "(await echo(n=(1 << 63) - 1, m=-(1 << 63)))");
+  const ExecutionResult r = p.Execute(testing::Program("hyperlight_contract/big_integers_refused"));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "IntegerOutOfRange | an argument at ['n'][1] is an integer outside the signed 64-bit "
@@ -375,9 +365,8 @@ TEST(HyperlightContractTest, AMinimalGuestStdlibStillRunsToolsAndReportsErrors) 
   ASSERT_TRUE(err.error.has_value());
   EXPECT_EQ(err.error->type, "ZeroDivisionError");
   EXPECT_EQ(err.error->traceback,
-            "Traceback (most recent call last):\n  File \"<code>\", line 3, in <module>\n    "
-            "f()\n  File \"<code>\", line 2, in f\n    return 1 / 0\nZeroDivisionError: division "
-            "by zero\n");
+            testing::Program(
+                "hyperlight_contract/a_minimal_guest_stdlib_still_runs_tools_and_reports_errors"));
   const ExecutionResult gather = p->Execute("import asyncio\nawait asyncio.gather(echo())");
   ASSERT_TRUE(gather.error.has_value());
   EXPECT_EQ(gather.error->type, "ModuleNotFoundError");

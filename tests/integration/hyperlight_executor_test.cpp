@@ -16,7 +16,10 @@
 #include "files/mount_capture.hpp"
 #include "integration/hyperlight_support.hpp"
 #include "integration/test_support.hpp"
+#include "process/child.hpp"
 #include "process/helper_command.hpp"
+#include "testing/hyperlight_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -68,17 +71,7 @@ TEST(HyperlightExecutorTest, ToolCallsReachTheHostThroughTheBridge) {
                   [](const std::string&) { return ToolResult::Failure("Boom", "it broke"); }})
           .ok());
   const ExecutionResult r = p->Execute(
-      "r = await add(a=2, b=3)\n"
-      "print('sum', r)\n"
-      "try:\n"
-      "    await call_tool('fail')\n"
-      "except ToolError as e:\n"
-      "    print('caught', e.error_type, e.message)\n"
-      "try:\n"
-      "    await call_tool('nope', x=1)\n"
-      "except ToolError as e:\n"
-      "    print('caught', e.error_type)\n"
-      "r * 2");
+      testing::Program("hyperlight_executor/tool_calls_reach_the_host_through_the_bridge"));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_TRUE(r.success());
   EXPECT_EQ(r.stdout_text, "sum 5\ncaught Boom it broke\ncaught UnknownTool\n");
@@ -118,11 +111,7 @@ TEST(HyperlightExecutorTest, TheToolBudgetAppliesAsOnTheLocalBackend) {
   auto p = FakeProvider(o);
   EXPECT_TRUE(p->AddTool(AddTool()).ok());
   const ExecutionResult r = p->Execute(
-      "for i in range(3):\n"
-      "    try:\n"
-      "        print(await add(a=i, b=0))\n"
-      "    except ToolError as e:\n"
-      "        print(e.error_type)\n");
+      testing::Program("hyperlight_executor/the_tool_budget_applies_as_on_the_local_backend"));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "0\n1\nToolBudgetExceeded\n");
   EXPECT_EQ(r.tool_calls, 2);
@@ -213,11 +202,8 @@ TEST(HyperlightExecutorTest, AFingerprintChangeBuildsANewSandbox) {
 
 TEST(HyperlightExecutorTest, FilesWrittenUnderOutputAreCapturedAndClearedBetweenRuns) {
   auto p = FakeProvider();
-  const ExecutionResult r = p->Execute(
-      "with open('/output/report.txt', 'w') as f:\n"
-      "    f.write('hello')\n"
-      "with open('/output/data.json', 'w') as f:\n"
-      "    f.write('{}')\n");
+  const ExecutionResult r = p->Execute(testing::Program(
+      "hyperlight_executor/files_written_under_output_are_captured_and_cleared_between_runs"));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   ASSERT_EQ(r.files.size(), 2u);
   EXPECT_EQ(r.files[0].path, "/output/data.json");

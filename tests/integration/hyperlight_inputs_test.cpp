@@ -11,7 +11,7 @@
 #include <string>
 
 #include "files/mount_capture.hpp"
-#include "integration/hyperlight_support.hpp"
+#include "testing/hyperlight_support.hpp"
 
 namespace codeact {
 namespace {

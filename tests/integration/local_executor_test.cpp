@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "codeact/executor.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli_support.hpp"
+#include "testing/cli_support.hpp"
 
 namespace codeact {
 namespace {

@@ -10,7 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "process/child.hpp"
 #include "process/helper_command.hpp"
+#include "testing/fixtures.hpp"
 
 namespace codeact {
 namespace {
@@ -124,9 +126,7 @@ TEST(McpSessionTest, FortyIncrementsGiveFortyAndALimitRestarts) {
 }
 
 TEST(McpSessionTest, CpuIsCountedPerRun) {
-  const std::string spin =
-      "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.6:\n    pass\n"
-      "try:\n    k += 1\nexcept NameError:\n    k = 1\nk";
+  const std::string spin = testing::Program("mcp_session/cpu_is_counted_per_run");
   Served s =
       Serve(Call(1, spin, "cpu") + Call(2, spin, "cpu") + Call(3, spin, "cpu"), {"--cpu", "1"});
   ASSERT_EQ(s.exit_code, 0) << s.err;

@@ -16,10 +16,10 @@
 #include <sstream>
 #include <thread>
 
-#include "cli_support.hpp"
 #include "codeact/log.hpp"
 #include "codeact/provider.hpp"
-#include "test_support.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -119,15 +119,8 @@ TEST_F(McpUpstreamTest, OneProgramCallsTwoToolsAndADashedNameIsNormalised) {
 
 TEST_F(McpUpstreamTest, ArgumentsAreCheckedAgainstTheUpstreamSchemaAndIsErrorRaises) {
   ASSERT_TRUE(provider_->AddMcpServer(Server()).ok());
-  ExecutionResult r = provider_->Execute(
-      "try:\n"
-      "    await up.add(a='x', b=1)\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type, 'a' in e.message)\n"
-      "try:\n"
-      "    await up.fail()\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type, e.message)\n");
+  ExecutionResult r = provider_->Execute(testing::Program(
+      "mcp_upstream/arguments_are_checked_against_the_upstream_schema_and_is_error_raises"));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "ToolArgumentsInvalid True\nUpstreamToolError upstream tool up/fail: it failed\n");
@@ -179,11 +172,7 @@ TEST_F(McpUpstreamTest, ApprovalAppliesToUpstreamToolsAsToHostTools) {
 
   // Reached without naming it (a string built at run time): the bridge refuses the call.
   ExecutionResult sneaky = provider_->Execute(
-      "try:\n"
-      "    await getattr(up, 'wi' + 'pe')()\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type)\n",
-      denied);
+      testing::Program("mcp_upstream/approval_applies_to_upstream_tools_as_to_host_tools"), denied);
   EXPECT_EQ(sneaky.outcome, Outcome::kApprovalRequired) << "a dynamic reference asks first";
 
   InvokeOptions approved;
@@ -221,10 +210,7 @@ TEST_F(McpUpstreamTest, ACallOverItsTimeoutFailsAndIsCancelledUpstream) {
   o.call_timeout_ms = 1'000;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   ExecutionResult r = provider_->Execute(
-      "try:\n"
-      "    await up.slow()\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type, e.message)\n");
+      testing::Program("mcp_upstream/a_call_over_its_timeout_fails_and_is_cancelled_upstream"));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "UpstreamTimeout upstream tool up/slow: MCP server 'up' did not answer tools/call "
@@ -237,11 +223,7 @@ TEST_F(McpUpstreamTest, AMessageOverTheBoundClosesTheConnection) {
   o.max_message_bytes = 64 * 1024;
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   ExecutionResult r = provider_->Execute(
-      "print(len(await up.big(n=1000)))\n"
-      "try:\n"
-      "    await up.big(n=100000)\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type, 'sent a message over 65536 bytes' in e.message)\n");
+      testing::Program("mcp_upstream/a_message_over_the_bound_closes_the_connection"));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "1000\nUpstreamUnavailable True\n");
 }
@@ -290,11 +272,7 @@ TEST_F(McpUpstreamTest, AnAnswerNestedTooDeepFailsTheCallAtOnce) {
   ASSERT_TRUE(provider_->AddMcpServer(o).ok());
   const auto start = Clock::now();
   ExecutionResult r = provider_->Execute(
-      "print((await up.deep(n=100))['a']['a']['a'] is not None)\n"
-      "try:\n"
-      "    await up.deep(n=200)\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type, 'nested deeper than 128 levels' in e.message)\n");
+      testing::Program("mcp_upstream/an_answer_nested_too_deep_fails_the_call_at_once"));
   const auto took = Clock::now() - start;
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "True\nUpstreamResponseTooDeep True\n");
@@ -326,10 +304,7 @@ TEST_F(McpUpstreamTest, AServerKilledMidRunIsAToolErrorAndThenReported) {
   ASSERT_GT(pid, 0);
   auto run = std::async(std::launch::async, [&] {
     return provider_->Execute(
-        "try:\n"
-        "    await up.slow()\n"
-        "except ToolError as e:\n"
-        "    print(e.error_type, e.message)\n");
+        testing::Program("mcp_upstream/a_server_killed_mid_run_is_a_tool_error_and_then_reported"));
   });
   ASSERT_TRUE(WaitForEvent("slow started"));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
@@ -343,10 +318,7 @@ TEST_F(McpUpstreamTest, AServerKilledMidRunIsAToolErrorAndThenReported) {
 
   // Reported, not restarted: the next call fails the same way, and the tools are still listed.
   ExecutionResult next = provider_->Execute(
-      "try:\n"
-      "    await up.add(a=1, b=2)\n"
-      "except ToolError as e:\n"
-      "    print(e.error_type)\n");
+      testing::Program("mcp_upstream/a_server_killed_mid_run_is_a_tool_error_and_then_reported_2"));
   EXPECT_EQ(next.stdout_text, "UpstreamUnavailable\n") << next.message << next.stderr_text;
 }
 

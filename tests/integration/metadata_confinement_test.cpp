@@ -17,9 +17,9 @@
 #include <memory>
 
 #include "backends/local/local_executor.hpp"
-#include "cli_support.hpp"
 #include "files/mount_capture.hpp"
-#include "test_support.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -48,7 +48,7 @@ Executor& MetadataExecutor(const Mode& mode) {
 }
 
 std::string MetadataFixture(const std::string& name) {
-  return ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/metadata/" + name);
+  return testing::FixtureFile("metadata/" + name);
 }
 
 std::string Py(const std::string& s) { return "'" + s + "'"; }

@@ -1,7 +1,7 @@
-// The `namespaces` isolation level against real children: every isolation probe
-// (docs/threat-model.md) at both levels, the limit fixtures giving the same outcomes at both
-// levels, tool calls, mounts at their mount paths, seccomp denials as clean errors, and setup
-// failures as setup_error results naming the step.
+// The `namespaces` isolation level against real children (the isolation probes at both levels:
+// isolation_probes_test.cpp): the limit fixtures giving the same outcomes at both levels, tool
+// calls, mounts at their mount paths, seccomp denials as clean errors, and setup failures as
+// setup_error results naming the step.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -21,7 +21,7 @@
 #include "process/run_cgroup.hpp"
 #include "sandbox/sandbox_config.hpp"
 #include "selftest/isolation_probes.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -33,130 +33,6 @@ using testing::Snapshot;
 
 ExecutionResult RunSandboxed(const std::string& code, const RunSnapshot& snapshot = Snapshot()) {
   return LocalExecutor(IsolationLevel::kNamespaces)->Execute({code}, snapshot);
-}
-
-// --- The probes: contained at the namespaces level; at the process level, the documented truth
-// with the runtime guard (everything, the filesystem and /proc given Landlock) and without it.
-
-struct ProbeCase {
-  std::string name;
-  bool contained_at_namespaces_level;
-  bool contained_at_process_level;   // without the runtime guard
-  bool needs_landlock = false;       // what the guard contains of it, it contains through Landlock
-  bool contained_with_guard = true;  // at the process level, with the runtime guard
-};
-
-class IsolationProbeTest : public ::testing::TestWithParam<ProbeCase> {};
-
-// Each level promises exactly what docs/threat-model.md says, and keeps its promises.
-TEST_P(IsolationProbeTest, AtTheNamespacesLevelAsTheThreatModelSays) {
-  auto report =
-      internal::RunIsolationProbe(*LocalExecutor(IsolationLevel::kNamespaces), GetParam().name);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->promised, GetParam().contained_at_namespaces_level);
-  if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
-}
-
-TEST_P(IsolationProbeTest, AtTheProcessLevelWithTheRuntimeGuard) {
-  const auto executor = LocalExecutor(IsolationLevel::kProcess);
-  auto report = internal::RunIsolationProbe(*executor, GetParam().name);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  if (GetParam().needs_landlock && internal::GuardStatus(*executor).landlock_abi == 0) {
-    EXPECT_FALSE(report->promised);
-    GTEST_SKIP() << "this kernel has no Landlock: the guard does not fence files; observed "
-                 << report->observed;
-  }
-  EXPECT_EQ(report->promised, GetParam().contained_with_guard);
-  if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
-}
-
-TEST_P(IsolationProbeTest, AtTheProcessLevelWithoutTheRuntimeGuard) {
-  auto report = internal::RunIsolationProbe(
-      *testing::UnguardedLocalExecutor(IsolationLevel::kProcess), GetParam().name);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  // The run's pids cgroup bounds a fork loop at the process level too, where one can be made.
-  const bool contained =
-      GetParam().contained_at_process_level ||
-      (GetParam().name == "fork repeatedly" && internal::CgroupSite::ForThisProcess()->pids());
-  EXPECT_EQ(report->promised, contained);
-  if (report->promised) EXPECT_TRUE(report->contained) << report->observed;
-}
-
-// A run's memory cgroup holds memfd and tmpfs pages, which RLIMIT_AS does not see.
-const bool kMemoryCgroup = internal::CgroupSite::ForThisProcess()->memory();
-
-INSTANTIATE_TEST_SUITE_P(
-    Probes, IsolationProbeTest,
-    ::testing::Values(
-        ProbeCase{"read /etc/passwd", true, false, true}, ProbeCase{"list /", true, false, true},
-        ProbeCase{"read a host environment secret", true, true},
-        ProbeCase{"write outside the working directory and mounts", true, false, true},
-        ProbeCase{"follow a planted symlink out of a mount", true, false, true},
-        ProbeCase{"connect to a local TCP port", true, false},
-        ProbeCase{"see host processes", true, false, true},
-        ProbeCase{"stat a private file outside the mounts", true, false, false, false},
-        ProbeCase{"see a host process at /proc/PID", true, false, false, false},
-        ProbeCase{"read another process's CPU clock", true, false, false, false},
-        ProbeCase{"allocate past the memory limit", true, true},
-        ProbeCase{"spin past the CPU limit", true, true},
-        ProbeCase{"sleep past the wall clock", true, true},
-        ProbeCase{"print past the output cap", true, true},
-        ProbeCase{"fork repeatedly", true, false},
-        ProbeCase{"spawn a daemon that outlives the run", true, true},
-        ProbeCase{"write a /proc/sys setting", true, true},
-        ProbeCase{"plant a setuid file through a mount", true, false},
-        ProbeCase{"make a private file outside the mounts readable", true, false, false, true},
-        ProbeCase{"chmod a device node", true, true},
-        ProbeCase{"read the host's environment through /proc", true, false, true},
-        ProbeCase{"hold memory in memfds", true, kMemoryCgroup},
-        ProbeCase{"hold memory in /dev/shm", true, false, true},
-        ProbeCase{"change another process's limits or priority", true, false},
-        ProbeCase{"leave a world-writable file in a mount", true, false},
-        ProbeCase{"fill the working directory", true, true},
-        ProbeCase{"capture thousands of long-path files", true, true},
-        ProbeCase{"outrun the wall clock with a setsid fork storm", true, false},
-        ProbeCase{"ignore SIGTERM", true, true}),
-    [](const ::testing::TestParamInfo<ProbeCase>& info) {
-      std::string id;
-      for (char c : info.param.name) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-      return id;
-    });
-
-TEST(IsolationProbeListTest, EveryProbeHasATestCase) {
-  EXPECT_EQ(internal::IsolationProbeNames().size(), 29u);
-}
-
-// An interpreter outside the system paths (pyenv under /root, a venv with copied binaries) is
-// shown with its installation, so the directories on its way appear at /. They are the sandbox's
-// own, not the host's: "list /" must stay contained. /var/tmp stands in for /root (the sandbox
-// refuses an installation under /tmp, and a test does not write to /root).
-TEST(IsolationProbeListTest, AnInterpreterOutsideTheSystemPathsIsNoFalseAlarm) {
-  const fs::path venv = fs::path("/var/tmp") / ("codeact-probe-venv-" + std::to_string(::getpid()));
-  fs::remove_all(venv);
-  auto made = internal::RunCommand(
-      {"/usr/bin/python3.11", "-m", "venv", "--copies", "--without-pip", venv.string()}, "",
-      std::chrono::seconds(120));
-  if (!made.ok() || !made->exit.exited || made->exit.exit_code != 0) {
-    fs::remove_all(venv);
-    GTEST_SKIP() << "cannot make a venv with copied binaries in /var/tmp: "
-                 << (made.ok() ? made->stderr_text : made.status().ToString());
-  }
-  ExecutorOptions options;
-  options.isolation = IsolationLevel::kNamespaces;
-  options.warm_pool_size = 0;
-  options.python_path = (venv / "bin" / "python3.11").string();
-  options.runtime_guard = false;  // its Landlock would keep the code from listing /var at all
-  auto executor = CreateExecutor(options);
-  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  const ExecutionResult seen =
-      (*executor)->Execute({"import os\nprint(os.listdir('/var'))"}, Snapshot());
-  auto report = internal::RunIsolationProbe(**executor, "list /");
-  fs::remove_all(venv);
-  EXPECT_EQ(seen.stdout_text, "['tmp']\n")
-      << "the interpreter's way is not at /var, so this proves nothing: " << seen.stdout_text
-      << seen.message;
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_TRUE(report->contained) << report->observed;
 }
 
 // --- The limit fixtures end the same way at both levels.
@@ -250,19 +126,8 @@ TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {
   s.policy.extra_allowed_imports.push_back("socket");
   const ExecutionResult r =
       testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)
-          ->Execute({"import socket, ctypes, os\nresults = []\n"
-                     "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):\n"
-                     "    try:\n        socket.socket(family, socket.SOCK_DGRAM if family == "
-                     "socket.AF_NETLINK else socket.SOCK_STREAM)\n"
-                     "        results.append('open')\n    except PermissionError:\n        "
-                     "results.append('denied')\n"
-                     "a, b = socket.socketpair(socket.AF_UNIX)\nresults.append('unix ok')\n"
-                     "libc = ctypes.CDLL(None, use_errno=True)\n"
-                     "for name, args in (('ptrace', (0, 1, 0, 0)), ('unshare', (0x10000000,)), "
-                     "('mount', (b'none', b'/tmp', b'tmpfs', 0, None))):\n"
-                     "    rc = getattr(libc, name)(*args)\n    results.append((name, rc, "
-                     "os.strerror(ctypes.get_errno())))\n"
-                     "print(results)"},
+          ->Execute({testing::Program(
+                        "namespaces/denied_system_calls_are_clean_errors_and_the_code_goes_on")},
                     s);
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(
@@ -369,8 +234,7 @@ TEST(IdentityTest, TheWorkingDirectoryIsBoundedAtTheNamespacesLevel) {
   ExecutionLimits limits;
   limits.max_workdir_bytes = 8LL << 20;
   const ExecutionResult r = RunSandboxed(
-      "try:\n    open('big', 'wb').write(b'x' * (16 << 20))\nexcept OSError as e:\n    "
-      "print(e.strerror)\n",
+      testing::Program("namespaces/the_working_directory_is_bounded_at_the_namespaces_level"),
       Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "No space left on device\n");
@@ -411,9 +275,7 @@ TEST(NamespacesTest, PooledChildrenAreSandboxedAndServeOneRunEach) {
   RunSnapshot s = Snapshot();
   s.mounts.push_back({root->path(), "/out", MountMode::kReadWrite, 1 << 20});
   const std::string code =
-      "import os\nfrom pathlib import Path\nprint(os.getuid(), sorted(os.listdir('/out')), 'g' in "
-      "globals())\n"
-      "g = 1\nPath('/out/n.txt').write_text('x' * (len(os.listdir('/out')) + 1))";
+      testing::Program("namespaces/pooled_children_are_sandboxed_and_serve_one_run_each");
   for (int i = 0; i < 4; ++i) {
     const ExecutionResult r = (*executor)->Execute({code}, s);
     EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;

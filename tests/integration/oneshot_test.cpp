@@ -14,12 +14,13 @@
 #include <sstream>
 
 #include "backends/local/runner_files.hpp"
-#include "cli_support.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
 #include "common/user_cache.hpp"
 #include "files/mount_capture.hpp"
 #include "files/scratch_owner.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/fixtures.hpp"
 
 namespace codeact {
 namespace {
@@ -261,9 +262,8 @@ TEST(OneShotTest, TheChildsVerdictIsTheEmbeddedValidatorsAndComesBeforeAnyCode) 
   auto work = internal::TempDir::Create("codeact-oneshot-work-");
   ASSERT_TRUE(work.ok());
   ::chmod(work->path().c_str(), 0777);
-  const std::string code =
-      "from pathlib import Path\nPath('/work/ran.txt').write_text('x')\nprint('ran')\n"
-      "import json, subprocess\nx = eval('1')\nprint(json.dumps(x).__class__)\n";
+  const std::string code = testing::Program(
+      "oneshot/the_childs_verdict_is_the_embedded_validators_and_comes_before_any_code");
   for (const std::vector<std::string>& policy :
        {std::vector<std::string>{}, {"--block-import", "json"}, {"--allow-import", "subprocess"}}) {
     std::vector<std::string> validate = {"validate"};

@@ -21,9 +21,11 @@
 #include <sstream>
 
 #include "backends/local/local_executor.hpp"
-#include "cli_support.hpp"
 #include "limits/limit_table.hpp"
+#include "process/posix_util.hpp"
 #include "test_support.hpp"
+#include "testing/cli_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -32,9 +34,7 @@ namespace fs = std::filesystem;
 using testing::NewLocalExecutor;
 using testing::Snapshot;
 
-std::string Program(const std::string& name) {
-  return testing::ReadFile(std::string(CODEACT_TEST_FIXTURES) + "/boundary/" + name);
-}
+std::string Program(const std::string& name) { return testing::FixtureFile("boundary/" + name); }
 
 // The line `out` holds for `name` ("<name>: ..."), or "".
 std::string Line(const std::string& out, const std::string& name) {
@@ -323,10 +323,9 @@ TEST_P(ProcessBoundaryCliTest, AnExplicitMemoryLimitRunsAndStopsAnAllocation) {
 }
 
 TEST_P(ProcessBoundaryCliTest, ChmodThatWeakensAModeIsRefusedWithTheGuardsMessage) {
-  const auto r =
-      RunCode({},
-              "import pathlib\np = pathlib.Path('f')\np.write_text('x')\ntry:\n    p.chmod(0o777)\n"
-              "except PermissionError as e:\n    print(e)\nprint(oct(p.stat().st_mode & 0o777))");
+  const auto r = RunCode(
+      {}, testing::Program(
+              "process_boundary/chmod_that_weakens_a_mode_is_refused_with_the_guards_message"));
   ASSERT_EQ(Text(r, "outcome"), "ok") << boost::json::serialize(r) << last_err_;
   EXPECT_NE(Text(r, "stdout").find("codeact guard: file modes: os.chmod with mode bits 0o2 "),
             std::string::npos)

@@ -22,7 +22,9 @@
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
 #include "os/unique_fd.hpp"
+#include "process/posix_util.hpp"
 #include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -266,16 +268,7 @@ TEST_P(RuntimeGuardTest, ThreadsAsyncioAndToolCallsStillWork) {
              std::to_string(2 * boost::json::parse(kwargs).at("x").as_int64()));
        }});
   const ExecutionResult r =
-      Run("import asyncio, threading\n"
-          "box = []\n"
-          "threads = [threading.Thread(target=lambda i=i: box.append(i * i)) for i in range(4)]\n"
-          "for t in threads: t.start()\n"
-          "for t in threads: t.join()\n"
-          "print(sorted(box))\n"
-          "print(await asyncio.to_thread(sum, [1, 2, 3]))\n"
-          "print(await asyncio.gather(*(double(x=i) for i in range(5))))\n"
-          "print([await call_tool('double', x=7)])\n",
-          s);
+      Run(testing::Program("runtime_guard/threads_asyncio_and_tool_calls_still_work"), s);
   ASSERT_EQ(r.outcome, Outcome::kOk)
       << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "[0, 1, 4, 9]\n6\n[0, 2, 4, 6, 8]\n[14]\n");
@@ -286,23 +279,8 @@ TEST_P(RuntimeGuardTest, TheStandardLibrarysOwnCompileExecAndImportsStillWork) {
   RunSnapshot s = Snapshot();
   s.policy.extra_allowed_imports.push_back("xml.*");
   const ExecutionResult r =
-      Run("import dataclasses, typing, enum, collections, json, decimal, datetime, zoneinfo\n"
-          "import xml.etree.ElementTree as ET\n"
-          "@dataclasses.dataclass(frozen=True)\n"
-          "class Point:\n"
-          "    x: int\n"
-          "    y: 'typing.Optional[int]' = None\n"
-          "Pair = collections.namedtuple('Pair', 'a b')\n"
-          "Color = enum.Enum('Color', 'RED GREEN')\n"
-          "class Shape(enum.Enum):\n"
-          "    SQUARE = 4\n"
-          "T = typing.TypeVar('T')\n"
-          "class Box(typing.NamedTuple):\n"
-          "    item: int\n"
-          "print(Point(1), Pair(1, 2), Color.GREEN.value, Shape.SQUARE.name, Box(3))\n"
-          "print(typing.get_type_hints(Point)['y'])\n"
-          "print(json.loads('[1, 2.5]'), decimal.Decimal('1.10') + 1, "
-          "ET.fromstring('<a><b/></a>')[0].tag)\n",
+      Run(testing::Program(
+              "runtime_guard/the_standard_librarys_own_compile_exec_and_imports_still_work"),
           s);
   ASSERT_EQ(r.outcome, Outcome::kOk)
       << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
@@ -344,20 +322,11 @@ TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOw
 // one stays a PermissionError that such a fallback does not catch.
 TEST_P(RuntimeGuardTest, AModuleOffTheListIsNotFoundSoAFallbackRunsWhileABlockedOneIsRefused) {
   RunSnapshot s;  // the default policy
-  const ExecutionResult r =
-      Run("try:\n"
-          "    import numpy as np\n"
-          "except ImportError as e:\n"
-          "    print('numpy:', type(e).__name__, e)\n"
-          "    np = None\n"
-          "print('fallback:', sum([1, 2, 3]) if np is None else 'numpy')\n"
-          "try:\n"
-          "    import ctypes\n"
-          "except ImportError:\n"
-          "    print('ctypes: caught as ImportError')\n"
-          "except PermissionError as e:\n"
-          "    print('ctypes:', type(e).__name__, e)\n",
-          s);
+  const ExecutionResult r = Run(
+      testing::Program(
+          "runtime_guard/"
+          "a_module_off_the_list_is_not_found_so_a_fallback_runs_while_a_blocked_one_is_refused"),
+      s);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "numpy: ModuleNotFoundError No module named 'numpy'\n"
@@ -479,9 +448,7 @@ TEST(RuntimeGuardOptionTest, OnByDefaultAndOffOnlyWhenAsked) {
   EXPECT_FALSE(internal::GuardStatus(*testing::UnguardedLocalExecutor()).armed);
   // Without it the process level is what it was: the code may fork (and the sweep cleans up).
   const ExecutionResult r = testing::UnguardedLocalExecutor()->Execute(
-      {"import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, "
-       "0)\nprint('forked')"},
-      Snapshot());
+      {testing::Program("runtime_guard/on_by_default_and_off_only_when_asked")}, Snapshot());
   EXPECT_EQ(r.stdout_text, "forked\n") << r.message << r.stderr_text;
 }
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "serve_support.hpp"
-#include "test_support.hpp"
+#include "testing/serve_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "process/run_cgroup.hpp"
-#include "serve_support.hpp"
+#include "testing/serve_support.hpp"
 
 namespace codeact {
 namespace {

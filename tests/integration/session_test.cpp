@@ -1,7 +1,7 @@
 // Sessions (session.hpp) over the local backend at the namespaces level: state that crosses the
 // runs of one session, nothing that crosses sessions, every limit inside a session, expiry, the
-// maximum, pause and resume, a run killed mid-session — and no process, fd, cgroup or directory
-// left behind.
+// maximum, a run killed mid-session (pause, resume and the freeze: session_pause_test.cpp) — and no
+// process, fd, cgroup or directory left behind.
 #include "codeact/session.hpp"
 
 #include <dirent.h>
@@ -18,124 +18,29 @@
 
 #include "codeact/provider.hpp"
 #include "files/scratch_owner.hpp"
-#include "integration/test_support.hpp"
+#include "integration/session_fixture.hpp"
 #include "process/run_cgroup.hpp"
 #include "provider/client_sessions.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::CountOpenFds;
+using testing::CountSessionDirs;
 using testing::CountZombieChildren;
 using testing::Eventually;
-
-ProviderOptions Options(ExecutionLimits limits = {}, SessionSettings sessions = {}) {
-  ProviderOptions o;
-  o.executor.isolation = IsolationLevel::kNamespaces;
-  o.executor.warm_pool_size = 0;
-  o.limits = limits;
-  o.sessions = sessions;
-  // These tests are about the executor's sessions, not the policy (the MCP tests run with it).
-  o.validate = false;
-  o.policy.extra_allowed_imports = {"signal",     "sys",  "threading", "os",  "tempfile",
-                                    "subprocess", "json", "glob",      "time"};
-  return o;
-}
-
-// The provider, or a skip saying why sessions cannot run here (no namespaces level, no cgroups:
-// a non-root host without a delegated subtree).
-std::shared_ptr<CodeActProvider> ProviderOrSkip(ProviderOptions options, std::string& why) {
-  auto provider = CodeActProvider::Create(std::move(options));
-  if (!provider.ok()) {
-    why = provider.status().message();
-    return nullptr;
-  }
-  auto probe = (*provider)->OpenSession();
-  if (!probe.ok()) {
-    why = probe.status().message();
-    return nullptr;
-  }
-  (*probe)->Close();
-  return *provider;
-}
-
-#define PROVIDER_OR_SKIP(var, options)                                          \
-  std::string skip_reason;                                                      \
-  auto var = ProviderOrSkip(options, skip_reason);                              \
-  if (!var) GTEST_SKIP() << "sessions are not available here: " << skip_reason; \
-  (void)0
-
-std::shared_ptr<Session> Open(CodeActProvider& provider, const std::string& name = "") {
-  auto s = provider.OpenSession({name});
-  if (!s.ok()) throw std::runtime_error(s.status().ToString());
-  return *s;
-}
-
-// Every directory of this process's session groups (parent and children), in every hierarchy.
-std::vector<std::string> SessionGroupDirs() {
-  std::vector<std::string> dirs;
-  const auto site = internal::CgroupSite::ForThisProcess();
-  const std::string prefix = std::to_string(::getpid()) + "-";
-  std::vector<std::string> roots;
-  for (const auto& h : site->hierarchies) roots.push_back(h.dir);
-  const char* root = std::getenv("CODEACT_CGROUP_ROOT");
-  roots.push_back(std::string(root && *root ? root : "/sys/fs/cgroup") + "/freezer/" +
-                  internal::CgroupSubtreeName(::geteuid()));
-  for (const auto& dir : roots) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-      if (!e.is_directory() || e.path().filename().string().rfind(prefix, 0) != 0) continue;
-      dirs.push_back(e.path().string());
-    }
-  }
-  return dirs;
-}
-
-// The CPU time the one open session's cgroup has counted, in ms.
-std::optional<std::int64_t> OnlySessionCpuMs() {
-  const auto site = internal::CgroupSite::ForThisProcess();
-  const std::string prefix = std::to_string(::getpid()) + "-";
-  for (const auto& h : site->hierarchies) {
-    if (!h.cpuacct) continue;
-    std::error_code ec;
-    for (const auto& parent : std::filesystem::directory_iterator(h.dir, ec)) {
-      if (parent.path().filename().string().rfind(prefix, 0) != 0) continue;
-      for (const auto& group : std::filesystem::directory_iterator(parent.path(), ec)) {
-        if (!group.is_directory()) continue;
-        std::ifstream in(group.path() / (h.v2 ? "cpu.stat" : "cpuacct.usage"));
-        if (!h.v2) {
-          std::int64_t ns = 0;
-          if (in >> ns) return ns / 1'000'000;
-        } else {
-          std::string key;
-          std::int64_t value = 0;
-          while (in >> key >> value) {
-            if (key == "usage_usec") return value / 1000;
-          }
-        }
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-int CountSessionDirs() {
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(internal::ScratchBaseDir(), ec)) {
-    if (e.path().filename().string().rfind("codeact-session-", 0) == 0) ++n;
-  }
-  return n;
-}
+using testing::OnlySessionCpuMs;
+using testing::Open;
+using testing::Options;
+using testing::SessionGroupDirs;
 
 TEST(SessionTest, GlobalsImportsAndFilesCrossTheRunsOfOneSession) {
   PROVIDER_OR_SKIP(provider, Options());
   auto s = Open(*provider, "calc");
   ExecutionResult first = s->Execute(
-      "import json\nx = 41\nopen('kept.txt', 'w').write('work')\n"
-      "import tempfile, os\nopen(os.path.join(tempfile.gettempdir(), 't.txt'), "
-      "'w').write('tmp')\n");
+      testing::Program("session/globals_imports_and_files_cross_the_runs_of_one_session"));
   ASSERT_TRUE(first.success()) << first.message << first.stderr_text;
   EXPECT_EQ(first.session_state, SessionState::kNew);
   EXPECT_EQ(first.session, "calc");
@@ -182,9 +87,8 @@ TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
   PROVIDER_OR_SKIP(provider, Options());
   auto a = Open(*provider, "a");
   auto b = Open(*provider, "b");
-  ExecutionResult pid = a->Execute(
-      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
-      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\nos.getpid()");
+  ExecutionResult pid =
+      a->Execute(testing::Program("session/nothing_crosses_sessions_or_stateless_runs"));
   ASSERT_TRUE(pid.success()) << pid.message;
   const std::string probe =
       "import os, tempfile, glob\n"
@@ -201,17 +105,8 @@ TEST(SessionTest, NothingCrossesSessionsOrStatelessRuns) {
   EXPECT_FALSE(stateless.session_state.has_value());
 
   // Signals: b cannot reach a's interpreter (a pid namespace each), nor any process of a.
-  ExecutionResult kill = b->Execute(
-      "import os, signal\nhit = []\n"
-      "for p in range(1, 64):\n"
-      "    if p == os.getpid():\n"
-      "        continue\n"
-      "    try:\n"
-      "        os.kill(p, signal.SIGKILL)\n"
-      "        hit.append(p)\n"
-      "    except OSError:\n"
-      "        pass\n"
-      "hit");
+  ExecutionResult kill =
+      b->Execute(testing::Program("session/nothing_crosses_sessions_or_stateless_runs_2"));
   ASSERT_TRUE(kill.success()) << kill.message << kill.stderr_text;
   EXPECT_EQ(kill.output_json, "[]");
   ExecutionResult still = a->Execute("secret");
@@ -230,10 +125,7 @@ TEST(SessionTest, NothingCrossesSessionsAtTheProcessLevelOnARootHost) {
   auto a = Open(*provider, "a");
   auto b = Open(*provider, "b");
   ExecutionResult wrote = a->Execute(
-      "import os, tempfile\nsecret = 'A'\nopen('a.txt', 'w').write('A')\n"
-      "open(os.path.join(tempfile.gettempdir(), 'a.txt'), 'w').write('A')\n"
-      "try:\n    open('/tmp/codeact-session-probe-a', 'w').write('A')\n    wrote = True\n"
-      "except OSError:\n    wrote = False\n[os.getuid(), os.getpid(), wrote]");
+      testing::Program("session/nothing_crosses_sessions_at_the_process_level_on_a_root_host"));
   ASSERT_TRUE(wrote.success()) << wrote.message << wrote.stderr_text;
   EXPECT_TRUE(wrote.output_json.ends_with(",false]")) << wrote.output_json;
   ExecutionResult in_b = b->Execute(
@@ -279,9 +171,7 @@ TEST(SessionTest, CpuTimeIsCountedPerRun) {
   limits.wall_timeout_ms = 60'000;
   PROVIDER_OR_SKIP(provider, Options(limits));
   auto s = Open(*provider);
-  const std::string spin =
-      "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.6:\n    pass\n"
-      "runs = globals().get('runs', 0) + 1\nruns";
+  const std::string spin = testing::Program("session/cpu_time_is_counted_per_run");
   for (int i = 1; i <= 3; ++i) {
     ExecutionResult r = s->Execute(spin);
     ASSERT_TRUE(r.success()) << i << ": " << OutcomeName(r.outcome) << " " << r.message;
@@ -346,9 +236,7 @@ TEST(SessionTest, ToolBudgetIsRenewedPerRun) {
   ASSERT_TRUE(r2.success()) << r2.message;
   EXPECT_EQ(r2.session_state, SessionState::kKept);
   EXPECT_EQ(r2.tool_calls, 2);
-  ExecutionResult r3 = s->Execute(
-      "try:\n    for _ in range(3):\n        await ping()\nexcept ToolError as e:\n"
-      "    err = str(e)\nerr");
+  ExecutionResult r3 = s->Execute(testing::Program("session/tool_budget_is_renewed_per_run"));
   ASSERT_TRUE(r3.success()) << r3.message;
   EXPECT_NE(r3.output_json.find("ToolBudgetExceeded"), std::string::npos) << r3.output_json;
   EXPECT_EQ(calls.load(), 6);
@@ -443,141 +331,6 @@ TEST(SessionTest, TheSessionMaximumIsRefusedWithTheReason) {
   EXPECT_TRUE(provider->OpenSession().ok());
 }
 
-TEST(SessionTest, APausedSessionUsesNoCpuAndItsRunKeepsItsWallClock) {
-  ExecutionLimits limits;
-  limits.wall_timeout_ms = 4000;
-  PROVIDER_OR_SKIP(provider, Options(limits));
-  auto s = Open(*provider);
-  ASSERT_TRUE(s->Execute("q = 1").success());
-  if (Status p = s->Pause(); !p.ok()) GTEST_SKIP() << "no cgroup freezer here: " << p.message();
-  ASSERT_TRUE(s->Resume().ok());
-  ExecutionResult r;
-  std::thread run([&] {
-    r = s->Execute(
-        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.5:\n"
-        "    pass\nq + 1");
-  });
-  ASSERT_TRUE(Eventually([] { return OnlySessionCpuMs().value_or(0) > 150; }));
-  ASSERT_TRUE(s->Pause().ok());
-  EXPECT_TRUE(s->paused());
-  const auto before = OnlySessionCpuMs();
-  // A measuring window, not a wait for an event: longer than the run's whole wall clock, which
-  // the run would exceed if paused time counted.
-  std::this_thread::sleep_for(4500ms);
-  const auto after = OnlySessionCpuMs();
-  ASSERT_TRUE(before && after);
-  EXPECT_LT(*after - *before, 20) << "a frozen session used CPU";
-  ExecutionResult refused = provider->Execute("1");  // other runs go on meanwhile
-  EXPECT_TRUE(refused.success());
-  ASSERT_TRUE(s->Resume().ok());
-  run.join();
-  ASSERT_TRUE(r.success()) << OutcomeName(r.outcome) << " " << r.message;
-  EXPECT_EQ(r.output_json, "2");
-  EXPECT_EQ(r.session_state, SessionState::kKept);
-}
-
-TEST(SessionTest, APausedSessionRunsNothingUntilResumed) {
-  PROVIDER_OR_SKIP(provider, Options());
-  auto s = Open(*provider);
-  ASSERT_TRUE(s->Execute("k = 9").success());
-  if (Status p = s->Pause(); !p.ok()) GTEST_SKIP() << "no cgroup freezer here: " << p.message();
-  ExecutionResult r = s->Execute("k");
-  EXPECT_EQ(r.outcome, Outcome::kSetupError);
-  EXPECT_NE(r.message.find("is paused"), std::string::npos) << r.message;
-  ASSERT_TRUE(s->Resume().ok());
-  EXPECT_EQ(s->Execute("k").output_json, "9");
-}
-
-// Between calls a session is frozen (session_child.hpp): what its code leaves running stops when
-// the run returns, at both levels. The process level holds sessions apart only on a root host.
-class SessionFreezeTest : public ::testing::TestWithParam<IsolationLevel> {
- protected:
-  ProviderOptions LevelOptions(ExecutionLimits limits = {}) const {
-    ProviderOptions o = Options(limits);
-    o.executor.isolation = GetParam();
-    o.policy.extra_allowed_imports.push_back("asyncio");
-    return o;
-  }
-};
-
-// "asyncio.get_running_loop().run_in_executor(None, spin) used 5-6 s of CPU in the seconds after
-// the result came back": now none, and the next call still has the session's globals.
-TEST_P(SessionFreezeTest, ASpinningThreadUsesNoCpuAfterTheRunReturned) {
-  ExecutionLimits limits;
-  limits.cpu_time_s = 2;
-  limits.wall_timeout_ms = 20'000;
-  PROVIDER_OR_SKIP(provider, LevelOptions(limits));
-  auto s = Open(*provider);
-  ExecutionResult r = s->Execute(testing::Fixture("session_spin_thread.py"));
-  ASSERT_TRUE(r.success()) << OutcomeName(r.outcome) << " " << r.message << r.stderr_text;
-  const auto before = OnlySessionCpuMs();
-  ASSERT_TRUE(before.has_value());
-  // A measuring window, not a wait for an event: a spinning thread would use all of it.
-  std::this_thread::sleep_for(1000ms);
-  const auto after = OnlySessionCpuMs();
-  ASSERT_TRUE(after.has_value());
-  EXPECT_LT(*after - *before, 20) << "the session's leftover thread ran between calls";
-  EXPECT_FALSE(s->paused());
-  // The next call thaws it: the spinner's CPU time in it is that call's, and it keeps the
-  // globals (the counter the spinner raised, too).
-  ExecutionResult next = s->Execute(
-      "import time\na = spun[0]\np = time.process_time()\nt = time.monotonic()\n"
-      "while time.monotonic() - t < 0.3:\n    time.sleep(0.01)\n"
-      "[kept, spun[0] > a, int((time.process_time() - p) * 1000)]");
-  ASSERT_TRUE(next.success()) << OutcomeName(next.outcome) << " " << next.message;
-  EXPECT_EQ(next.session_state, SessionState::kKept);
-  ASSERT_TRUE(next.output_json.starts_with(R"(["spinning",true,)")) << next.output_json;
-  // The interpreter's CPU time over the loop, nearly all of it the spinner's (the main thread
-  // sleeps): the call's usage holds it.
-  const std::int64_t spent_ms = std::stoll(next.output_json.substr(17));
-  EXPECT_GT(spent_ms, 0);
-  ASSERT_TRUE(next.usage.cpu_ms.has_value());
-  EXPECT_GE(*next.usage.cpu_ms, spent_ms)
-      << "the leftover thread's CPU time counts against the call";
-}
-
-// A thread writing into a read-write mount after the run's result was taken: nothing more lands
-// on the host until the next call.
-TEST_P(SessionFreezeTest, AWritingThreadWritesNothingAfterTheRunReturned) {
-  const std::filesystem::path out =
-      std::filesystem::temp_directory_path() /
-      ("codeact-freeze-" + std::to_string(::getpid()) + "-" + std::to_string(int(GetParam())));
-  std::filesystem::create_directories(out);
-  struct Remove {
-    std::filesystem::path p;
-    ~Remove() { std::filesystem::remove_all(p); }
-  } remove{out};
-  if (::geteuid() != 0) std::filesystem::permissions(out, std::filesystem::perms::all);
-  ProviderOptions o = LevelOptions();
-  PROVIDER_OR_SKIP(provider, o);
-  const bool process = GetParam() == IsolationLevel::kProcess;
-  ASSERT_TRUE(provider->AddMount({out.string(), "/out", MountMode::kReadWrite, 1 << 20}).ok());
-  provider->SetEnvironment({{"OUT", process ? out.string() : "/out"}});
-  auto s = Open(*provider);
-  ExecutionResult r = s->Execute(testing::Fixture("session_write_thread.py"));
-  ASSERT_TRUE(r.success()) << OutcomeName(r.outcome) << " " << r.message << r.stderr_text
-                           << (r.error ? r.error->traceback : "");
-  const auto size = [&] {
-    std::error_code ec;
-    return std::filesystem::file_size(out / "ticks.txt", ec);
-  };
-  const auto at_return = size();
-  ASSERT_GT(at_return, 0u);
-  // A measuring window: the writer, were it running, writes megabytes in it.
-  std::this_thread::sleep_for(500ms);
-  EXPECT_EQ(size(), at_return) << "the session's leftover thread wrote after the run returned";
-  ExecutionResult next = s->Execute("kept");
-  ASSERT_TRUE(next.success()) << next.message;
-  EXPECT_EQ(next.session_state, SessionState::kKept);
-  EXPECT_EQ(next.output_json, "\"writing\"");
-}
-
-INSTANTIATE_TEST_SUITE_P(Levels, SessionFreezeTest,
-                         ::testing::Values(IsolationLevel::kProcess, IsolationLevel::kNamespaces),
-                         [](const auto& info) {
-                           return info.param == IsolationLevel::kProcess ? "Process" : "Namespaces";
-                         });
-
 // Without the runtime guard, which would refuse the fork: a process the session's code leaves
 // running goes with the session too.
 TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
@@ -587,9 +340,8 @@ TEST(SessionTest, CloseLeavesNoProcessFdCgroupOrDirectory) {
     unguarded.executor.runtime_guard = false;
     PROVIDER_OR_SKIP(provider, unguarded);
     auto s = Open(*provider);
-    ExecutionResult r = s->Execute(
-        "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(300)\n    os._exit(0)\n"
-        "pid");
+    ExecutionResult r =
+        s->Execute(testing::Program("session/close_leaves_no_process_fd_cgroup_or_directory"));
     ASSERT_TRUE(r.success()) << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
     if (Status p = s->Pause(); p.ok()) {
       // Closing a frozen session kills it too.

@@ -19,7 +19,7 @@
 #include "codeact/provider.hpp"
 #include "codeact/session.hpp"
 #include "files/mount_capture.hpp"
-#include "integration/test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {

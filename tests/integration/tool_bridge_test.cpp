@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "codeact/executor.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -53,8 +53,7 @@ RunSnapshot WithTools(std::vector<HostTool> tools, ExecutionLimits limits = {}) 
 
 TEST(ToolBridgeTest, RoundTripInBothForms) {
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"x = await call_tool('add', a=1, b=2)\ny = await add(a=x, b=10)\nprint(x, y)\ny\n"},
-      WithTools({Add()}));
+      {testing::Program("tool_bridge/round_trip_in_both_forms")}, WithTools({Add()}));
   EXPECT_EQ(r.outcome, Outcome::kOk)
       << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
   EXPECT_EQ(r.stdout_text, "3.0 13.0\n");
@@ -64,20 +63,15 @@ TEST(ToolBridgeTest, RoundTripInBothForms) {
 
 TEST(ToolBridgeTest, UnknownToolIsACatchableError) {
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await call_tool('nope', a=1)\nexcept ToolError as e:\n    print(e.error_type)\n"},
-      WithTools({Add()}));
+      {testing::Program("tool_bridge/unknown_tool_is_a_catchable_error")}, WithTools({Add()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "UnknownTool\n");
 }
 
 TEST(ToolBridgeTest, FailingAndThrowingToolsCarryTypeAndMessage) {
-  const ExecutionResult r =
-      LocalExecutor()->Execute({"for name in ('fail', 'boom'):\n"
-                                "    try:\n"
-                                "        await call_tool(name)\n"
-                                "    except ToolError as e:\n"
-                                "        print(e.error_type, '|', e.message)\n"},
-                               WithTools({Failing(), Throwing()}));
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {testing::Program("tool_bridge/failing_and_throwing_tools_carry_type_and_message")},
+      WithTools({Failing(), Throwing()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "PermissionError | not allowed today\nToolFailed | handler exploded\n");
 }
@@ -115,23 +109,9 @@ TEST(ToolBridgeTest, GatherOfManyCalls) {
 // runs meanwhile (`during`); a call awaited by the only task reads its answer directly (the fast
 // path). Both give the same results, also mixed in one run.
 TEST(ToolBridgeTest, CallsAloneAndBesideOtherTasksBothWork) {
-  const ExecutionResult r =
-      LocalExecutor()->Execute({"import asyncio\n"
-                                "ticks = []\n"
-                                "async def ticker():\n"
-                                "    for i in range(3):\n"
-                                "        ticks.append(i)\n"
-                                "        await asyncio.sleep(0)\n"
-                                "t = asyncio.create_task(ticker())\n"
-                                "beside = await add(a=1, b=2)\n"
-                                "during = len(ticks)\n"
-                                "await t\n"
-                                "alone = [await add(a=i, b=0) for i in range(5)]\n"
-                                "async def nested():\n"
-                                "    return await add(a=10, b=10)\n"
-                                "print(beside, during > 0, ticks, alone)\n"
-                                "[beside, alone, await nested()]\n"},
-                               WithTools({Add()}));
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {testing::Program("tool_bridge/calls_alone_and_beside_other_tasks_both_work")},
+      WithTools({Add()}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "3.0 True [0, 1, 2] [0.0, 1.0, 2.0, 3.0, 4.0]\n");
   EXPECT_EQ(bj::parse(r.output_json), bj::parse("[3.0,[0.0,1.0,2.0,3.0,4.0],20.0]"));
@@ -141,14 +121,8 @@ TEST(ToolBridgeTest, CallsAloneAndBesideOtherTasksBothWork) {
 TEST(ToolBridgeTest, BudgetExceeded) {
   ExecutionLimits limits;
   limits.max_tool_calls = 3;
-  const ExecutionResult r = LocalExecutor()->Execute({"n = 0\n"
-                                                      "try:\n"
-                                                      "    for i in range(10):\n"
-                                                      "        await add(a=1, b=1)\n"
-                                                      "        n += 1\n"
-                                                      "except ToolError as e:\n"
-                                                      "    print(n, e.error_type)\n"},
-                                                     WithTools({Add()}, limits));
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {testing::Program("tool_bridge/budget_exceeded")}, WithTools({Add()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text.substr(0, 2), "3 ");
   EXPECT_LE(r.tool_calls, 3);
@@ -158,7 +132,7 @@ TEST(ToolBridgeTest, OversizedArgumentFrameIsRefused) {
   ExecutionLimits limits;
   limits.max_frame_bytes = 64 * 1024;
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await add(a='x' * 100000, b=1)\nexcept ToolError as e:\n    print('refused')\n"},
+      {testing::Program("tool_bridge/oversized_argument_frame_is_refused")},
       WithTools({Add()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "refused\n");
@@ -172,7 +146,7 @@ TEST(ToolBridgeTest, OversizedToolResultIsAnErrorNotACrash) {
                  return ToolResult::Success("\"" + std::string(200000, 'z') + "\"");
                }};
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"try:\n    await big()\nexcept ToolError as e:\n    print(e.error_type)\n"},
+      {testing::Program("tool_bridge/oversized_tool_result_is_an_error_not_a_crash")},
       WithTools({big}, limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "ToolResultTooLarge\n");
@@ -208,13 +182,10 @@ TEST(ToolBridgeTest, AChildThatClosedItsBridgeCannotKillTheHostWithSigpipe) {
                   std::this_thread::sleep_for(std::chrono::milliseconds(300));
                   return ToolResult::Success("1");
                 }};
-  const ExecutionResult r =
-      LocalExecutor()->Execute({"import asyncio, os, time\n"
-                                "task = asyncio.ensure_future(call_tool('slow'))\n"
-                                "await asyncio.sleep(0.05)\n"
-                                "os.close(3)\n"
-                                "time.sleep(5)\n"},
-                               WithTools({slow}, limits));
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {testing::Program(
+          "tool_bridge/a_child_that_closed_its_bridge_cannot_kill_the_host_with_sigpipe")},
+      WithTools({slow}, limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message << r.stderr_text;
   EXPECT_EQ(r.tool_calls, 1);
 }
@@ -231,11 +202,7 @@ TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
   limits.wall_timeout_ms = 10'000;
   // Forged frames straight onto the bridge: the runner's own budget check is bypassed.
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"import os, time\n"
-       "for i in range(1, 5000):\n"
-       "    os.write(4, b'{\"type\":\"tool_call\",\"id\":%d,\"name\":\"add\",\"kwargs\":{}}\\n' % "
-       "i)\n"
-       "time.sleep(30)\n"},
+      {testing::Program("tool_bridge/a_flood_of_calls_past_the_budget_ends_the_run")},
       WithTools({Add()}, limits));
   EXPECT_EQ(r.outcome, Outcome::kError) << r.message;
   ASSERT_TRUE(r.error.has_value());
@@ -284,10 +251,7 @@ TEST(ToolBridgeTest, AGatedToolOfARunThatWasNotApprovedIsAToolError) {
     return ToolResult::Success("1");
   };
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"name = 'ref' + 'und'\n"
-       "try:\n    await call_tool(name, a=1, b=2)\nexcept ToolError as e:\n"
-       "    print(e.error_type, '|', e.message)\n"
-       "print(await add(a=1, b=2))\n"},
+      {testing::Program("tool_bridge/a_gated_tool_of_a_run_that_was_not_approved_is_a_tool_error")},
       WithTools({Add(), gated}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_NE(r.stdout_text.find("ApprovalRequired | the tool \"refund\" needs approval, and this "
@@ -313,11 +277,8 @@ TEST(ToolBridgeTest, ArgumentsThatDoNotMatchTheSchemaAreAToolErrorNamingTheField
     return inner(kwargs);
   };
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"for kwargs in ({'a': 'x', 'b': 'y'}, {'a': 1}, {'a': 1, 'b': 2, 'c': 3},\n"
-       "               {'a': 1, 'b': 2, 'opts': {'round': -1}}):\n"
-       "    try:\n        await add(**kwargs)\n    except ToolError as e:\n"
-       "        print(e.error_type, '|', e.message)\n"
-       "print(await add(a=1, b=2, opts={'round': 2}))\n"},
+      {testing::Program(
+          "tool_bridge/arguments_that_do_not_match_the_schema_are_a_tool_error_naming_the_field")},
       WithTools({add}));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   const std::string& out = r.stdout_text;

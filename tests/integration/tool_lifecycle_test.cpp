@@ -15,7 +15,7 @@
 #include "bridge/tool_workers.hpp"
 #include "codeact/command_tool.hpp"
 #include "codeact/executor.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -155,10 +155,9 @@ TEST(ToolLifecycleTest, ADaemonACommandToolStartsDiesWithTheCall) {
 TEST(ToolLifecycleTest, AnOversizedToolResultIsNamedWithItsRealSize) {
   const HostTool big =
       Command("big", {"python3", "-c", "import sys; sys.stdout.write('x' * (50 << 20))"});
-  const ExecutionResult r =
-      LocalExecutor()->Execute({"try:\n    await call_tool('big')\nexcept ToolError as e:\n    "
-                                "print(e.error_type, '|', e.message)\n"},
-                               WithTools({big}));
+  const ExecutionResult r = LocalExecutor()->Execute(
+      {testing::Program("tool_lifecycle/an_oversized_tool_result_is_named_with_its_real_size")},
+      WithTools({big}));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,
             "ToolResultTooLarge | the tool's result of 52428800 bytes exceeds the frame limit of "
@@ -173,10 +172,7 @@ TEST(ToolLifecycleTest, ToolArgumentsNestedTooDeeplyAreACatchableError) {
                   return ToolResult::Success(std::to_string(kwargs.size()));
                 }};
   const ExecutionResult r = LocalExecutor()->Execute(
-      {"def nest(n):\n    x = 1\n    for _ in range(n):\n        x = [x]\n    return x\n"
-       "print(await call_tool('echo', x=nest(40)))\n"
-       "try:\n    await call_tool('echo', x=nest(200))\nexcept ToolError as e:\n    "
-       "print(e.error_type, '|', e.message)\n"},
+      {testing::Program("tool_lifecycle/tool_arguments_nested_too_deeply_are_a_catchable_error")},
       WithTools({echo}));
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text,

@@ -16,7 +16,7 @@
 #include "backends/local/local_executor.hpp"
 #include "codeact/executor.hpp"
 #include "process/child.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -155,24 +155,13 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PooledLimitTest,
 TEST(WarmPoolTest, StateOfOneRunIsNeverVisibleInTheNext) {
   const auto executor = NewLocalExecutor(2);
   const RunSnapshot snapshot = Snapshot();
-  const ExecutionResult first = RunPooled(*executor,
-                                          "import os, builtins, sys\n"
-                                          "leaked_global = 1\n"
-                                          "builtins.leaked_builtin = 1\n"
-                                          "sys.modules['leaked_module'] = sys\n"
-                                          "os.environ['LEAKED_ENV'] = '1'\n"
-                                          "open('leaked.txt', 'w').write('x')\n"
-                                          "print(os.getcwd())\n",
-                                          snapshot);
+  const ExecutionResult first = RunPooled(
+      *executor, testing::Program("warm_pool/state_of_one_run_is_never_visible_in_the_next"),
+      snapshot);
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;
-  const ExecutionResult second =
-      RunPooled(*executor,
-                "import os, builtins, sys\n"
-                "print('leaked_global' in globals(), hasattr(builtins, 'leaked_builtin'),\n"
-                "      'leaked_module' in sys.modules, 'LEAKED_ENV' in os.environ,\n"
-                "      os.path.exists('leaked.txt'), os.listdir('.'))\n"
-                "print(os.getcwd())\n",
-                snapshot);
+  const ExecutionResult second = RunPooled(
+      *executor, testing::Program("warm_pool/state_of_one_run_is_never_visible_in_the_next_2"),
+      snapshot);
   ASSERT_EQ(second.outcome, Outcome::kOk) << second.message << second.stderr_text;
   const auto newline = second.stdout_text.find('\n');
   EXPECT_EQ(second.stdout_text.substr(0, newline), "False False False False False []");
@@ -373,7 +362,7 @@ std::set<pid_t> WithDescendants(pid_t pid) {
   return all;
 }
 
-// The pool host (tests/helpers/pool_host.cpp) with a pool of 2 at `level`, and this process's
+// The pool host (tests/testing/pool_host.cpp) with a pool of 2 at `level`, and this process's
 // TMPDIR: a non-root user may have no other place for scratch directories.
 internal::LaunchSpec PoolHostSpec(const char* level) {
   internal::LaunchSpec spec;
@@ -468,21 +457,7 @@ TEST(ForkServerTest, AForkedChildCarriesARunTokenOfItsOwn) {
   // The token the host's /proc sweep looks for, as /proc shows it and as a program exec'd by the
   // code would inherit it; then a forked grandchild's view.
   const std::string code =
-      "import os\n"
-      "def token(pid):\n"
-      "    env = open('/proc/%s/environ' % pid, 'rb').read().split(b'\\0')\n"
-      "    return [e for e in env if e.startswith(b'CODEACT_RUN_TOKEN=')][0].decode()[18:]\n"
-      "r, w = os.pipe()\n"
-      "pid = os.fork()\n"
-      "if pid == 0:\n"
-      "    os.write(w, token('self').encode())\n"
-      "    os._exit(0)\n"
-      "os.waitpid(pid, 0)\n"
-      "try:\n"
-      "    zygote = token(os.getppid())\n"
-      "except PermissionError:\n"
-      "    zygote = 'unreadable'\n"
-      "print(token('self'), os.environ['CODEACT_RUN_TOKEN'], os.read(r, 64).decode(), zygote)\n";
+      testing::Program("warm_pool/a_forked_child_carries_a_run_token_of_its_own");
   std::set<std::string> tokens;
   for (int i = 0; i < 2; ++i) {
     const ExecutionResult r = RunPooled(*executor, code, snapshot);

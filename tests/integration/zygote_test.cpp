@@ -17,7 +17,7 @@
 #include "codeact/json.hpp"
 #include "process/run_cgroup.hpp"
 #include "selftest/isolation_probes.hpp"
-#include "test_support.hpp"
+#include "testing/test_support.hpp"
 
 namespace codeact {
 namespace {
@@ -90,15 +90,12 @@ TEST_F(ZygoteTest, EachChildHasItsOwnUidNamespacesAndCgroup) {
 }
 
 TEST_F(ZygoteTest, EveryRunSeesAFreshTmpAndWorkingDirectoryAndOnlyItself) {
-  const ExecutionResult first =
-      Run("import os\nopen('/tmp/left', 'w').write('x')\nopen('left', 'w').write('x')\n"
-          "print(os.getpid(), sorted(os.listdir('/tmp')), sorted(os.listdir('.')))\n");
+  const ExecutionResult first = Run(
+      testing::Program("zygote/every_run_sees_a_fresh_tmp_and_working_directory_and_only_itself"));
   ASSERT_EQ(first.outcome, Outcome::kOk) << first.message << first.stderr_text;
   EXPECT_EQ(first.stdout_text, "1 ['left'] ['left']\n");
-  const ExecutionResult second =
-      Run("import os\nseen = []\nfor pid in range(1, 400):\n"
-          "    try:\n        os.kill(pid, 0)\n        seen.append(pid)\n    except OSError:\n"
-          "        pass\nprint(seen, os.listdir('/tmp'), os.listdir('.'))\n");
+  const ExecutionResult second = Run(testing::Program(
+      "zygote/every_run_sees_a_fresh_tmp_and_working_directory_and_only_itself_2"));
   ASSERT_EQ(second.outcome, Outcome::kOk) << second.message << second.stderr_text;
   EXPECT_EQ(second.stdout_text, "[1] [] []\n");
 }

@@ -1,7 +1,7 @@
 """Tests of resources/codeact_protocol.py, the child side of the protocol: every frame it builds
 carries exactly the fields its TABLE gives that message, its codec matches the json package, and
 malformed host messages are refused with a message that says what is wrong. (Its TABLE against
-the host's, src/protocol/protocol.hpp, is tests/unit/protocol_test.cpp.)
+the host's, src/protocol/protocol.hpp, is tests/unit/protocol/protocol_test.cpp.)
 
 Run from the repository root:
     /usr/bin/python3.11 -m unittest discover -s tests/python -t tests/python -q

@@ -1,0 +1,2 @@
+# The selftest's probe: read /etc/passwd.
+print(open('/etc/passwd').read())

@@ -1,0 +1,3 @@
+# The selftest's probe: sleep past the wall clock.
+import time
+time.sleep(60)

@@ -1,0 +1,3 @@
+# The selftest's probe: spin past the CPU limit.
+while True:
+    pass

@@ -1,0 +1,259 @@
+// McpServer::Serve on descriptors: a stop lets calls finish within the grace and cancels the
+// rest, a client's cancellation ends its run, and progress notifications (the fixture:
+// mcp_server_fixture.hpp).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "codeact/provider.hpp"
+#include "server/mcp_server.hpp"
+#include "testing/fake_executor.hpp"
+#include "testing/fake_validator.hpp"
+#include "unit/mcp_server/mcp_server_fixture.hpp"
+
+namespace codeact {
+namespace {
+
+using namespace mcp_server_test;  // NOLINT(build/namespaces): the fixture and its aliases
+using internal::McpServer;
+using internal::McpServerOptions;  // not codeact::McpServerOptions
+
+// ---- shutdown and cancellation: Serve on descriptors ----
+
+// Serve(fd) on a thread, fed through a pipe, with a stop pipe like the signal handler's.
+class FdServe {
+ public:
+  explicit FdServe(McpServer& server) {
+    EXPECT_EQ(::pipe(in_), 0);
+    EXPECT_EQ(::pipe(stop_), 0);
+    thread_ = std::thread([this, &server] {
+      stopped_ = server.Serve(
+          in_[0],
+          [this](std::string_view line) {
+            {
+              std::lock_guard lock(mu_);
+              lines_.emplace_back(line);
+            }
+            cv_.notify_all();
+          },
+          stop_[0]);
+    });
+  }
+  ~FdServe() {
+    if (in_[1] >= 0) ::close(in_[1]);
+    if (thread_.joinable()) thread_.join();
+    for (int fd : {in_[0], stop_[0], stop_[1]}) ::close(fd);
+  }
+  void Send(const std::string& line) {
+    const std::string framed = line + "\n";
+    EXPECT_EQ(::write(in_[1], framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
+  }
+  void CloseInput() {
+    ::close(in_[1]);
+    in_[1] = -1;
+  }
+  void Stop() { EXPECT_EQ(::write(stop_[1], "x", 1), 1); }
+  // Waits for Serve to return; whether a stop ended it.
+  bool Join() {
+    thread_.join();
+    return stopped_;
+  }
+  std::map<std::string, json::object> ById() {
+    std::lock_guard lock(mu_);
+    std::map<std::string, json::object> out;
+    for (const auto& line : lines_) {
+      const json::object message = json::parse(line).as_object();
+      if (message.contains("id")) out[json::serialize(message.at("id"))] = message;
+    }
+    return out;
+  }
+  // Waits (up to 30 s) until `done` holds for the lines written so far; returns them.
+  std::vector<std::string> WaitForLines(
+      const std::function<bool(const std::vector<std::string>&)>& done) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(30), [&] { return done(lines_); });
+    return lines_;
+  }
+  std::size_t Lines() {
+    std::lock_guard lock(mu_);
+    return lines_.size();
+  }
+
+ private:
+  int in_[2] = {-1, -1};
+  int stop_[2] = {-1, -1};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> lines_;
+  bool stopped_ = false;
+};
+
+bool WaitStarted(ScriptedRuns& e, int n) {
+  std::unique_lock lock(e.mu);
+  return e.cv.wait_for(lock, std::chrono::seconds(30), [&] { return e.started >= n; });
+}
+
+TEST_F(McpServerTest, AStopLetsCallsFinishWithinTheGraceThenCancelsAndAnswersTheRest) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::milliseconds(500);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "sleep:100"}}));
+  serve.Send(CallLine(2, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*script_, 2));
+  const auto stop = std::chrono::steady_clock::now();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  const auto took = std::chrono::steady_clock::now() - stop;
+  EXPECT_GE(took, std::chrono::milliseconds(450)) << "the grace was not given";
+  EXPECT_LT(took, std::chrono::seconds(10));
+  auto by_id = serve.ById();
+  ASSERT_EQ(by_id.size(), 2u);
+  EXPECT_EQ(by_id["1"].at("result").at("structuredContent").at("outcome"), "ok");
+  const auto& cancelled = by_id["2"].at("result");
+  EXPECT_EQ(cancelled.at("isError"), true);
+  EXPECT_EQ(cancelled.at("structuredContent").at("outcome"), "cancelled");
+  EXPECT_EQ(cancelled.at("structuredContent").at("message"),
+            "cancelled: the server is shutting down");
+  EXPECT_EQ(json::parse(cancelled.at("content").at(0).at("text").as_string()).at("outcome"),
+            "cancelled");
+}
+
+TEST_F(McpServerTest, NothingIsReadAfterAStop) {
+  McpServer server(Options());
+  int in[2], stop[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(stop), 0);
+  const std::string line = CallLine(1, json::object{{"code", "x"}}) + "\n" +
+                           R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+                           "\n";
+  ASSERT_EQ(::write(in[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  ASSERT_EQ(::write(stop[1], "x", 1), 1);
+  std::vector<std::string> lines;
+  EXPECT_TRUE(server.Serve(
+      in[0], [&](std::string_view l) { lines.emplace_back(l); }, stop[0]));
+  EXPECT_TRUE(lines.empty());
+  EXPECT_TRUE(seen_arguments_.empty());
+  for (int fd : {in[0], in[1], stop[0], stop[1]}) ::close(fd);
+}
+
+TEST_F(McpServerTest, ASecondStopCancelsAtOnce) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::seconds(600);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
+  const auto stop = std::chrono::steady_clock::now();
+  serve.Stop();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(20));
+  EXPECT_EQ(serve.ById()["1"].at("result").at("structuredContent").at("outcome"), "cancelled");
+}
+
+TEST_F(McpServerTest, AStopWhileWaitingAtEndOfInputStillCancels) {
+  McpServerOptions o = Options();
+  o.shutdown_grace = std::chrono::milliseconds(0);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
+  serve.CloseInput();
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  EXPECT_EQ(serve.ById()["1"].at("result").at("structuredContent").at("outcome"), "cancelled");
+}
+
+// MCP: "the receiver SHOULD NOT send a response for the cancelled request".
+TEST_F(McpServerTest, AClientCancellationEndsTheRunAndTheCallIsNotAnswered) {
+  McpServer server(Options());
+  FdServe serve(server);
+  const std::string big = "123456789012345678901234567890";
+  serve.Send(CallLine(1, json::object{{"code", "block"}}).replace(22, 1, big));
+  ASSERT_TRUE(WaitStarted(*script_, 1));
+  serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + big +
+             R"(,"reason":"user pressed stop"}})");
+  serve.Send(R"({"jsonrpc":"2.0","id":6,"method":"ping"})");
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  EXPECT_EQ(serve.Lines(), 1u);  // the ping only
+  EXPECT_TRUE(serve.ById().count("6"));
+  std::lock_guard lock(script_->mu);
+  ASSERT_EQ(script_->cancel_reasons.size(), 1u);
+  EXPECT_EQ(script_->cancel_reasons[0], "the client cancelled the request: user pressed stop");
+}
+
+std::vector<json::object> Progress(const std::vector<std::string>& lines) {
+  std::vector<json::object> out;
+  for (const auto& line : lines) {
+    json::object message = json::parse(line).as_object();
+    if (message.contains("method") && message.at("method") == "notifications/progress")
+      out.push_back(std::move(message));
+  }
+  return out;
+}
+
+TEST_F(McpServerTest, ACallWithAProgressTokenHearsProgressUntilItsAnswer) {
+  McpServerOptions o = Options();
+  o.progress_interval = std::chrono::milliseconds(50);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  json::object call = json::parse(CallLine(7, json::object{{"code", "block"}})).as_object();
+  call["params"].as_object()["_meta"] = json::object{{"progressToken", "tok-7"}};
+  serve.Send(json::serialize(call));
+  serve.Send(CallLine(8, json::object{{"code", "sleep:400"}}));  // no token: no progress
+  const auto lines = serve.WaitForLines([](const auto& l) { return Progress(l).size() >= 3; });
+  const auto progress = Progress(lines);
+  ASSERT_GE(progress.size(), 3u);
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    const auto& params = progress[i].at("params").as_object();
+    EXPECT_EQ(params.at("progressToken"), "tok-7");
+    EXPECT_EQ(params.at("progress").to_number<int>(), static_cast<int>(i) + 1);
+    EXPECT_EQ(params.at("message").as_string().rfind("execute_code still running after ", 0), 0u);
+    EXPECT_FALSE(progress[i].contains("id"));
+  }
+  serve.Stop();  // grace 10 s: call 8 ends by itself, call 7 is cancelled and answered
+  serve.Stop();
+  EXPECT_TRUE(serve.Join());
+  const auto all = serve.WaitForLines([](const auto&) { return true; });
+  // Nothing about call 7 follows its answer.
+  bool answered = false;
+  for (const auto& line : all) {
+    const json::object message = json::parse(line).as_object();
+    if (message.contains("id") && message.at("id") == 7) answered = true;
+    if (answered) EXPECT_FALSE(message.contains("method")) << line;
+  }
+  EXPECT_TRUE(answered);
+}
+
+TEST_F(McpServerTest, NoProgressWithoutATokenOrWithAnIntervalOfZero) {
+  McpServerOptions o = Options();
+  o.progress_interval = std::chrono::milliseconds(0);
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  json::object call = json::parse(CallLine(1, json::object{{"code", "sleep:300"}})).as_object();
+  call["params"].as_object()["_meta"] = json::object{{"progressToken", 5}};
+  serve.Send(json::serialize(call));
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  const auto lines = serve.WaitForLines([](const auto&) { return true; });
+  ASSERT_EQ(lines.size(), 1u) << lines.front();
+  EXPECT_TRUE(Progress(lines).empty());
+}
+
+}  // namespace
+}  // namespace codeact
