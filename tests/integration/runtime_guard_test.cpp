@@ -22,8 +22,13 @@
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
 #include "os/unique_fd.hpp"
-#include "process/posix_util.hpp"
-#include "test_support.hpp"
+#include "os/errno_status.hpp"
+#include "os/path_within.hpp"
+#include "os/pipe.hpp"
+#include "os/pipe_io.hpp"
+#include "os/proc_stat.hpp"
+#include "os/proc_tasks.hpp"
+#include "os/resource_limits.hpp"
 #include "testing/test_support.hpp"
 
 namespace codeact {
