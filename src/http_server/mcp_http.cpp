@@ -8,9 +8,9 @@
 
 #include "common/ascii.hpp"
 #include "json/serialize.hpp"
-#include "provider/client_sessions.hpp"
 #include "mcp_server/execute_code_wiring.hpp"
 #include "mcp_server/mcp_server.hpp"
+#include "provider/client_sessions.hpp"
 
 namespace codeact::internal {
 namespace {

@@ -13,11 +13,11 @@
 #include <exception>
 #include <mutex>
 
-#include "os/pipe_io.hpp"
 #include "mcp_server/log_setup.hpp"
 #include "mcp_server/mcp_jsonrpc.hpp"
 #include "mcp_server/mcp_line_source.hpp"
 #include "mcp_server/mcp_tool_calls.hpp"
+#include "os/pipe_io.hpp"
 
 namespace codeact::internal {
 

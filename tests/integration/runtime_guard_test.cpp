@@ -21,7 +21,6 @@
 
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
-#include "os/unique_fd.hpp"
 #include "os/errno_status.hpp"
 #include "os/path_within.hpp"
 #include "os/pipe.hpp"
@@ -29,6 +28,7 @@
 #include "os/proc_stat.hpp"
 #include "os/proc_tasks.hpp"
 #include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
 #include "testing/test_support.hpp"
 
 namespace codeact {

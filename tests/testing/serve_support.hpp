@@ -25,15 +25,15 @@
 #include <utility>
 #include <vector>
 
-#include "os/pipe.hpp"
-#include "os/unique_fd.hpp"
-#include "process/launch.hpp"
 #include "os/errno_status.hpp"
 #include "os/path_within.hpp"
+#include "os/pipe.hpp"
 #include "os/pipe_io.hpp"
 #include "os/proc_stat.hpp"
 #include "os/proc_tasks.hpp"
 #include "os/resource_limits.hpp"
+#include "os/unique_fd.hpp"
+#include "process/launch.hpp"
 #include "test_support.hpp"
 #include "testing/test_support.hpp"
 
