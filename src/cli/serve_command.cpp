@@ -14,9 +14,9 @@ namespace codeact::cli {
 namespace {
 
 constexpr const char* kServeProse =
-    R"(Serves execute_code over HTTP (docs/http.md): POST /v1/execute, the seeds' POST /run,
-sessions at /v1/sessions, GET /v1/tools?format=..., GET /healthz (no auth), GET /metrics
-(Prometheus text) and MCP Streamable HTTP at /mcp. Prints "codeact serve: listening on
+    R"(Serves execute_code over HTTP (docs/http.md): POST /v1/execute, the seeds' POST /run, sessions
+at /v1/sessions, GET /v1/tools?format=..., GET /healthz (no auth; ?detail for callers), GET
+/metrics (Prometheus text) and MCP Streamable HTTP at /mcp. Prints "codeact serve: listening on
 http://HOST:PORT" on stdout once it accepts connections; one JSON access line per request on
 stderr. TLS is left to a reverse proxy.
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/executor_introspection.hpp"
 #include "http_server/host_header.hpp"
 #include "http_server/http_connection.hpp"
 #include "http_server/mcp_http.hpp"
@@ -56,6 +57,19 @@ std::string RouteLabel(const std::string& path) {
   return "-";
 }
 
+// Whether a query string ("a=1&detail&b") names `key`, with or without a value.
+bool HasQueryKey(const std::string& query, std::string_view key) {
+  std::size_t start = 0;
+  while (start <= query.size()) {
+    const std::size_t amp = query.find('&', start);
+    const std::string pair = query.substr(start, amp == std::string::npos ? amp : amp - start);
+    if (pair.substr(0, pair.find('=')) == key) return true;
+    if (amp == std::string::npos) break;
+    start = amp + 1;
+  }
+  return false;
+}
+
 // The service: what every request passes (Host and Origin, /healthz, credentials, draining,
 // the caller's rate, a POST's Content-Type), then /mcp or a REST route.
 class Service final : public HttpRouter {
@@ -93,18 +107,18 @@ class Service final : public HttpRouter {
       if (context_.draining()) {
         return {JsonReply(http::status::service_unavailable, json::object{{"status", "draining"}})};
       }
-      return {JsonReply(http::status::ok, json::object{{"status", "ok"}})};
+      if (!HasQueryKey(query, "detail")) {
+        return {JsonReply(http::status::ok, json::object{{"status", "ok"}})};
+      }
+      // The detail names the level, the environment's notes and what enforces each limit: for
+      // callers only, since it describes the host.
+      auto caller = Authenticate(req);
+      if (!caller.ok()) return {Unauthorized(caller.status())};
+      return {JsonReply(http::status::ok, HealthDetail())};
     }
 
-    const auto authorization = req[http::field::authorization];
-    auto caller =
-        auth_.Authenticate(std::string_view(authorization.data(), authorization.size()), NowUnix());
-    if (!caller.ok()) {
-      context_.metrics().CountRejected("unauthorized");
-      Reply r = ErrorReply(http::status::unauthorized, "unauthorized", caller.status().message());
-      r.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return {std::move(r)};
-    }
+    auto caller = Authenticate(req);
+    if (!caller.ok()) return {Unauthorized(caller.status())};
     info.token_id = caller->token_id.substr(0, 128);
     if (context_.draining()) {
       return context_.Refuse(ErrorReply(http::status::service_unavailable, "shutting_down",
@@ -129,6 +143,33 @@ class Service final : public HttpRouter {
   }
 
  private:
+  StatusOr<CallerIdentity> Authenticate(const HttpRequest& req) const {
+    const auto authorization = req[http::field::authorization];
+    return auth_.Authenticate(std::string_view(authorization.data(), authorization.size()),
+                              NowUnix());
+  }
+
+  Reply Unauthorized(const Status& why) {
+    context_.metrics().CountRejected("unauthorized");
+    Reply r = ErrorReply(http::status::unauthorized, "unauthorized", why.message());
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+
+  // GET /healthz?detail: what `codeact selftest` and `describe --measure` say of this host, said
+  // once here instead of in every result's message.
+  json::object HealthDetail() const {
+    Executor& executor = context_.provider()->executor();
+    json::array notes;
+    for (const std::string& note : EnvironmentNotes(executor)) notes.emplace_back(note);
+    json::object mechanisms;
+    for (const LimitMechanism& m : LimitMechanisms(executor)) mechanisms[m.limit] = m.mechanism;
+    return json::object{{"status", "ok"},
+                        {"isolation", IsolationName(executor.isolation())},
+                        {"environment_notes", std::move(notes)},
+                        {"limit_mechanisms", std::move(mechanisms)}};
+  }
+
   // DNS rebinding and cross-site requests (MCP "Security Warning"): a foreign Origin or, on a
   // loopback listener, a non-loopback Host name is refused before anything else.
   std::optional<Reply> CheckHostAndOrigin(const HttpRequest& req) const {

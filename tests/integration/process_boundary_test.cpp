@@ -287,11 +287,13 @@ TEST(ProcessLevelOnTmpfsTest, AnExplicitMemoryLimitRunsAndItsFilesOnTheTmpfsCoun
   const ExecutionResult heap = run(Program("bytearray_200.py"));
   EXPECT_EQ(heap.outcome, Outcome::kMemoryLimit) << heap.message << heap.stderr_text;
   EXPECT_EQ(heap.stdout_text.find("held"), std::string::npos);
-  // 80 MiB of files in TMPDIR pass the quarter (64 MiB) that the disk watch allows them.
+  // 80 MiB of files in TMPDIR pass the quarter (64 MiB) that the disk watch allows them. A
+  // tmpfs takes them faster than the watch walks, so the run may finish writing first: the watch's
+  // last walk then ends it as disk_limit all the same (docs/mounts.md, the overshoot).
   const ExecutionResult files = run(Program("tmp_fill_files_80.py"));
   EXPECT_EQ(files.outcome, Outcome::kDiskLimit) << files.message << files.stderr_text;
   EXPECT_NE(files.message.find("over its bound of 64 MiB"), std::string::npos) << files.message;
-  EXPECT_EQ(files.stdout_text.find("wrote all"), std::string::npos);
+  EXPECT_TRUE(files.files.empty());
 }
 
 // --- The same classes through the CLI, with the validator on.

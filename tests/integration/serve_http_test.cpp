@@ -67,6 +67,24 @@ TEST_F(ServeHttpTest, HealthzNeedsNoToken) {
   EXPECT_EQ(r.Json().at("status"), "ok");
 }
 
+// The environment's notes are said once, here and in the selftest, not in every result: for
+// callers only, since they describe the host.
+TEST_F(ServeHttpTest, HealthzDetailNamesTheLevelItsNotesAndEachLimitsMechanismToCallers) {
+  const HttpResponse anonymous = HttpCall(port(), "GET", "/healthz?detail");
+  EXPECT_EQ(anonymous.status, 401) << anonymous.body;
+  const HttpResponse r = Call("GET", "/healthz?detail", "", kToken1);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto& v = r.Json().as_object();
+  EXPECT_EQ(v.at("status"), "ok");
+  EXPECT_TRUE(v.at("isolation") == "process" || v.at("isolation") == "namespaces") << r.body;
+  EXPECT_TRUE(v.at("environment_notes").is_array()) << r.body;
+  const auto& mechanisms = v.at("limit_mechanisms").as_object();
+  ASSERT_TRUE(mechanisms.contains("memory_bytes")) << r.body;
+  EXPECT_NE(std::string(mechanisms.at("memory_bytes").as_string()).find("RLIMIT_AS"),
+            std::string::npos)
+      << r.body;
+}
+
 TEST_F(ServeHttpTest, MissingOrWrongTokenIs401) {
   const HttpResponse none = HttpCall(port(), "POST", "/v1/execute", Execute("1"));
   EXPECT_EQ(none.status, 401);
