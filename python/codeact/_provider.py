@@ -392,10 +392,23 @@ class HyperlightCodeActProvider(CodeActProvider):
 
     _backend = "hyperlight"
 
-    def __init__(self, tools=(), inputs=(), limits=None, approval="never_require", **kwargs):
+    def __init__(self, tools=(), inputs=(), limits=None, approval="never_require", *,
+                 sdk_path=None, **kwargs):
         kwargs.setdefault("isolation", "auto")
-        super().__init__(tools=tools, limits=limits, approval=approval,
-                         hyperlight_inputs=inputs, **kwargs)
+        super().__init__(tools=tools, limits=limits, approval=approval, hyperlight_inputs=inputs,
+                         hyperlight_sdk_path=_installed_sdk_dir() if sdk_path is None else sdk_path,
+                         **kwargs)
+
+
+def _installed_sdk_dir():
+    """Where this interpreter has hyperlight_sandbox (a venv's site-packages, say): the library's
+    worker runs under the system interpreter and is pointed there (HyperlightOptions::sdk_path).
+    "" where it is not installed: the worker then reports `unavailable` with the reason."""
+    import importlib.util
+    spec = importlib.util.find_spec("hyperlight_sandbox")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return os.path.dirname(list(spec.submodule_search_locations)[0])
 
 
 class Session:
