@@ -148,14 +148,14 @@ ToolResult CallPythonTool(const std::shared_ptr<PyRef>& callable, const std::str
     try {
       // Future.result() waits with the GIL released.
       auto t = future->get().attr("result")().cast<py::tuple>();
-      result = t[0].cast<bool>() ? ToolResult::Success(t[1].cast<std::string>())
-                                 : ToolResult::Failure(t[1].cast<std::string>(),
-                                                       t[2].cast<std::string>());
+      result = t[0].cast<bool>()
+                   ? ToolResult::Success(t[1].cast<std::string>())
+                   : ToolResult::Failure(t[1].cast<std::string>(), t[2].cast<std::string>());
     } catch (py::error_already_set& e) {
-      result = ToolResult::Failure(
-          context.cancel.cancelled() ? "Cancelled" : PythonExceptionType(e),
-          context.cancel.cancelled() ? "the run ended before the tool returned"
-                                     : py::str(e.value()).cast<std::string>());
+      result =
+          ToolResult::Failure(context.cancel.cancelled() ? "Cancelled" : PythonExceptionType(e),
+                              context.cancel.cancelled() ? "the run ended before the tool returned"
+                                                         : py::str(e.value()).cast<std::string>());
     } catch (const std::exception& e) {
       result = ToolResult::Failure("ToolFailed", e.what());
     }
@@ -201,12 +201,14 @@ void ApplyLimits(ExecutionLimits& limits, const std::map<std::string, std::int64
 }
 
 std::vector<std::string> LimitNames() {
-  return {"wall_timeout_ms",       "cpu_time_s",          "memory_bytes",
-          "max_file_size_bytes",   "max_open_files",      "max_processes",
-          "max_workdir_bytes",     "max_stdout_bytes",    "max_stderr_bytes",
-          "max_output_bytes",      "max_frame_bytes",     "max_tool_calls",
-          "max_capture_file_bytes", "max_capture_total_bytes", "max_capture_files",
-          "max_result_bytes"};
+  return {"wall_timeout_ms",        "cpu_time_s",
+          "memory_bytes",           "max_file_size_bytes",
+          "max_open_files",         "max_processes",
+          "max_workdir_bytes",      "max_stdout_bytes",
+          "max_stderr_bytes",       "max_output_bytes",
+          "max_frame_bytes",        "max_tool_calls",
+          "max_capture_file_bytes", "max_capture_total_bytes",
+          "max_capture_files",      "max_result_bytes"};
 }
 
 FileMount ToMount(const py::dict& d) {
@@ -400,9 +402,7 @@ class NativeProvider {
     return out;
   }
   void AddNetworkTarget(const std::string& host) { provider_->AddNetworkTarget(host); }
-  bool RemoveNetworkTarget(const std::string& host) {
-    return provider_->RemoveNetworkTarget(host);
-  }
+  bool RemoveNetworkTarget(const std::string& host) { return provider_->RemoveNetworkTarget(host); }
   std::vector<std::string> NetworkTargets() const { return provider_->ListNetworkTargets(); }
   void SetLimits(const std::map<std::string, std::int64_t>& values) {
     ExecutionLimits limits = provider_->Snapshot().limits;
