@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "codeact/mcp_upstream.hpp"
-#include "mcp/mcp_upstream.hpp"
+#include "mcp_client/mcp_upstream.hpp"
 #include "mcp_client/mcp_upstream.hpp"
 
 namespace codeact {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "codeact/provider.hpp"
-#include "server/mcp_server.hpp"
+#include "mcp_server/mcp_server.hpp"
 #include "testing/fake_executor.hpp"
 #include "testing/fake_validator.hpp"
 #include "unit/mcp_server/mcp_server_fixture.hpp"
