@@ -11,8 +11,8 @@
 
 #include "codeact/execution.hpp"
 #include "codeact/provider.hpp"
-#include "provider/client_sessions.hpp"
 #include "mcp_server/mcp_server.hpp"
+#include "provider/client_sessions.hpp"
 
 namespace codeact::internal {
 

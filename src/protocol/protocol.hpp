@@ -5,8 +5,8 @@
 //   kForkServer  one compact JSON message per SOCK_SEQPACKET datagram between the host and the
 //                zygote (fork_server.hpp); typed in fork_messages.hpp.
 // The child side's copy of this table is resources/codeact_protocol.py;
-// tests/unit/protocol/protocol_test.cpp fails when the two disagree (it compares ProtocolTableJson() with
-// the Python module's TABLE).
+// tests/unit/protocol/protocol_test.cpp fails when the two disagree (it compares
+// ProtocolTableJson() with the Python module's TABLE).
 #pragma once
 
 #include <array>

@@ -20,8 +20,6 @@
 
 #include "codeact/hyperlight_provider.hpp"
 #include "files/mount_capture.hpp"
-#include "integration/hyperlight_support.hpp"
-#include "integration/test_support.hpp"
 #include "process/child.hpp"
 #include "process/helper_command.hpp"
 #include "process/run_cgroup.hpp"

@@ -14,8 +14,6 @@
 
 #include "codeact/hyperlight_provider.hpp"
 #include "files/mount_capture.hpp"
-#include "integration/hyperlight_support.hpp"
-#include "integration/test_support.hpp"
 #include "process/child.hpp"
 #include "process/helper_command.hpp"
 #include "testing/hyperlight_support.hpp"

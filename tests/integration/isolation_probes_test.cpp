@@ -12,6 +12,7 @@
 
 #include "backends/local/local_executor.hpp"
 #include "process/child.hpp"
+#include "process/helper_command.hpp"
 #include "process/run_cgroup.hpp"
 #include "testing/test_support.hpp"
 

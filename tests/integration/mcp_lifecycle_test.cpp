@@ -19,8 +19,6 @@
 #include "os/pipe_io.hpp"
 #include "os/unique_fd.hpp"
 #include "process/launch.hpp"
-#include "process/posix_util.hpp"
-#include "test_support.hpp"
 #include "testing/test_support.hpp"
 
 namespace codeact {

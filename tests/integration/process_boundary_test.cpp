@@ -22,8 +22,6 @@
 
 #include "backends/local/local_executor.hpp"
 #include "limits/limit_table.hpp"
-#include "process/posix_util.hpp"
-#include "test_support.hpp"
 #include "testing/cli_support.hpp"
 #include "testing/test_support.hpp"
 

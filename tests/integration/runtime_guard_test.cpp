@@ -22,8 +22,6 @@
 #include "backends/local/local_executor.hpp"
 #include "files/mount_capture.hpp"
 #include "os/unique_fd.hpp"
-#include "process/posix_util.hpp"
-#include "test_support.hpp"
 #include "testing/test_support.hpp"
 
 namespace codeact {

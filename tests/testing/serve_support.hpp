@@ -28,7 +28,6 @@
 #include "os/pipe.hpp"
 #include "os/unique_fd.hpp"
 #include "process/launch.hpp"
-#include "process/posix_util.hpp"
 #include "test_support.hpp"
 #include "testing/test_support.hpp"
 

@@ -6,7 +6,6 @@
 
 #include "codeact/mcp_upstream.hpp"
 #include "mcp_client/mcp_upstream.hpp"
-#include "mcp_client/mcp_upstream.hpp"
 
 namespace codeact {
 namespace {

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <string>
 
-#include "provider/client_sessions.hpp"
 #include "mcp_server/mcp_server.hpp"
+#include "provider/client_sessions.hpp"
 
 namespace codeact::internal {
 namespace {

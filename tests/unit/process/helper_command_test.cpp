@@ -1,4 +1,6 @@
 // RunCommand against real commands (cat, sh, head, true, pwd) found in PATH.
+#include "process/helper_command.hpp"
+
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -13,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "process/helper_command.hpp"
 
 namespace codeact::internal {
 namespace {
