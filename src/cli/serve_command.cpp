@@ -181,7 +181,9 @@ void AddBoundRows(FlagTable<ServeFlags>& t) {
                          [](double s, ServeFlags& f) { f.options.token_burst = s; }));
   t.push_back(TextRow(
       "--allow-origin", "O",
-      "an Origin allowed to call (exact, e.g. https://app.example.com); any other Origin -> 403",
+      "an Origin allowed to call (exact, e.g. https://app.example.com); on a loopback listener "
+      "loopback origins (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) are allowed "
+      "too; any other Origin -> 403",
       [](const std::string& v, ServeFlags& f) { f.options.allowed_origins.push_back(v); }, true));
   t.push_back(TextRow(
       "--allow-host", "H",

@@ -7,12 +7,17 @@
 #include <array>
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
+#include <boost/json.hpp>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <deque>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "http_server/http_framing.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -20,6 +25,7 @@ namespace {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
+namespace json = boost::json;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -100,6 +106,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         })) {
       info_.request_id = std::string(id);
     }
+    const auto origin = req[http::field::origin];
+    cors_origin_.clear();
+    if (!origin.empty() && context_.AllowsOrigin(origin)) cors_origin_ = std::string(origin);
     Routed routed;
     try {
       routed = router_.Route(req, info_);
@@ -151,7 +160,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const CancellationToken token = source_->token();
     const bool queued = context_.Submit([self, work, slot, token]() mutable {
       Reply reply;
+      const EventSink events = [self](const std::string& message) {
+        net::post(self->stream_.get_executor(), [self, message] { self->SendEvent(message); });
+      };
       try {
+        ScopedEventSink scope(&events);
         reply = work(token);
       } catch (const std::exception& e) {
         reply = ErrorReply(http::status::internal_server_error, "internal", e.what());
@@ -205,7 +218,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnWorkDone(Reply reply) {
     working_ = false;
     beast::error_code ignored;
-    beast::get_lowest_layer(stream_).socket().cancel(ignored);
+    // An SSE write in flight must not be cancelled with the hang-up watch: WriteSse cancels it.
+    if (sse_writing_) {
+      sse_cancel_watch_ = true;
+    } else {
+      beast::get_lowest_layer(stream_).socket().cancel(ignored);
+    }
     context_.UntrackRun(source_);
     source_.reset();
     if (client_gone_) {
@@ -215,10 +233,120 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return Close();
     }
     if (context_.draining()) keep_alive_ = false;
+    if (sse_started_) return FinishEvents(std::move(reply));
     Send(std::move(reply));
   }
 
+  // ---- A response that became an SSE stream (notifications ahead of the reply) ----
+  // The header (chunked, Connection: close) goes out with the first event; each event is one
+  // chunk; the reply is the last event, then the connection closes. Events after the work ended,
+  // or for a client that is gone, are dropped.
+  void SendEvent(const std::string& message) {
+    if (!working_ || client_gone_) return;
+    if (!sse_started_) {
+      sse_started_ = true;
+      keep_alive_ = false;
+      http::response<http::empty_body> head(http::status::ok, 11);
+      head.set(http::field::server, "codeact");
+      head.set(http::field::content_type, "text/event-stream");
+      head.set(http::field::cache_control, "no-cache");
+      head.set("X-Accel-Buffering", "no");
+      head.set("X-Request-Id", info_.request_id);
+      if (!cors_origin_.empty()) {
+        for (const auto& [name, value] : CorsHeaders(cors_origin_, /*preflight=*/false))
+          head.set(name, value);
+      }
+      head.keep_alive(false);
+      head.chunked(true);
+      std::ostringstream text;
+      text << head.base();
+      sse_out_.push_back(text.str());
+    }
+    QueueChunk("event: message\ndata: " + message + "\n\n");
+  }
+
+  void QueueChunk(const std::string& data) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    sse_out_.push_back(size + data + "\r\n");
+    if (!sse_writing_) WriteSse();
+  }
+
+  void WriteSse() {
+    if (sse_cancel_watch_) {
+      sse_cancel_watch_ = false;
+      beast::error_code ignored;
+      beast::get_lowest_layer(stream_).socket().cancel(ignored);
+    }
+    if (sse_out_.empty()) {
+      sse_writing_ = false;
+      if (sse_final_) {
+        context_.Access(info_, method_, 200, outcome_, Clock::now() - started_, bytes_in_,
+                        sse_bytes_);
+        context_.EndRequest();
+        Linger();
+      }
+      return;
+    }
+    sse_writing_ = true;
+    auto chunk = std::make_shared<std::string>(std::move(sse_out_.front()));
+    sse_out_.pop_front();
+    net::async_write(stream_, net::buffer(*chunk),
+                     [self = shared_from_this(), chunk](beast::error_code ec, std::size_t n) {
+                       self->sse_bytes_ += n;
+                       if (ec) return self->OnSseWriteError();
+                       self->WriteSse();
+                     });
+  }
+
+  // The client went away mid-stream: that cancels the run (if any).
+  void OnSseWriteError() {
+    sse_out_.clear();
+    client_gone_ = true;
+    if (source_) source_->Cancel("the client disconnected");
+    sse_writing_ = false;
+    if (sse_final_) {
+      context_.Access(info_, method_, 499, outcome_, Clock::now() - started_, bytes_in_,
+                      sse_bytes_);
+      context_.EndRequest();
+      Close();
+    }
+  }
+
+  // The reply as the stream's last event ("event: message" framing unless it has it already).
+  void FinishEvents(Reply reply) {
+    outcome_ = std::move(reply.outcome);
+    std::string event = reply.content_type == "text/event-stream"
+                            ? std::move(reply.body)
+                            : "event: message\ndata: " + reply.body + "\n\n";
+    sse_final_ = true;
+    QueueChunk(event);
+    sse_out_.push_back("0\r\n\r\n");
+    if (!sse_writing_) WriteSse();
+  }
+
+  // On /mcp a refusal is a JSON-RPC error object (no id), whichever layer refused: codeact's
+  // {"error", "code"} becomes {"jsonrpc","id":null,"error":{code, message, data.reason}}.
+  static void McpTransportError(Reply& reply) {
+    if (static_cast<int>(reply.status) < 400 || reply.content_type != kJsonMediaType) return;
+    json::error_code ec;
+    const json::value body = json::parse(reply.body, ec);
+    if (ec || !body.is_object() || body.as_object().contains("jsonrpc")) return;
+    const json::value* message = body.as_object().if_contains("error");
+    const json::value* code = body.as_object().if_contains("code");
+    if (message == nullptr || !message->is_string() || code == nullptr || !code->is_string())
+      return;
+    reply.body = McpTransportErrorBody(static_cast<int>(reply.status), code->as_string(),
+                                       message->as_string());
+  }
+
   void Send(Reply reply) {
+    if (info_.route == "/mcp") McpTransportError(reply);
+    if (!cors_origin_.empty()) {
+      for (auto& h : CorsHeaders(cors_origin_, /*preflight=*/false)) {
+        reply.headers.push_back(std::move(h));
+      }
+    }
     auto res = std::make_shared<http::response<http::string_body>>(reply.status, 11);
     res->set(http::field::server, "codeact");
     res->set(http::field::content_type, reply.content_type);
@@ -278,6 +406,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<std::array<char, 8192>> discard_;
   std::size_t discarded_ = 0;
   RequestInfo info_;
+  std::deque<std::string> sse_out_;  // bytes of an SSE response, written in order
+  bool sse_started_ = false;
+  bool sse_writing_ = false;
+  bool sse_cancel_watch_ = false;  // cancel the hang-up watch once the write in flight is done
+  bool sse_final_ = false;         // the last event is queued: close once written
+  std::size_t sse_bytes_ = 0;
+  std::string cors_origin_;  // the request's Origin when the policy allows it: CORS headers
   std::string method_;
   std::string outcome_;
   Clock::time_point started_;

@@ -3,7 +3,11 @@
 // header first (its framing checked, http_framing.hpp), then the body within `request_timeout`
 // and `max_body_bytes` (413) — hands it to the HttpRouter, answers a cheap route at once and
 // sends a run to the worker pool (full: 429). While a run works the connection watches its
-// socket: a client that hangs up cancels the run. Every response writes one access line.
+// socket: a client that hangs up cancels the run. A run that sends messages ahead of its reply
+// (ScopedEventSink: MCP progress) turns the response into an SSE stream whose last event is the
+// reply; a client that closes that stream cancels the run too. On /mcp every refusal is a
+// JSON-RPC error object, and an allowed Origin gets CORS headers. Every response writes one
+// access line.
 //
 // Internal (codeact::internal).
 #pragma once

@@ -22,6 +22,7 @@
 #include "http_server/mcp_http.hpp"
 #include "http_server/rest_routes.hpp"
 #include "http_server/serve_context.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -99,6 +100,13 @@ class Service final : public HttpRouter {
 
     info.route = RouteLabel(path);
     if (auto refused = CheckHostAndOrigin(req)) return context_.Refuse(std::move(*refused));
+    // A CORS preflight from an allowed origin carries no credentials: answered before auth.
+    if (req.method() == http::verb::options && req.find(http::field::origin) != req.end()) {
+      Reply r;
+      r.status = http::status::no_content;
+      r.headers = CorsHeaders(std::string(req[http::field::origin]), /*preflight=*/true);
+      return {std::move(r)};
+    }
     if (path == "/healthz") {
       info.route = "/healthz";
       if (req.method() != http::verb::get && req.method() != http::verb::head) {
@@ -191,9 +199,7 @@ class Service final : public HttpRouter {
     const auto origin_field = req.find(http::field::origin);
     if (origin_field != req.end()) {
       const std::string origin(origin_field->value());
-      const bool allowed = std::find(options.allowed_origins.begin(), options.allowed_origins.end(),
-                                     origin) != options.allowed_origins.end();
-      if (!allowed) {
+      if (!context_.AllowsOrigin(origin)) {
         return ErrorReply(
             http::status::forbidden, "forbidden_origin",
             "Origin \"" + origin.substr(0, 200) + "\" is not allowed (--allow-origin)");

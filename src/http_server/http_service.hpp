@@ -43,8 +43,9 @@ struct HttpServiceOptions {
   std::chrono::milliseconds request_timeout{30'000};
   std::chrono::milliseconds shutdown_grace{10'000};
   int io_threads = 2;
-  // Origins allowed to call (exact "scheme://host[:port]"); a request with any other Origin
-  // gets 403. Requests without Origin (not from a browser) are allowed.
+  // Origins allowed to call (exact "scheme://host[:port]"), besides the loopback origins a
+  // loopback listener allows (mcp_server/mcp_revisions.hpp OriginAllowed); a request with any
+  // other Origin gets 403. Requests without Origin (not from a browser) are allowed.
   std::vector<std::string> allowed_origins;
   // Host header values (host[:port], case-insensitive) allowed; empty: on a loopback listener
   // only loopback names (localhost, 127.0.0.1, [::1]), elsewhere any.

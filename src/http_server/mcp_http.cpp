@@ -5,10 +5,12 @@
 #include <boost/json.hpp>
 #include <optional>
 #include <utility>
+#include <variant>
 
 #include "common/ascii.hpp"
 #include "json/serialize.hpp"
 #include "mcp_server/execute_code_wiring.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 #include "mcp_server/mcp_server.hpp"
 #include "provider/client_sessions.hpp"
 
@@ -97,20 +99,29 @@ Routed McpOverHttp::Handle(const HttpRequest& req, const CallerIdentity& caller)
   if (auto refused = PayForRuns(message, caller, slot)) return std::move(*refused);
   const bool is_initialize =
       method != nullptr && method->is_string() && method->as_string() == "initialize";
+  // The revision's rules (mcp_revisions.hpp): the per-request _meta of 2026-07-28, the
+  // MCP-Protocol-Version header (400 when unsupported) and the headers mirroring the body.
+  McpRequestMeta meta;
+  if (auto refused = CheckRevision(req, message, meta)) return std::move(*refused);
   auto target = std::make_shared<Target>();
-  if (auto refused = FindTarget(is_initialize, session_id, caller, *target)) {
+  if (auto refused = FindTarget(is_initialize, meta.stateless, session_id, caller, *target)) {
     return std::move(*refused);
   }
   const std::string accept = AsciiLower(std::string(req[http::field::accept]));
   const bool sse = accept.find("text/event-stream") != std::string::npos &&
                    accept.find("application/json") == std::string::npos;
+  // A client that accepts SSE may hear progress notifications before the result.
+  const bool may_stream = accept.find("text/event-stream") != std::string::npos;
   Routed routed;
-  routed.work = [this, target, sse, body = req.body()](const CancellationToken& cancel) {
+  routed.work = [this, target, sse, may_stream, stateless = meta.stateless,
+                 body = req.body()](const CancellationToken& cancel) {
     std::string outcome;
     std::optional<std::string> response;
     {
       ScopedRunOutcome scope(&outcome);
-      response = target->server->HandleMessage(body, cancel);
+      const EventSink* events = may_stream ? CurrentEventSink() : nullptr;
+      response =
+          target->server->HandleMessage(body, cancel, events != nullptr ? *events : EventSink());
     }
     Reply r;
     r.outcome = outcome;
@@ -120,6 +131,10 @@ Routed McpOverHttp::Handle(const HttpRequest& req, const CallerIdentity& caller)
         sessions_.Commit(target->place, target->new_id, target->fresh, Clock::now());
         r.headers.emplace_back("Mcp-Session-Id", target->new_id);
       }
+    }
+    // 2026-07-28 over HTTP: a method the server does not implement is 404 with -32601.
+    if (stateless && response && response->find("\"code\":-32601") != std::string::npos) {
+      r.status = http::status::not_found;
     }
     FillReply(r, std::move(response), sse);
     return r;
@@ -163,7 +178,41 @@ std::optional<Routed> McpOverHttp::PayForRuns(const json::value& message,
   return std::nullopt;
 }
 
-std::optional<Routed> McpOverHttp::FindTarget(bool is_initialize, const std::string& session_id,
+std::optional<Routed> McpOverHttp::CheckRevision(const HttpRequest& req, const json::value& message,
+                                                 McpRequestMeta& meta) {
+  const json::value* params =
+      message.is_object() ? message.as_object().if_contains("params") : nullptr;
+  if (params != nullptr && params->is_object()) {
+    auto read = ReadRequestMeta(params->as_object());
+    if (const auto* e = std::get_if<McpRpcError>(&read)) return Refusal(message, *e);
+    meta = std::move(std::get<McpRequestMeta>(read));
+  }
+  const auto header = [&req](std::string_view name) -> std::optional<std::string> {
+    const auto it = req.find(name);
+    if (it == req.end()) return std::nullopt;
+    return std::string(it->value());
+  };
+  if (auto e = CheckHttpHeaders(
+          {header("MCP-Protocol-Version"), header("Mcp-Method"), header("Mcp-Name")}, message,
+          meta)) {
+    return Refusal(message, *e);
+  }
+  return std::nullopt;
+}
+
+Routed McpOverHttp::Refusal(const json::value& message, const McpRpcError& error) {
+  const json::value* id = message.is_object() ? message.as_object().if_contains("id") : nullptr;
+  Reply r;
+  r.status = static_cast<http::status>(error.http_status);
+  r.body = McpErrorLine(id != nullptr ? SerializeJson(*id) : "null", error);
+  r.outcome = error.code == kMcpUnsupportedProtocolVersion ? "mcp_unsupported_version"
+              : error.code == kMcpHeaderMismatch           ? "mcp_header_mismatch"
+                                                           : "mcp_bad_meta";
+  return context_.Refuse(std::move(r));
+}
+
+std::optional<Routed> McpOverHttp::FindTarget(bool is_initialize, bool stateless,
+                                              const std::string& session_id,
                                               const CallerIdentity& caller, Target& target) {
   if (is_initialize) {
     auto [reserved, refusal] = sessions_.Reserve(caller.owner, Clock::now());
@@ -174,6 +223,11 @@ std::optional<Routed> McpOverHttp::FindTarget(bool is_initialize, const std::str
     }
     target.place = std::move(reserved);
     target.new_id = "mcp_" + RandomHex(16);
+    NewSession(caller, target);
+    return std::nullopt;
+  }
+  if (stateless) {
+    // No session: a server of its own for this one request (its named sessions end with it).
     NewSession(caller, target);
     return std::nullopt;
   }

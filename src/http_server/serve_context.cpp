@@ -11,6 +11,7 @@
 
 #include "json/serialize.hpp"
 #include "mcp_server/log_setup.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 namespace {
@@ -20,6 +21,8 @@ namespace json = boost::json;
 
 // The outcome of the run a worker thread is handling, for its access line.
 thread_local std::string* current_outcome = nullptr;
+// Where the work a worker thread is handling sends messages ahead of its reply.
+thread_local const EventSink* current_events = nullptr;
 
 std::string IsoTime() {
   const auto now = std::chrono::system_clock::now();
@@ -197,5 +200,13 @@ ExecutionResult ServeContext::Record(ExecutionResult result, const CallerIdentit
 
 ScopedRunOutcome::ScopedRunOutcome(std::string* outcome) { current_outcome = outcome; }
 ScopedRunOutcome::~ScopedRunOutcome() { current_outcome = nullptr; }
+
+ScopedEventSink::ScopedEventSink(const EventSink* sink) { current_events = sink; }
+ScopedEventSink::~ScopedEventSink() { current_events = nullptr; }
+const EventSink* CurrentEventSink() { return current_events; }
+
+bool ServeContext::AllowsOrigin(std::string_view origin) const {
+  return OriginAllowed(origin, options_.allowed_origins, IsLoopbackHost(options_.host));
+}
 
 }  // namespace codeact::internal

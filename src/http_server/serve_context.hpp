@@ -95,6 +95,10 @@ class ServeContext {
   // Reserves the caller's run slot, or the 429 that says it is taken.
   std::variant<std::shared_ptr<void>, Reply> RunSlot(const CallerIdentity& caller);
 
+  // The Origin policy (mcp_server/mcp_revisions.hpp OriginAllowed): --allow-origin, and
+  // loopback origins on a loopback listener.
+  bool AllowsOrigin(std::string_view origin) const;
+
   // One run through the pool, with its metrics and its security line.
   ExecutionResult Record(ExecutionResult result, const CallerIdentity& caller);
 
@@ -128,5 +132,18 @@ class ScopedRunOutcome {
   ScopedRunOutcome(const ScopedRunOutcome&) = delete;
   ScopedRunOutcome& operator=(const ScopedRunOutcome&) = delete;
 };
+
+// Where the work a worker thread is handling may send messages ahead of its reply: while one
+// lives on that thread, CurrentEventSink() returns `sink` (else nullptr). The connection turns
+// its response into an SSE stream at the first message (MCP progress on /mcp).
+using EventSink = std::function<void(const std::string&)>;
+class ScopedEventSink {
+ public:
+  explicit ScopedEventSink(const EventSink* sink);
+  ~ScopedEventSink();
+  ScopedEventSink(const ScopedEventSink&) = delete;
+  ScopedEventSink& operator=(const ScopedEventSink&) = delete;
+};
+const EventSink* CurrentEventSink();
 
 }  // namespace codeact::internal

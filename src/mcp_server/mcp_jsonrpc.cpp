@@ -3,16 +3,17 @@
 
 #include <spdlog/spdlog.h>
 
-#include <array>
 #include <boost/json.hpp>
 #include <cmath>
 #include <exception>
+#include <variant>
 
 #include "codeact/provider.hpp"
 #include "codeact_build_config.hpp"
 #include "common/utf8.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 
@@ -50,12 +51,7 @@ std::string ResultLine(std::string_view id, const json::value& result) {
 
 namespace {
 
-// Newest first: an unknown requested version is answered with the first.
-constexpr std::array<std::string_view, 3> kProtocolVersions = {"2025-06-18", "2025-03-26",
-                                                               "2024-11-05"};
-
-// The one protocol version with JSON-RPC batches: it requires them; 2025-06-18 removed them.
-constexpr std::string_view kBatchVersion = "2025-03-26";
+constexpr std::string_view kBatchVersion = kMcpBatchRevision;
 
 std::string ParseErrorText(const json::error_code& ec) {
   if (ec == json::error::too_deep) return "Parse error: the message is " + JsonErrorText(ec);
@@ -214,14 +210,31 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
                                   const json::value& id, std::string_view id_text, bool in_batch,
                                   Dispatch& d) {
   const std::string reply_id(id_text);
-  if (name == "initialize") {
+  // 2026-07-28 names its revision per request (mcp_revisions.hpp); others rely on initialize.
+  auto read = ReadRequestMeta(p);
+  if (const auto* error = std::get_if<McpRpcError>(&read)) {
+    d.response = McpErrorLine(reply_id, *error);
+    return;
+  }
+  const bool stateless = std::get<McpRequestMeta>(read).stateless;
+  if (stateless && RemovedInStatelessRevision(name)) {
+    d.response = ErrorLine(reply_id, kMethodNotFound,
+                           "Method not found: " + std::string(name) + " is not part of protocol " +
+                               std::string(kMcpStatelessRevision));
+  } else if (name == "server/discover") {
+    d.response = stateless ? ResultLine(reply_id, DiscoverResult(Identity()))
+                           : ErrorLine(reply_id, kInvalidParams,
+                                       "Invalid params: server/discover needs _meta \"" +
+                                           std::string(kMetaProtocolVersion) + "\" and \"" +
+                                           std::string(kMetaClientCapabilities) + "\"");
+  } else if (name == "initialize") {
     d.response = in_batch ? ErrorLine(reply_id, kInvalidRequest,
                                       "Invalid Request: initialize must not be part of a batch")
                           : Initialize(reply_id, p);
   } else if (name == "ping") {
     d.response = ResultLine(reply_id, json::object{});
   } else if (name == "tools/list") {
-    d.response = ToolsList(reply_id);
+    d.response = ToolsList(reply_id, stateless);
   } else if (name == "tools/call") {
     const json::value* tool = p.if_contains("name");
     if (tool == nullptr || !tool->is_string()) {
@@ -233,6 +246,7 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
                                  " (this server has only " + ExecuteCodeFunction::kName + ")");
     } else {
       d.is_call = true;
+      d.stateless = stateless;
       d.id = reply_id;
       d.id_key = IdKey(id, id_text);
       const json::value* args = p.if_contains("arguments");
@@ -278,17 +292,14 @@ std::string McpProtocol::Initialize(std::string_view id, const json::object& p) 
     return ErrorLine(id, kInvalidParams,
                      "Invalid params: initialize needs \"protocolVersion\" (a string)");
   }
-  std::string_view answer = kProtocolVersions.front();
-  for (std::string_view v : kProtocolVersions) {
-    if (requested->as_string() == v) answer = v;
-  }
+  const std::string_view answer = NegotiateHandshakeRevision(requested->as_string());
   logger_->info("initialize: client asked for protocol {}, answering {}",
                 std::string_view(requested->as_string()), answer);
   {
     std::lock_guard lock(version_mu_);
     negotiated_ = std::string(answer);
   }
-  const std::string version = options_.server_version.empty() ? kVersion : options_.server_version;
+  const std::string version = Identity().version;
   return ResultLine(
       id, json::object{
               {"protocolVersion", answer},
@@ -297,7 +308,13 @@ std::string McpProtocol::Initialize(std::string_view id, const json::object& p) 
               {"instructions", options_.instructions}});
 }
 
-std::string McpProtocol::ToolsList(std::string_view id) {
+McpServerIdentity McpProtocol::Identity() const {
+  return {options_.server_name,
+          options_.server_version.empty() ? std::string(kVersion) : options_.server_version,
+          options_.instructions};
+}
+
+std::string McpProtocol::ToolsList(std::string_view id, bool stateless) {
   if (!options_.tool_definition)
     return ErrorLine(id, kInternalErrorCode, "Internal error: no tool definition");
   std::string definition;
@@ -310,7 +327,15 @@ std::string McpProtocol::ToolsList(std::string_view id) {
   json::value tool = json::parse(definition, ec);
   if (ec || !tool.is_object())
     return ErrorLine(id, kInternalErrorCode, "Internal error: bad tool definition");
-  return ResultLine(id, json::object{{"tools", json::array{std::move(tool)}}});
+  json::object result{{"tools", json::array{std::move(tool)}}};
+  if (stateless) {
+    MarkStatelessResult(result, Identity());
+    // CacheableResult: the definition follows the provider's snapshot and the caller's
+    // sessions, so no client or intermediary may keep it.
+    result["ttlMs"] = 0;
+    result["cacheScope"] = "private";
+  }
+  return ResultLine(id, result);
 }
 
 }  // namespace codeact::internal

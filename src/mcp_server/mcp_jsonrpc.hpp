@@ -1,7 +1,8 @@
 // The MCP server's JSON-RPC 2.0 side (mcp_server.hpp describes the behaviour): the reply codec,
 // which copies each id's text from the request so that it goes back byte for byte, and
 // McpProtocol, which reads one line (a message or a 2025-03-26 batch), checks its envelope and
-// answers the lifecycle methods (initialize, ping, tools/list) itself. What it cannot answer at
+// the revision's rules (mcp_revisions.hpp) and answers the lifecycle methods (initialize,
+// server/discover, ping, tools/list) itself. What it cannot answer at
 // once — a tools/call of execute_code, a notifications/cancelled — it hands back as a Dispatch
 // for the tool calls (mcp_tool_calls.hpp). Thread-safe.
 //
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mcp_server/mcp_revisions.hpp"
 #include "mcp_server/mcp_server.hpp"
 
 namespace spdlog {
@@ -49,6 +51,7 @@ class McpProtocol {
     std::string id = std::string(jsonrpc::kNullId);  // the request's id, as sent
     std::string id_key;  // the id's value, for notifications/cancelled to name it
     std::string arguments_json;
+    bool stateless = false;                     // a 2026-07-28 request: its result is marked
     std::optional<std::string> progress_token;  // params._meta.progressToken, as JSON text
     std::optional<std::string> cancel_key;      // notifications/cancelled: the request it names
     std::string cancel_reason;
@@ -75,7 +78,9 @@ class McpProtocol {
   void NoteCancellation(const boost::json::value* params, std::string_view raw, Dispatch& d);
   std::string Negotiated();
   std::string Initialize(std::string_view id, const boost::json::object& p);
-  std::string ToolsList(std::string_view id);
+  std::string ToolsList(std::string_view id, bool stateless);
+  // What the server says about itself (discover, stateless results' _meta).
+  McpServerIdentity Identity() const;
 
   const McpServerOptions& options_;
   const std::shared_ptr<spdlog::logger> logger_;

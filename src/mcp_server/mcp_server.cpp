@@ -29,7 +29,8 @@ struct McpServer::Impl {
   explicit Impl(const McpServerOptions& o)
       : options(o),
         logger(MakeStderrLogger("codeact mcp", o.log_to_stderr)),  // text or JSON lines
-        protocol(o, logger) {}
+        protocol(o, logger),
+        inline_calls(o, logger) {}
 
   // The read loop shared by both Serve overloads. Returns true when a stop request ended it.
   bool ServeLoop(LineSource& source, const McpLineWriter& write, int stop_fd) {
@@ -86,6 +87,9 @@ struct McpServer::Impl {
   const McpServerOptions& options;
   std::shared_ptr<spdlog::logger> logger;
   McpProtocol protocol;
+  // HandleMessage's calls in flight, so that a notifications/cancelled handled by another
+  // HandleMessage (the next POST of the same HTTP session) reaches them.
+  McpInlineCalls inline_calls;
 };
 
 McpServer::McpServer(McpServerOptions options)
@@ -97,8 +101,9 @@ std::optional<std::string> McpServer::HandleLine(std::string_view line) {
   return HandleMessage(line, CancellationToken());
 }
 
-std::optional<std::string> McpServer::HandleMessage(std::string_view line,
-                                                    const CancellationToken& cancel) {
+std::optional<std::string> McpServer::HandleMessage(
+    std::string_view line, const CancellationToken& cancel,
+    const std::function<void(const std::string&)>& notify) {
   try {
     McpProtocol::Parsed parsed = impl_->protocol.ParseLine(line);
     if (parsed.response) return std::move(parsed.response);
@@ -106,11 +111,8 @@ std::optional<std::string> McpServer::HandleMessage(std::string_view line,
     std::optional<std::string> single;
     for (auto& d : parsed.items) {
       std::optional<std::string> response = std::move(d.response);
-      if (d.is_call) {
-        std::string log_line;
-        response = RunToolCall(options_, *impl_->logger, d.id, d.arguments_json, cancel, log_line);
-        if (!log_line.empty()) impl_->logger->info("{}", log_line);
-      }
+      if (d.cancel_key) impl_->inline_calls.Cancel(*d.cancel_key, d.cancel_reason);
+      if (d.is_call) response = impl_->inline_calls.Run(d, cancel, notify);
       if (!response) continue;
       if (!parsed.batch) return response;
       batch += batch.empty() ? "[" : ",";

@@ -3,9 +3,12 @@
 // reachable only from inside the executed code.
 //
 // What it does, and where it is lenient on purpose:
-// - Lifecycle: `initialize` negotiates the protocol version (2025-06-18, 2025-03-26, 2024-11-05;
-//   an unknown request gets the latest), `notifications/initialized`, `ping`. Requests sent
-//   before `initialize` are served rather than refused: the spec only says clients SHOULD NOT.
+// - Lifecycle: `initialize` negotiates a handshake revision (2025-11-25, 2025-06-18, 2025-03-26,
+//   2024-11-05; an unknown request gets the newest), `notifications/initialized`, `ping`.
+//   Requests sent before `initialize` are served rather than refused: the spec only says
+//   clients SHOULD NOT. A request whose `_meta` names 2026-07-28 is served statelessly
+//   whatever was negotiated: `server/discover`, results with `resultType`, no `ping`
+//   (mcp_revisions.hpp has the rules and their errors).
 // - Ids come back exactly as they were sent, byte for byte (an integer beyond 64 bits too): the
 //   reply copies the id's text from the request instead of re-encoding a parsed number.
 // - `tools/list` -> [execute_code] with its outputSchema; `tools/call` -> `structuredContent`
@@ -98,8 +101,12 @@ class McpServer {
   // The same for a transport other than stdio (the HTTP server's /mcp): one message or batch
   // whose tools/call runs end as `cancelled` once `cancel` is (the client went away, the server
   // is shutting down). Thread-safe: messages of one server may be handled concurrently.
-  std::optional<std::string> HandleMessage(std::string_view message,
-                                           const CancellationToken& cancel);
+  // `notify`, when given, receives the notifications of a tools/call that asked for progress (a
+  // progressToken): one whole JSON-RPC message per call, from another thread, never after the
+  // call's response is returned.
+  std::optional<std::string> HandleMessage(
+      std::string_view message, const CancellationToken& cancel,
+      const std::function<void(const std::string&)>& notify = nullptr);
 
   // Reads messages from `in` until end of input; answers through `write` (called from several
   // threads, one call per whole line, serialised by the server). Returns once every call in

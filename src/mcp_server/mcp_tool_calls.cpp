@@ -14,11 +14,13 @@
 #include <thread>
 #include <vector>
 
+#include "codeact_build_config.hpp"
 #include "common/task_thread.hpp"
 #include "json/result_json.hpp"
 #include "json/serialize.hpp"
 #include "mcp_server/mcp_line_source.hpp"
 #include "mcp_server/mcp_result.hpp"
+#include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -187,7 +189,7 @@ class ProgressTicker {
 
 std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
                         std::string_view id, const std::string& arguments_json,
-                        const CancellationToken& cancel, std::string& log_line) {
+                        const CancellationToken& cancel, std::string& log_line, bool stateless) {
   if (!options.execute)
     return ErrorLine(id, kInternalErrorCode, "Internal error: no executor configured");
   ExecutionResult result;
@@ -206,9 +208,16 @@ std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
                          OutcomeName(result.outcome), result.exit_code, result.tool_calls,
                          result.duration_ms);
   json::array content = McpResultContent(result, result_json, options.max_text_content_bytes);
-  return ResultLine(id, json::object{{"content", std::move(content)},
-                                     {"structuredContent", std::move(structured)},
-                                     {"isError", !result.success()}});
+  json::object reply{{"content", std::move(content)},
+                     {"structuredContent", std::move(structured)},
+                     {"isError", !result.success()}};
+  if (stateless) {
+    MarkStatelessResult(
+        reply, {options.server_name,
+                options.server_version.empty() ? std::string(kVersion) : options.server_version,
+                options.instructions});
+  }
+  return ResultLine(id, reply);
 }
 
 // Declared in the order they must stop in reverse: the pool joins every call first, then the
@@ -249,11 +258,13 @@ void McpCallRunner::Handle(McpProtocol::Parsed& parsed) {
       auto flight = flights.Add(d.id_key, std::move(d.progress_token));
       if (batch) batch->Expect();
       pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
-                 id = std::move(d.id), args = std::move(d.arguments_json)] {
+                 id = std::move(d.id), args = std::move(d.arguments_json),
+                 stateless = d.stateless] {
         std::string response;
         std::string log_line;
         try {
-          response = RunToolCall(options_, *logger_, id, args, flight->source.token(), log_line);
+          response = RunToolCall(options_, *logger_, id, args, flight->source.token(), log_line,
+                                 stateless);
         } catch (const std::exception& e) {
           response = ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
         }
@@ -313,6 +324,54 @@ bool McpCallRunner::Drain(int stop_fd, int stop_requests) {
     }
   }
   return stopped;
+}
+
+struct McpInlineCalls::State {
+  Flights flights;
+};
+
+McpInlineCalls::McpInlineCalls(const McpServerOptions& options,
+                               std::shared_ptr<spdlog::logger> logger)
+    : options_(options), logger_(std::move(logger)), state_(std::make_unique<State>()) {}
+
+McpInlineCalls::~McpInlineCalls() = default;
+
+void McpInlineCalls::Cancel(const std::string& key, const std::string& reason) {
+  const int n = state_->flights.CancelByClient(key, reason);
+  logger_->info("notifications/cancelled: {} call(s) cancelled", n);
+}
+
+std::string McpInlineCalls::Run(McpProtocol::Dispatch& d, const CancellationToken& cancel,
+                                const McpEmit& notify) {
+  // Cancelled by `cancel` (the transport) or by the client's notifications/cancelled.
+  auto flight = state_->flights.Add(d.id_key, std::nullopt);
+  CancellationRegistration link =
+      cancel.OnCancel([flight, cancel] { flight->source.Cancel(cancel.reason()); });
+  // Progress as over stdio, to `notify` (an SSE response stream on HTTP).
+  Flights progress;
+  std::shared_ptr<Flights::Flight> progress_flight;
+  std::optional<ProgressTicker> ticker;
+  if (notify && d.progress_token) {
+    progress_flight = progress.Add(d.id_key, d.progress_token);
+    ticker.emplace(options_.progress_interval, [&] { progress.SendProgress(notify); });
+  }
+  std::string log_line;
+  std::string response;
+  try {
+    response = RunToolCall(options_, *logger_, d.id, d.arguments_json, flight->source.token(),
+                           log_line, d.stateless);
+  } catch (...) {
+    if (progress_flight) progress.Remove(d.id_key, progress_flight);
+    ticker.reset();
+    state_->flights.Remove(d.id_key, flight);
+    throw;
+  }
+  if (progress_flight) progress.Remove(d.id_key, progress_flight);  // none after this
+  ticker.reset();
+  link = CancellationRegistration();
+  state_->flights.Remove(d.id_key, flight);
+  if (!log_line.empty()) logger_->info("{}", log_line);
+  return response;
 }
 
 }  // namespace codeact::internal

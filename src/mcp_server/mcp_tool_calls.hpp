@@ -2,7 +2,8 @@
 // execute_code call into its response line, and McpCallRunner runs the calls of one Serve on a
 // pool of `max_concurrent_calls` threads — keeping the calls in flight by id so that
 // notifications/cancelled, progress notifications and shutdown reach them, and answering a batch
-// as one array once its last call has ended.
+// as one array once its last call has ended. McpInlineCalls does the same for the calls that
+// HandleMessage runs on its caller's thread.
 //
 // Internal (codeact::internal); Boost.JSON and spdlog stay inside src/server.
 #pragma once
@@ -27,10 +28,12 @@ using McpEmit = std::function<void(const std::string& line)>;
 
 // The response line of one call. Its log line goes to `log_line`, for the caller to write once
 // the response is out: with stderr read by the client, a line written first woke the client
-// for it before the answer it waits for. Never throws for what `options.execute` throws.
+// for it before the answer it waits for. A `stateless` (2026-07-28) call's result carries
+// resultType and the server's identity. Never throws for what `options.execute` throws.
 std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
                         std::string_view id, const std::string& arguments_json,
-                        const CancellationToken& cancel, std::string& log_line);
+                        const CancellationToken& cancel, std::string& log_line,
+                        bool stateless = false);
 
 class McpCallRunner {
  public:
@@ -50,6 +53,32 @@ class McpCallRunner {
   // `stop_requests`, or now through `stop_fd`) they get `shutdown_grace`, then are cancelled; a
   // second stop request cancels them at once. Returns whether a stop was requested.
   bool Drain(int stop_fd, int stop_requests);
+
+ private:
+  struct State;
+  const McpServerOptions& options_;
+  const std::shared_ptr<spdlog::logger> logger_;
+  std::unique_ptr<State> state_;
+};
+
+// The calls of McpServer::HandleMessage (transports other than stdio): each runs inline on the
+// caller's thread, but is kept by id while it runs, so that a notifications/cancelled handled by
+// another HandleMessage (the next POST of the same HTTP session) reaches it. Thread-safe.
+class McpInlineCalls {
+ public:
+  McpInlineCalls(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger);
+  ~McpInlineCalls();
+  McpInlineCalls(const McpInlineCalls&) = delete;
+  McpInlineCalls& operator=(const McpInlineCalls&) = delete;
+
+  // A notifications/cancelled: cancels the calls running under `key`.
+  void Cancel(const std::string& key, const std::string& reason);
+
+  // Runs the call `d` to its response line, cancelled by `cancel` (the transport) or by Cancel.
+  // With `notify` and a progressToken, progress notifications go to `notify` (from another
+  // thread) every `progress_interval`, never after this returns. A call the client withdrew is
+  // still answered: the HTTP exchange needs a reply.
+  std::string Run(McpProtocol::Dispatch& d, const CancellationToken& cancel, const McpEmit& notify);
 
  private:
   struct State;

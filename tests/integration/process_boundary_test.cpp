@@ -22,14 +22,6 @@
 
 #include "backends/local/local_executor.hpp"
 #include "limits/limit_table.hpp"
-#include "os/errno_status.hpp"
-#include "os/path_within.hpp"
-#include "os/pipe.hpp"
-#include "os/pipe_io.hpp"
-#include "os/proc_stat.hpp"
-#include "os/proc_tasks.hpp"
-#include "os/resource_limits.hpp"
-#include "os/unique_fd.hpp"
 #include "testing/cli_support.hpp"
 #include "testing/test_support.hpp"
 

@@ -1,15 +1,17 @@
 // McpServer::Serve on descriptors: a stop lets calls finish within the grace and cancels the
-// rest, a client's cancellation ends its run, and progress notifications (the fixture:
-// mcp_server_fixture.hpp).
+// rest, a client's cancellation ends its run, and progress notifications; HandleMessage (the
+// HTTP transport's entry) likewise (the fixture: mcp_server_fixture.hpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -238,6 +240,80 @@ TEST_F(McpServerTest, ACallWithAProgressTokenHearsProgressUntilItsAnswer) {
     if (answered) EXPECT_FALSE(message.contains("method")) << line;
   }
   EXPECT_TRUE(answered);
+}
+
+// The HTTP transport hands each POST to HandleMessage: a notifications/cancelled in one reaches
+// the call another is running (the same MCP session's server).
+TEST_F(McpServerTest, HandleMessageCallsAreCancelledByANotificationInAnotherMessage) {
+  McpServer server(Options());
+  std::optional<std::string> answer;
+  std::thread call([&] {
+    answer = server.HandleMessage(CallLine(5, json::object{{"code", "block"}}), {});
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // Sent until the call has ended: a notification before the call is registered finds nothing.
+  std::atomic<bool> done{false};
+  std::thread canceller([&] {
+    while (!done.load() && std::chrono::steady_clock::now() < deadline) {
+      EXPECT_FALSE(
+          server
+              .HandleMessage(
+                  R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"user abort"}})",
+                  {})
+              .has_value());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  call.join();
+  done.store(true);
+  canceller.join();
+  ASSERT_TRUE(answer.has_value());
+  const json::object r = json::parse(*answer).as_object();
+  EXPECT_EQ(r.at("result").at("structuredContent").at("outcome"), "cancelled") << *answer;
+  EXPECT_NE(r.at("result").at("structuredContent").at("message").as_string().find("user abort"),
+            std::string::npos)
+      << *answer;
+}
+
+// HandleMessage (HTTP) sends a call's progress to its `notify`, and nothing once it returned.
+TEST_F(McpServerTest, HandleMessageSendsProgressToNotifyUntilItReturns) {
+  McpServerOptions o = Options();
+  o.progress_interval = std::chrono::milliseconds(50);
+  McpServer server(std::move(o));
+  std::mutex mu;
+  std::vector<std::string> notes;
+  const std::function<void(const std::string&)> notify = [&](const std::string& line) {
+    std::lock_guard lock(mu);
+    notes.push_back(line);
+  };
+  json::object call = json::parse(CallLine(4, json::object{{"code", "sleep:400"}})).as_object();
+  call["params"].as_object()["_meta"] = json::object{{"progressToken", 44}};
+  const auto answer = server.HandleMessage(json::serialize(call), {}, notify);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(json::parse(*answer).at("result").at("structuredContent").at("stdout"), "slept\n");
+  std::size_t count = 0;
+  {
+    std::lock_guard lock(mu);
+    count = notes.size();
+    ASSERT_GE(count, 3u);
+    for (std::size_t i = 0; i < notes.size(); ++i) {
+      const json::value n = json::parse(notes[i]);
+      EXPECT_EQ(n.at("method"), "notifications/progress");
+      EXPECT_EQ(n.at("params").at("progressToken"), 44);
+      EXPECT_EQ(n.at("params").at("progress").to_number<int>(), static_cast<int>(i) + 1);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(notes.size(), count);
+    notes.clear();
+  }
+  // No token: nothing.
+  EXPECT_TRUE(server.HandleMessage(CallLine(5, json::object{{"code", "sleep:200"}}), {}, notify)
+                  .has_value());
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(notes.empty());
 }
 
 TEST_F(McpServerTest, NoProgressWithoutATokenOrWithAnIntervalOfZero) {

@@ -32,7 +32,7 @@ using internal::McpServerOptions;  // not codeact::McpServerOptions
 
 TEST_F(McpServerTest, InitializeAnswersASupportedVersionAsAsked) {
   McpServer server(Options());
-  for (const char* version : {"2025-06-18", "2025-03-26", "2024-11-05"}) {
+  for (const char* version : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
     const json::object r = Ask(server, InitializeLine(version));
     EXPECT_EQ(r.at("id"), 0);
     const json::object& result = r.at("result").as_object();
@@ -45,10 +45,78 @@ TEST_F(McpServerTest, InitializeAnswersASupportedVersionAsAsked) {
 
 TEST_F(McpServerTest, InitializeAnswersTheLatestForAnUnsupportedVersion) {
   McpServer server(Options());
-  for (const char* version : {"1999-01-01", "2099-12-31", ""}) {
+  // The stateless revision has no initialize: its asker gets the newest handshake revision too.
+  for (const char* version : {"1999-01-01", "2099-12-31", "", "2026-07-28"}) {
     const json::object r = Ask(server, InitializeLine(version));
-    EXPECT_EQ(r.at("result").at("protocolVersion"), "2025-06-18") << version;
+    EXPECT_EQ(r.at("result").at("protocolVersion"), "2025-11-25") << version;
   }
+}
+
+// A 2026-07-28 request: `method` with `params` (an object) plus the per-request _meta.
+std::string StatelessLine(int id, std::string_view method, json::object params = {}) {
+  params["_meta"] = json::object{
+      {"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+      {"io.modelcontextprotocol/clientCapabilities", json::object{}},
+      {"io.modelcontextprotocol/clientInfo", json::object{{"name", "t"}, {"version", "1"}}}};
+  return json::serialize(
+      json::object{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}});
+}
+
+TEST_F(McpServerTest, StatelessDiscoverNeedsNoInitialize) {
+  McpServer server(Options());
+  const json::object r = Ask(server, StatelessLine(1, "server/discover"));
+  const json::object& result = r.at("result").as_object();
+  EXPECT_EQ(result.at("resultType"), "complete");
+  EXPECT_EQ(result.at("supportedVersions").at(0), "2026-07-28");
+  EXPECT_EQ(result.at("supportedVersions").at(1), "2025-11-25");
+  EXPECT_EQ(result.at("serverInfo"), json::parse(R"({"name":"codeact","version":"9.9.9"})"));
+  EXPECT_EQ(result.at("instructions"), "use execute_code well");
+  EXPECT_TRUE(result.at("capabilities").as_object().contains("tools"));
+  // Without the _meta it is a malformed request.
+  const json::object bare =
+      Ask(server, R"({"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}})");
+  EXPECT_EQ(ErrorCode(bare), -32602);
+}
+
+TEST_F(McpServerTest, StatelessToolsListAndCallCarryResultTypeAndServerInfo) {
+  McpServer server(Options());
+  const json::object list = Ask(server, StatelessLine(1, "tools/list"));
+  EXPECT_EQ(list.at("result").at("resultType"), "complete");
+  EXPECT_EQ(list.at("result").at("tools").as_array().size(), 1u);
+  EXPECT_EQ(list.at("result").at("cacheScope"), "private");
+  EXPECT_EQ(list.at("result").at("_meta").at("io.modelcontextprotocol/serverInfo").at("name"),
+            "codeact");
+  const json::object call = Ask(
+      server, StatelessLine(2, "tools/call",
+                            json::object{{"name", "execute_code"},
+                                         {"arguments", json::object{{"code", "print('hello')"}}}}));
+  const json::object& result = call.at("result").as_object();
+  EXPECT_EQ(result.at("resultType"), "complete");
+  EXPECT_EQ(result.at("isError"), false);
+  EXPECT_EQ(result.at("structuredContent").at("stdout"), "hello\n");
+  // A handshake-era call of the same server stays as it was: no resultType.
+  const json::object legacy = Ask(server, CallLine(3, json::object{{"code", "print('hello')"}}));
+  EXPECT_FALSE(legacy.at("result").as_object().contains("resultType"));
+}
+
+TEST_F(McpServerTest, StatelessRevisionErrorsAreTheSpecsCodes) {
+  McpServer server(Options());
+  // ping and logging/setLevel are gone in 2026-07-28.
+  EXPECT_EQ(ErrorCode(Ask(server, StatelessLine(1, "ping"))), -32601);
+  EXPECT_EQ(ErrorCode(Ask(server, StatelessLine(2, "logging/setLevel"))), -32601);
+  // An unsupported version names the supported ones.
+  const json::object unsupported = Ask(
+      server,
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})");
+  EXPECT_EQ(ErrorCode(unsupported), -32022);
+  EXPECT_EQ(unsupported.at("id"), 3);
+  EXPECT_EQ(unsupported.at("error").at("data").at("requested"), "1900-01-01");
+  EXPECT_EQ(unsupported.at("error").at("data").at("supported").at(0), "2026-07-28");
+  // The version without clientCapabilities is malformed.
+  const json::object partial = Ask(
+      server,
+      R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  EXPECT_EQ(ErrorCode(partial), -32602);
 }
 
 TEST_F(McpServerTest, InitializeWithoutAProtocolVersionIsInvalidParams) {
