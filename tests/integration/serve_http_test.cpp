@@ -74,7 +74,8 @@ TEST_F(ServeHttpTest, HealthzDetailNamesTheLevelItsNotesAndEachLimitsMechanismTo
   EXPECT_EQ(anonymous.status, 401) << anonymous.body;
   const HttpResponse r = Call("GET", "/healthz?detail", "", kToken1);
   ASSERT_EQ(r.status, 200) << r.body;
-  const auto& v = r.Json().as_object();
+  const bj::value json = r.Json();
+  const bj::object& v = json.as_object();
   EXPECT_EQ(v.at("status"), "ok");
   EXPECT_TRUE(v.at("isolation") == "process" || v.at("isolation") == "namespaces") << r.body;
   EXPECT_TRUE(v.at("environment_notes").is_array()) << r.body;
