@@ -54,8 +54,11 @@ TEST(HostLoopTest, TheWallClockBoundsABatchOfToolCallsReadInOneRead) {
   const LoopResult result = loop.Run("pass", std::chrono::steady_clock::now() + 1ms);
   release->store(true);
 
+  // Run returned although every handler still blocks: the wall clock ended it. How many calls it
+  // started by then depends on how fast this host starts their handlers (on a quiet host all 256
+  // of the budget fit in 1 ms), so only the budget is asserted.
   EXPECT_EQ(result.end, LoopEnd::kTimeout) << result.message;
-  EXPECT_LT(result.tool_calls, limits.max_tool_calls);
+  EXPECT_LE(result.tool_calls, limits.max_tool_calls);
 }
 
 // Only the sandbox launcher writes before the runner's ready frame; after it, a setup_error frame
