@@ -66,4 +66,19 @@ std::string MediaType(std::string_view value) {
   return AsciiLower(type);
 }
 
+std::optional<std::string> QueryValue(std::string_view query, std::string_view key) {
+  std::optional<std::string> value;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const std::size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == key) {
+      value = eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return value;
+}
+
 }  // namespace codeact::internal

@@ -63,4 +63,8 @@ std::string RandomHex(std::size_t bytes);
 // The media type of a Content-Type value, lower-cased, parameters dropped.
 std::string MediaType(std::string_view value);
 
+// The value of `key` in a query string ("a=1&detail&format=mcp"): "" for a key without one, the
+// last when it is given twice, nullopt when it is absent. Values are taken as written.
+std::optional<std::string> QueryValue(std::string_view query, std::string_view key);
+
 }  // namespace codeact::internal

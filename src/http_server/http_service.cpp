@@ -58,19 +58,6 @@ std::string RouteLabel(const std::string& path) {
   return "-";
 }
 
-// Whether a query string ("a=1&detail&b") names `key`, with or without a value.
-bool HasQueryKey(const std::string& query, std::string_view key) {
-  std::size_t start = 0;
-  while (start <= query.size()) {
-    const std::size_t amp = query.find('&', start);
-    const std::string pair = query.substr(start, amp == std::string::npos ? amp : amp - start);
-    if (pair.substr(0, pair.find('=')) == key) return true;
-    if (amp == std::string::npos) break;
-    start = amp + 1;
-  }
-  return false;
-}
-
 // The service: what every request passes (Host and Origin, /healthz, credentials, draining,
 // the caller's rate, a POST's Content-Type), then /mcp or a REST route.
 class Service final : public HttpRouter {
@@ -115,7 +102,7 @@ class Service final : public HttpRouter {
       if (context_.draining()) {
         return {JsonReply(http::status::service_unavailable, json::object{{"status", "draining"}})};
       }
-      if (!HasQueryKey(query, "detail")) {
+      if (!QueryValue(query, "detail")) {
         return {JsonReply(http::status::ok, json::object{{"status", "ok"}})};
       }
       // The detail names the level, the environment's notes and what enforces each limit: for

@@ -193,15 +193,7 @@ Routed RestRoutes::Metrics() {
 }
 
 Routed RestRoutes::Tools(const std::string& query) {
-  std::string format_name = "openai";
-  std::size_t start = 0;
-  while (start <= query.size() && !query.empty()) {
-    const std::size_t amp = query.find('&', start);
-    const std::string pair = query.substr(start, amp == std::string::npos ? amp : amp - start);
-    if (pair.rfind("format=", 0) == 0) format_name = pair.substr(7);
-    if (amp == std::string::npos) break;
-    start = amp + 1;
-  }
+  const std::string format_name = QueryValue(query, "format").value_or("openai");
   const auto format = ParseDefinitionFormat(format_name);
   if (!format) {
     return context_.BadRequest("format is openai, openai-responses, anthropic or mcp, got \"" +
