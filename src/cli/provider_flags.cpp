@@ -634,7 +634,9 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args,
   for (auto& m : v.mounts) {
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
-  for (const auto& d : v.network_targets) (*provider)->AddNetworkTarget(d);
+  for (const auto& d : v.network_targets) {
+    if (Status s = (*provider)->AddNetworkTarget(d); !s.ok()) return s;
+  }
   if (choices.later_tools != nullptr) {
     *choices.later_tools = std::move(tools);
   } else if (Status s = AddHostTools(args, **provider, std::move(tools)); !s.ok()) {

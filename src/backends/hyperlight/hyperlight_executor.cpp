@@ -16,9 +16,10 @@
 #include "backends/hyperlight/staged_inputs.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
+#include "codeact/egress_target.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
-#include "common/egress_target.hpp"
+#include "common/status_macros.hpp"
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "limits/limit_table.hpp"
@@ -132,10 +133,10 @@ class HyperlightExecutor final : public Executor {
   BackendTraits Traits(const RunSnapshot& snapshot) const override {
     BackendTraits t;
     t.network_targets = true;  // the SDK's allowed domains, reached with the guest's http_get
-    if (auto targets = ParseEgressTargets(snapshot.network_targets);
-        targets.ok() && !targets->empty()) {
+    if (!snapshot.network_targets.empty()) {
       t.network = "only these targets are reachable (scheme, host and port must match exactly):\n";
-      for (const EgressTarget& target : *targets) t.network += "- " + target.Display() + "\n";
+      for (const EgressTarget& target : snapshot.network_targets)
+        t.network += "- " + target.Display() + "\n";
       // The SDK's guest offers these two only: no other method, and no request headers, can be
       // sent from it, so there is no http_request here (docs/network.md).
       t.network_tools = {"http_get", "http_post"};
@@ -198,8 +199,6 @@ class HyperlightExecutor final : public Executor {
                                                       "(names starting with __codeact_)");
       }
     }
-    if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok())
-      return NotRunResult(Outcome::kSetupError, targets.status().message());
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
@@ -353,8 +352,7 @@ class HyperlightExecutor final : public Executor {
     for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
     config.input_dir = input ? input->dir.path() : "";
     config.output_dir = worker.output_dir;
-    // RefuseRun has parsed them already.
-    config.network_targets = *ParseEgressTargets(snapshot.network_targets);
+    config.network_targets = snapshot.network_targets;
     config.environment = snapshot.environment;
     config.cpu_time_s = snapshot.limits.cpu_time_s;
     const GuestMemory memory = GuestMemoryFor(snapshot.limits);

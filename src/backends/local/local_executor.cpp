@@ -21,7 +21,6 @@
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
-#include "common/egress_target.hpp"
 #include "common/status_macros.hpp"
 #include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
@@ -148,9 +147,8 @@ class LocalExecutor final : public Executor {
     t.fresh_start = "every call starts a fresh interpreter.";
     // Egress is the host's (egress/), at both levels: the child itself has no network.
     t.network_targets = egress_enabled_;
-    if (auto targets = ParseEgressTargets(snapshot.network_targets);
-        t.network_targets && targets.ok() && !targets->empty()) {
-      t.network = DescribeEgress(*targets);
+    if (t.network_targets && !snapshot.network_targets.empty()) {
+      t.network = DescribeEgress(snapshot.network_targets);
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
     t.validates_in_child = setup_.validate_in_child;
