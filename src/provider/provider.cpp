@@ -13,6 +13,7 @@
 #include "json/definitions.hpp"
 #include "mcp_client/mcp_upstream.hpp"
 #include "provider/fingerprint.hpp"
+#include "provider/result_stamp.hpp"
 #include "provider/session_table.hpp"
 #include "provider/tool_names.hpp"
 #include "provider/tool_references.hpp"

@@ -511,7 +511,12 @@ ProbeReport Run(Executor& executor, const Probe& probe, const std::string& progr
   // The probes test the isolation level, not the policy: the runtime guard's import check lets
   // them import what they use, so that what stops them is the level's own.
   s.policy.extra_allowed_imports = {"socket", "signal", "sys", "resource"};
-  const ExecutionResult r = executor.Execute(ExecutionRequest{FixturePrelude(f) + program}, s);
+  const auto start = std::chrono::steady_clock::now();
+  ExecutionResult r = executor.Execute(ExecutionRequest{FixturePrelude(f) + program}, s);
+  // No provider stamps these runs: the probes' verdicts read the wall-clock time measured here.
+  r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
   ProbeReport report;
   report.name = probe.name;
   const RuntimeGuardStatus guard = GuardStatus(executor);

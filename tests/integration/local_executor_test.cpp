@@ -47,8 +47,6 @@ TEST(LocalExecutorTest, HelloWithOutputValue) {
   EXPECT_EQ(r.stdout_text, "hello\n");
   EXPECT_TRUE(r.output_present);
   EXPECT_EQ(bj::parse(r.output_json), bj::parse(R"({"a":1,"2":[3,null]})"));
-  EXPECT_EQ(r.backend, "local");
-  EXPECT_EQ(r.isolation, "process");
 }
 
 TEST(LocalExecutorTest, UserExceptionHasTracebackWithUserLines) {
@@ -233,10 +231,11 @@ TEST(LocalExecutorTest, IgnoredSigtermAndSwallowedExceptionsStillEndOnTheWallClo
 TEST(LocalExecutorTest, AtexitAndDelLoopsDoNotHoldTheRun) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 5000;
+  const auto start = std::chrono::steady_clock::now();
   const ExecutionResult r = RunCode(Fixture("atexit_loop.py"), Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "done\n");
-  EXPECT_LT(r.duration_ms, 3000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(3000));
 }
 
 TEST(LocalExecutorTest, HostSecretIsNotVisible) {
@@ -315,10 +314,11 @@ namespace {
 TEST(LocalExecutorTest, AChildThatClosesItsBridgeAndGoesOnEndsAsATimeout) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 1000;
+  const auto start = std::chrono::steady_clock::now();
   const ExecutionResult r =
       RunCode("import os, time\nos.close(4)\ntime.sleep(30)\n", Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
-  EXPECT_LT(r.duration_ms, 2500);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
 }
 
 TEST(LocalExecutorTest, AChildThatExitsWithoutAResultSaysSo) {

@@ -156,14 +156,12 @@ class HyperlightExecutor final : public Executor {
   }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
-    const auto start = Clock::now();
-    ExecutionResult result = Run(request, snapshot, start);
+    // The backend, the level and the duration are the provider's to stamp
+    // (provider/result_stamp.hpp).
+    ExecutionResult result = Run(request, snapshot, Clock::now());
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    StampBackend(result, *this);
-    result.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 

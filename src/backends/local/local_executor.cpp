@@ -161,16 +161,14 @@ class LocalExecutor final : public Executor {
   }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
-    const auto start = Clock::now();
-    ExecutionResult result = Run(request, snapshot, start);
+    // What only this executor knows; the backend, the level and the duration are the
+    // provider's to stamp (provider/result_stamp.hpp).
+    ExecutionResult result = Run(request, snapshot, Clock::now());
     starter_.RunEnded();  // the refill for the child this run took may start now
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    StampBackend(result, *this);
     result.interpreter = setup_.python;
-    result.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 
@@ -204,12 +202,9 @@ class LocalExecutor final : public Executor {
       spec->imports = imports;
       return spec;
     };
-    config.stamp = [this, limits = snapshot.limits](ExecutionResult& r) {
-      auto note = [&r](const std::string& text) {
-        if (!text.empty()) r.message += (r.message.empty() ? "" : "; ") + text;
-      };
-      note(OpenFilesNote(limits));
-      StampBackend(r, *this);
+    config.add_notes = [limits = snapshot.limits](ExecutionResult& r) {
+      if (std::string note = OpenFilesNote(limits); !note.empty())
+        r.message += (r.message.empty() ? "" : "; ") + note;
     };
     return NewLocalSession(std::move(config));
   }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -363,6 +364,28 @@ TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
   EXPECT_NE(d.find("State does not persist between calls: every call starts from a snapshot."),
             std::string::npos)
       << d;
+}
+
+// The provider stamps every result, once: the executor returns what only it knows, and the
+// result names the executor's backend and level and the provider's measure of the time.
+TEST(ProviderTest, TheProviderStampsWhereAndHowLongARunRan) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  fake->isolation_ = IsolationLevel::kNamespaces;
+  fake->script = [](const ExecutionRequest&, const RunSnapshot&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a run that takes time
+    ExecutionResult r;
+    r.outcome = Outcome::kOk;
+    return r;
+  };
+  const ExecutionResult ran = p->Execute("print(1)\n");
+  EXPECT_EQ(ran.backend, "local");
+  EXPECT_EQ(ran.isolation, "namespaces");
+  EXPECT_GE(ran.duration_ms, 20);
+  const ExecutionResult refused = p->Execute("");
+  EXPECT_NE(refused.outcome, Outcome::kOk);
+  EXPECT_EQ(refused.backend, "local");
+  EXPECT_EQ(refused.isolation, "namespaces");
 }
 
 // A target is parsed once, when added: a malformed one is refused there with the reason, and the
