@@ -546,17 +546,9 @@ StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptio
     if (!validator.ok()) return validator.status();
     python = (*validator)->InstallationInterpreter();
   }
-  const std::string data_dir =
-      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string script =
-      (std::filesystem::path(data_dir) / "resources" / "hyperlight_worker.py").string();
-  if (!options.resource_dir.empty() &&
-      std::filesystem::exists(std::filesystem::path(data_dir) / "hyperlight_worker.py")) {
-    script = (std::filesystem::path(data_dir) / "hyperlight_worker.py").string();
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(script, ec))
-    return NotFound("hyperlight worker not found at " + script);
+  CODEACT_ASSIGN_OR_RETURN(
+      const std::string script,
+      ResourceFile(options.resource_dir, "hyperlight_worker.py", "hyperlight worker"));
   if (options.hyperlight.max_idle_workers < 0 || options.hyperlight.max_idle_workers > 64) {
     return InvalidArgument("max_idle_workers must be between 0 and 64");
   }

@@ -45,22 +45,6 @@ using Clock = std::chrono::steady_clock;
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
 
-// resources/runner.py of the data dir; with an explicit resource_dir that holds runner.py
-// itself, that one.
-StatusOr<std::string> FindRunner(const ExecutorOptions& options) {
-  const std::string data_dir =
-      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
-  if (!options.resource_dir.empty() &&
-      std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
-    runner = (std::filesystem::path(data_dir) / "runner.py").string();
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(runner, ec))
-    return NotFound("runner not found at " + runner);
-  return runner;
-}
-
 Status CheckPoolAndLevel(const ExecutorOptions& options) {
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
     return InvalidArgument("warm_pool_size must be between 0 and 64");
@@ -412,7 +396,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   }
   const auto [major, minor] = EmbeddedPythonVersion();
   if (Status s = CheckInterpreterVersion(python, {major, minor}); !s.ok()) return s;
-  auto runner = FindRunner(options);
+  auto runner = ResourceFile(options.resource_dir, "runner.py", "runner");
   if (!runner.ok()) return runner.status();
   if (Status s = CheckPoolAndLevel(options); !s.ok()) return s;
   std::string guard_module;
