@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 
 namespace codeact::internal {
 namespace {
@@ -85,12 +86,17 @@ constexpr scmp_datum_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
 
 RuleStatus Failed(int rc, std::string rule) { return {rc, std::move(rule)}; }
 
-// A rule on a call named by string: calls this architecture does not have are skipped.
-RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, const char* name) {
-  const int nr = seccomp_syscall_resolve_name(name);
-  if (nr == __NR_SCMP_ERROR) return {};
-  if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return Failed(rc, name);
+// A rule on each call named by string: calls this architecture does not have are skipped.
+RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::span<const char* const> names) {
+  for (const char* name : names) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return Failed(rc, name);
+  }
   return {};
+}
+RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::initializer_list<const char*> names) {
+  return ByName(ctx, action, std::span(names.begin(), names.size()));
 }
 
 // EPERM when argument `arg` of `nr` holds one of `bits`.
@@ -122,10 +128,7 @@ RuleStatus OpenModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned 
 }  // namespace
 
 RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
-  for (const char* name : kKernelAdministration) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), kKernelAdministration);
 }
 
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
@@ -179,13 +182,10 @@ RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
   }
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(open), "open", 1, 2); !s.ok()) return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(openat), "openat", 2, 3); !s.ok()) return s;
-  for (const char* name : {"setxattr", "lsetxattr", "fsetxattr"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  for (const char* name : {"fchmodat2", "openat2"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), name); !s.ok()) return s;
-  }
-  return {};
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"setxattr", "lsetxattr", "fsetxattr"});
+      !s.ok())
+    return s;
+  return ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), {"fchmodat2", "openat2"});
 }
 
 RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx) {
@@ -250,27 +250,18 @@ RuleStatus DenyForeignPriorityTargets(scmp_filter_ctx ctx) {
 }
 
 RuleStatus DenySysvIpcAndMessageQueues(scmp_filter_ctx ctx) {
-  for (const char* name :
-       {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
-        "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-        "mq_notify", "mq_getsetattr"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM),
+                {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+                 "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+                 "mq_timedreceive", "mq_notify", "mq_getsetattr"});
 }
 
 RuleStatus DenyInotify(scmp_filter_ctx ctx) {
-  for (const char* name : {"inotify_init", "inotify_init1"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"inotify_init", "inotify_init1"});
 }
 
 RuleStatus DenyMemoryFiles(scmp_filter_ctx ctx) {
-  for (const char* name : {"memfd_create", "memfd_secret"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"memfd_create", "memfd_secret"});
 }
 
 RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
@@ -288,9 +279,10 @@ RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
 }
 
 RuleStatus DenyProcessCreation(scmp_filter_ctx ctx) {
-  for (const char* name : {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM),
+                            {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"});
+      !s.ok())
+    return s;
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                 SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
       rc < 0) {
@@ -300,9 +292,9 @@ RuleStatus DenyProcessCreation(scmp_filter_ctx ctx) {
 }
 
 RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
-  for (const char* name : {"connect", "bind", "sendmsg", "sendmmsg"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"connect", "bind", "sendmsg", "sendmmsg"});
+      !s.ok())
+    return s;
   // send() is sendto(..., NULL, 0): asyncio's self-pipe needs it.
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
                                 SCMP_A4(SCMP_CMP_NE, 0));
