@@ -1,0 +1,194 @@
+// One adapter per real MCP client library under test, all with the same small surface, so the
+// matrix (matrix.mjs) asks each the same questions through that library's own MCP layer:
+//
+//   connect({ transport: 'stdio', command, args } | { transport: 'http', url }) -> connection
+//   connection.toolNames()                       tools/list, the names
+//   connection.run(code, { signal, onProgress }) tools/call execute_code -> the result JSON
+//   connection.close()
+//
+// `offers` says what the library lets a caller do: cancel a call (an AbortSignal) and hear its
+// progress (an onprogress callback). A cell the library does not offer is not tested.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+// Read from the folder, not through the package's exports map (some do not export package.json).
+const versionOf = (pkg) =>
+  JSON.parse(readFileSync(join(here, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+
+// The execute_code result JSON, from structuredContent or (as the specification recommends the
+// server also sends it) from the first text content.
+export function resultJson(callToolResult) {
+  if (callToolResult?.structuredContent) return callToolResult.structuredContent;
+  const text = callToolResult?.content?.find?.((c) => c.type === 'text')?.text;
+  if (typeof text !== 'string') throw new Error(`no result JSON in ${JSON.stringify(callToolResult)}`);
+  return JSON.parse(text);
+}
+
+// The official TypeScript SDK, v1 (what most hosts embed today).
+const tsSdkV1 = {
+  name: 'TypeScript SDK v1',
+  packages: ['@modelcontextprotocol/sdk'],
+  offers: { cancel: true, progress: true },
+  async connect(target) {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const client = new Client({ name: 'codeact-matrix-sdk-v1', version: '1.0.0' });
+    let transport;
+    if (target.transport === 'stdio') {
+      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+      transport = new StdioClientTransport({ command: target.command, args: target.args });
+    } else {
+      const { StreamableHTTPClientTransport } =
+        await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      transport = new StreamableHTTPClientTransport(new URL(target.url));
+    }
+    await client.connect(transport);
+    return {
+      async toolNames() {
+        return (await client.listTools()).tools.map((t) => t.name);
+      },
+      async run(code, { signal, onProgress } = {}) {
+        const result = await client.callTool({ name: 'execute_code', arguments: { code } }, undefined, {
+          signal,
+          ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}),
+        });
+        return resultJson(result);
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+// The official TypeScript SDK, v2 (@modelcontextprotocol/client), with version negotiation
+// "auto": it probes with server/discover (2026-07-28) and falls back to initialize.
+const tsSdkV2 = {
+  name: 'TypeScript SDK v2',
+  packages: ['@modelcontextprotocol/client'],
+  offers: { cancel: true, progress: true },
+  async connect(target) {
+    const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const client = new Client({ name: 'codeact-matrix-sdk-v2', version: '1.0.0' },
+                              { versionNegotiation: { mode: 'auto' } });
+    let transport;
+    if (target.transport === 'stdio') {
+      const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+      transport = new StdioClientTransport({ command: target.command, args: target.args });
+    } else {
+      transport = new StreamableHTTPClientTransport(new URL(target.url));
+    }
+    await client.connect(transport);
+    return {
+      async toolNames() {
+        return (await client.listTools()).tools.map((t) => t.name);
+      },
+      async run(code, { signal, onProgress } = {}) {
+        const result = await client.callTool({ name: 'execute_code', arguments: { code } }, {
+          signal,
+          ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}),
+        });
+        return resultJson(result);
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+// LangChain's MCP adapters: the tools as LangChain StructuredTools (invoke with a RunnableConfig
+// whose signal cancels), progress through the client's onProgress hook.
+const langchain = {
+  name: 'LangChain MCP adapters',
+  packages: ['@langchain/mcp-adapters', '@langchain/core'],
+  offers: { cancel: true, progress: true },
+  async connect(target) {
+    const { MultiServerMCPClient } = await import('@langchain/mcp-adapters');
+    let progressSink = null;
+    const server = target.transport === 'stdio'
+      ? { transport: 'stdio', command: target.command, args: target.args, restart: { enabled: false } }
+      : { transport: 'http', url: target.url, automaticSSEFallback: false };
+    const client = new MultiServerMCPClient({
+      mcpServers: { codeact: server },
+      throwOnLoadError: true,
+      onProgress: (progress) => progressSink?.(progress),
+    });
+    const tools = await client.getTools();
+    const tool = tools.find((t) => t.name === 'execute_code');
+    return {
+      async toolNames() {
+        return tools.map((t) => t.name);
+      },
+      async run(code, { signal, onProgress } = {}) {
+        progressSink = onProgress ?? null;
+        try {
+          const content = await tool.invoke({ code }, { signal });
+          // A string, a list of content blocks, or (one block) the block itself.
+          const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : [content].flat();
+          return resultJson({ content: blocks });
+        } finally {
+          progressSink = null;
+        }
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+// The OpenAI Agents SDK's MCP servers (MCPServerStdio, MCPServerStreamableHttp), called the way
+// an agent's tool call reaches them, without a model.
+const openaiAgents = {
+  name: 'OpenAI Agents SDK',
+  packages: ['@openai/agents', '@openai/agents-core'],
+  offers: { cancel: true, progress: false },
+  async connect(target) {
+    const { MCPServerStdio, MCPServerStreamableHttp } = await import('@openai/agents');
+    const server = target.transport === 'stdio'
+      ? new MCPServerStdio({ name: 'codeact', command: target.command, args: target.args })
+      : new MCPServerStreamableHttp({ name: 'codeact', url: target.url });
+    await server.connect();
+    return {
+      async toolNames() {
+        return (await server.listTools()).map((t) => t.name);
+      },
+      async run(code, { signal } = {}) {
+        return resultJson(await server.callToolResult('execute_code', { code }, null, { signal }));
+      },
+      close: () => server.close(),
+    };
+  },
+};
+
+// The AI SDK's MCP client (@ai-sdk/mcp, for `ai`): the tools as AI SDK tools, run through the
+// tool's execute with the abortSignal generateText would pass.
+const aiSdk = {
+  name: 'AI SDK',
+  packages: ['@ai-sdk/mcp', 'ai'],
+  offers: { cancel: true, progress: false },
+  async connect(target) {
+    const { createMCPClient } = await import('@ai-sdk/mcp');
+    let transport;
+    if (target.transport === 'stdio') {
+      const { StdioMCPTransport } = await import('@ai-sdk/mcp/mcp-stdio');
+      transport = new StdioMCPTransport({ command: target.command, args: target.args });
+    } else {
+      transport = { type: 'http', url: target.url };
+    }
+    const client = await createMCPClient({ transport, name: 'codeact-matrix-ai-sdk' });
+    const tools = await client.tools();
+    return {
+      async toolNames() {
+        return Object.keys(tools);
+      },
+      async run(code, { signal } = {}) {
+        const output = await tools.execute_code.execute({ code },
+                                                        { toolCallId: 'call-1', messages: [], abortSignal: signal });
+        return resultJson(output);
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+export const clients = [tsSdkV1, tsSdkV2, langchain, openaiAgents, aiSdk];
+export function clientVersion(client) {
+  return client.packages.map((p) => `${p}@${versionOf(p)}`).join(' + ');
+}
