@@ -157,14 +157,17 @@ const openaiAgents = {
   },
 };
 
-// The AI SDK's MCP client (@ai-sdk/mcp, for `ai`): the tools as AI SDK tools, run through the
-// tool's execute with the abortSignal generateText would pass.
+// The AI SDK: @ai-sdk/mcp's client gives the tools as AI SDK tools, and `ai`'s generateText runs
+// them as it would for a model's tool call. The model is the SDK's own mock (ai/test), which asks
+// for one execute_code call; generateText's abortSignal reaches the MCP request.
 const aiSdk = {
   name: 'AI SDK',
-  packages: ['@ai-sdk/mcp', 'ai'],
+  packages: ['ai', '@ai-sdk/mcp'],
   offers: { cancel: true, progress: false },
   async connect(target) {
     const { createMCPClient } = await import('@ai-sdk/mcp');
+    const { generateText, stepCountIs } = await import('ai');
+    const { MockLanguageModelV4 } = await import('ai/test');
     let transport;
     if (target.transport === 'stdio') {
       const { StdioMCPTransport } = await import('@ai-sdk/mcp/mcp-stdio');
@@ -174,14 +177,30 @@ const aiSdk = {
     }
     const client = await createMCPClient({ transport, name: 'codeact-matrix-ai-sdk' });
     const tools = await client.tools();
+    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+                    outputTokens: { total: 1, text: 0, reasoning: 0 } };
     return {
       async toolNames() {
         return Object.keys(tools);
       },
       async run(code, { signal } = {}) {
-        const output = await tools.execute_code.execute({ code },
-                                                        { toolCallId: 'call-1', messages: [], abortSignal: signal });
-        return resultJson(output);
+        const model = new MockLanguageModelV4({
+          doGenerate: async () => ({
+            content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'execute_code',
+                        input: JSON.stringify({ code }) }],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          }),
+        });
+        const result = await generateText({ model, tools, prompt: 'Run the code.', abortSignal: signal,
+                                            stopWhen: stepCountIs(1) });
+        const toolResult = result.toolResults.find((r) => r.toolName === 'execute_code');
+        if (!toolResult) {
+          const error = result.content.find((c) => c.type === 'tool-error');
+          throw error?.error ?? new Error(`no execute_code result: ${JSON.stringify(result.content)}`);
+        }
+        return resultJson(toolResult.output);
       },
       close: () => client.close(),
     };

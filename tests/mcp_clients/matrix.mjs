@@ -204,7 +204,7 @@ async function runCell(client, transport) {
       expect(ticks.length >= atLeast, `at least ${atLeast} progress notifications`, ticks);
       expect(ticks.every((t, i) => i === 0 || t.progress > ticks[i - 1].progress),
              'progress counts upwards', ticks);
-      cell.progress = `${ticks.length} notifications`;
+      cell.progress = `${ticks.length} notification${ticks.length === 1 ? '' : 's'}`;
     });
   }
   return finishCell(cell, wirePath, stderrPath, connection);
@@ -229,10 +229,11 @@ async function checkCancel(connection, transport, expected, wirePath, stderrPath
   const outcome = await within(call, kCancelWithinMs, 'the aborted call ending at the client');
   const clientMs = Date.now() - abortAt;
   expect(outcome.rejected !== undefined, 'the aborted call is rejected at the client', outcome.answered);
-  const sentCancel = transport === 'stdio' &&
-    wireMessages(wirePath).some((w) => w.dir === 'in' && w.msg.method === 'notifications/cancelled');
+  const sentCancel = () => (transport === 'stdio'
+    ? wireMessages(wirePath).some((w) => w.dir === 'in' && w.msg.method === 'notifications/cancelled')
+    : httpLog.some((r) => r.body?.method === 'notifications/cancelled'));
   if (expected.cancel === 'client-only') {
-    expect(!sentCancel, 'expected no notifications/cancelled (EXPECTED says client-only); it was sent: update EXPECTED');
+    expect(!sentCancel(), 'expected no notifications/cancelled (EXPECTED says client-only); it was sent: update EXPECTED');
     cell.cancel = `client only (${clientMs} ms; the server is not told)`;
     return;
   }
@@ -242,7 +243,9 @@ async function checkCancel(connection, transport, expected, wirePath, stderrPath
                 Math.max(0, kCancelWithinMs - (Date.now() - abortAt)),
                 transport === 'http' ? 'codeact_executions_total{outcome="cancelled"} counting the run'
                                      : `the server logging "${cancelledLine}"`);
-  cell.cancel = `ok (${Date.now() - abortAt} ms)`;
+  // How the server heard: over HTTP a client may send notifications/cancelled or close the stream.
+  const how = sentCancel() ? 'notifications/cancelled' : 'stream closed';
+  cell.cancel = `ok, ${how} (${Date.now() - abortAt} ms)`;
 }
 
 async function finishCell(cell, wirePath, stderrPath, connection) {
