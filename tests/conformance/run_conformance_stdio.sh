@@ -21,7 +21,7 @@ fi
 scratch=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$scratch"' EXIT
 mkdir "$scratch/tmp"
-TMPDIR="$scratch/tmp" "$node" "$here/stdio_relay.mjs" -- "$binary" mcp >"$scratch/out" 2>"$scratch/err" &
+TMPDIR="$scratch/tmp" "$node" "$here/stdio_relay.mjs" -- "$binary" mcp --pool 0 >"$scratch/out" 2>"$scratch/err" &
 pid=$!
 port=""
 for _ in $(seq 1 600); do

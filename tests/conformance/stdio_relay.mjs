@@ -3,12 +3,14 @@
 // mcp.conformance_stdio). It adds no MCP behaviour of its own: every JSON-RPC message goes to a
 // `codeact mcp` process as one line and every line that process writes comes back.
 //
-//   node stdio_relay.mjs -- /path/to/codeact mcp ARGS...
+//   node stdio_relay.mjs [--session-idle S] -- /path/to/codeact mcp ARGS...
 //   prints "stdio relay: listening on http://127.0.0.1:PORT/mcp" once it listens
 //
 // - `initialize` starts a `codeact mcp` process of its own: one process per MCP session, as one
 //   stdio connection per client. A successful answer carries a new Mcp-Session-Id, which later
-//   requests must send (missing: 400; unknown: 404); DELETE ends the process (end of input).
+//   requests must send (missing: 400; unknown: 404); DELETE ends the process (end of input), and
+//   so does a session left without a request for --session-idle seconds (default 1: the suite's
+//   clients close without DELETE, and each `codeact mcp` holds an interpreter).
 //   A request whose params._meta names a protocol version (the stateless 2026-07-28 revision)
 //   goes to one shared process without a session.
 // - Request ids are renumbered per process (two HTTP requests may reuse an id) and restored in the
@@ -26,8 +28,11 @@ import http from 'node:http';
 
 const dashes = process.argv.indexOf('--');
 const command = process.argv.slice(dashes + 1);
-if (dashes < 0 || command.length === 0) {
-  process.stderr.write('usage: stdio_relay.mjs -- COMMAND ARGS...\n');
+const options = process.argv.slice(2, dashes < 0 ? undefined : dashes);
+const idleSeconds = options[0] === '--session-idle' ? Number(options[1]) : 1;
+if (dashes < 0 || command.length === 0 || !(idleSeconds > 0) ||
+    (options.length !== 0 && options.length !== 2)) {
+  process.stderr.write('usage: stdio_relay.mjs [--session-idle S] -- COMMAND ARGS...\n');
   process.exit(2);
 }
 const kMaxBodyBytes = 8 << 20;
@@ -39,6 +44,7 @@ class StdioServer {
     this.nextId = 1;
     this.pending = new Map();  // relay id -> { originalId, onMessage, onAnswer, token }
     this.exited = false;
+    this.lastUsed = Date.now();
     this.child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
     this.child.stdin.on('error', () => {});  // an exited server fails its requests below
     let buffer = '';
@@ -62,6 +68,7 @@ class StdioServer {
 
   // Sends a request; `onMessage(notification)` hears what belongs to it, `onAnswer(message)` ends it.
   request(message, handlers) {
+    this.lastUsed = Date.now();
     const relayId = this.nextId++;
     const token = message.params?._meta?.progressToken;
     this.pending.set(relayId, { originalId: message.id, token, ...handlers });
@@ -70,6 +77,7 @@ class StdioServer {
   }
 
   notify(message) {
+    this.lastUsed = Date.now();
     if (message.method === 'notifications/cancelled') {
       const params = message.params ?? {};
       for (const [relayId, entry] of this.pending) {
@@ -92,6 +100,10 @@ class StdioServer {
 
   write(message) {
     if (!this.exited) this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  idle(now) {
+    return this.pending.size === 0 && now - this.lastUsed > idleSeconds * 1000;
   }
 
   fromServer(line) {
@@ -131,6 +143,19 @@ class StdioServer {
 
 const sessions = new Map();  // Mcp-Session-Id -> StdioServer
 let stateless = null;
+const sweeper = setInterval(() => {
+  const now = Date.now();
+  for (const [id, server] of sessions) {
+    if (server.idle(now)) {
+      sessions.delete(id);
+      server.end();
+    }
+  }
+  if (stateless?.idle(now)) {
+    stateless.end();
+    stateless = null;
+  }
+}, 250);
 
 function reply(res, status, body, headers = {}) {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
@@ -249,6 +274,7 @@ const httpServer = http.createServer((req, res) => {
 });
 
 async function shutdown() {
+  clearInterval(sweeper);
   httpServer.close();
   const all = [...sessions.values(), ...(stateless ? [stateless] : [])];
   await Promise.all(all.map((s) => s.end()));
