@@ -133,24 +133,43 @@ const langchain = {
   },
 };
 
-// The OpenAI Agents SDK's MCP servers (MCPServerStdio, MCPServerStreamableHttp), called the way
-// an agent's tool call reaches them, without a model.
+// The OpenAI Agents SDK: its MCP servers (MCPServerStdio, MCPServerStreamableHttp) turned into the
+// agent's function tools by getAllMcpTools, each invoked as a run invokes it for a model's tool
+// call (no model needed); the invocation's signal cancels. errorFunction null: a failed call
+// rejects instead of becoming text for the model.
 const openaiAgents = {
   name: 'OpenAI Agents SDK',
   packages: ['@openai/agents', '@openai/agents-core'],
   offers: { cancel: true, progress: false },
   async connect(target) {
-    const { MCPServerStdio, MCPServerStreamableHttp } = await import('@openai/agents');
+    const { MCPServerStdio, MCPServerStreamableHttp, RunContext, getAllMcpTools } =
+      await import('@openai/agents');
     const server = target.transport === 'stdio'
       ? new MCPServerStdio({ name: 'codeact', command: target.command, args: target.args })
       : new MCPServerStreamableHttp({ name: 'codeact', url: target.url });
     await server.connect();
+    const runContext = new RunContext({});
+    let tools;
+    try {
+      tools = await getAllMcpTools({ mcpServers: [server], runContext, errorFunction: null });
+    } catch (e) {
+      await server.close();
+      throw e;
+    }
     return {
       async toolNames() {
-        return (await server.listTools()).map((t) => t.name);
+        return tools.map((t) => t.name);
       },
       async run(code, { signal } = {}) {
-        return resultJson(await server.callToolResult('execute_code', { code }, null, { signal }));
+        const input = JSON.stringify({ code });
+        const tool = tools.find((t) => t.name === 'execute_code');
+        const output = await tool.invoke(runContext, input, {
+          toolCall: { type: 'function_call', callId: 'call-1', name: 'execute_code', arguments: input },
+          signal,
+        });
+        // What the model would read: the text content (one part), or its JSON as a string.
+        if (typeof output === 'string') return JSON.parse(output);
+        return resultJson({ content: [output].flat() });
       },
       close: () => server.close(),
     };
