@@ -797,21 +797,12 @@ const FlagTable<BenchFlags>& BenchFlagTable() {
 std::vector<FlagDoc> BenchFlagDocs() { return DocsOf(BenchFlagTable()); }
 
 int CmdBench(const std::vector<std::string>& argv) {
-  const std::string help = CommandHelp(
-      "bench", "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n");
-  if (WantsHelp(argv)) {
-    std::cout << help;
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(BenchFlagDocs(), spec);
-  auto args = Args::Parse(argv, spec);
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << help;
-    return kExitUsage;
-  }
-  BenchFlags flags;
-  (void)ApplyFlags(BenchFlagTable(), *args, flags);  // every value is taken as it comes
+  constexpr const char* kBenchProse =
+      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n";
+  BenchFlags flags;  // every value is taken as it comes
+  auto started = StartCommand("bench", kBenchProse, argv, BenchFlagTable(), flags);
+  if (const int* exit = std::get_if<int>(&started)) return *exit;
+  const std::string help = CommandHelp("bench", kBenchProse);
   auto validator = Validator::Embedded();
   if (!validator.ok()) {
     std::cerr << "codeact bench: " << validator.status().message() << "\n";
