@@ -75,49 +75,44 @@ ResultField TextField(std::string_view name, std::string R::*member, bool schema
           [member](const R& r) { return JsonTextBytesUpperBound((r.*member).size()); }};
 }
 
-template <typename T>
-ResultField NumberField(std::string_view name, T R::*member, bool schema_required,
-                        std::string_view meaning) {
+// A member written as is and read back with `get` (from the value a reader needs); its size is
+// taken as fixed.
+template <typename T, typename Get>
+ResultField PlainField(std::string_view name, std::string_view type, bool schema_required,
+                       std::string_view meaning, T R::*member, Get get) {
   return {name,
-          "integer",
+          type,
           schema_required,
           meaning,
           [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = static_cast<T>(Need(v).to_number<std::int64_t>());
+          [member, get](const json::value* v, R& r) {
+            r.*member = get(Need(v));
             return Status::Ok();
           },
-          [] { return Type("integer"); }};
+          [type] { return Type(type); }};
+}
+
+template <typename T>
+ResultField NumberField(std::string_view name, T R::*member, bool schema_required,
+                        std::string_view meaning) {
+  return PlainField(name, "integer", schema_required, meaning, member, [](const json::value& v) {
+    return static_cast<T>(v.to_number<std::int64_t>());
+  });
 }
 
 ResultField BoolField(std::string_view name, bool R::*member, std::string_view meaning) {
-  return {name,
-          "boolean",
-          false,
-          meaning,
-          [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = Need(v).as_bool();
-            return Status::Ok();
-          },
-          [] { return Type("boolean"); }};
+  return PlainField(name, "boolean", false, meaning, member,
+                    [](const json::value& v) { return v.as_bool(); });
 }
 
 // A string member written as is (a name the code chose), read back when present.
 ResultField NameField(std::string_view name, std::string R::*member, std::string_view meaning) {
-  return {name,
-          "string",
-          false,
-          meaning,
-          [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = Need(v).as_string();
-            return Status::Ok();
-          },
-          [] { return Type("string"); },
-          nullptr,
-          nullptr,
-          [member](const R& r) { return JsonTextBytesUpperBound((r.*member).size()); }};
+  ResultField field = PlainField(name, "string", false, meaning, member,
+                                 [](const json::value& v) { return std::string(v.as_string()); });
+  field.large_bytes_upper_bound = [member](const R& r) {
+    return JsonTextBytesUpperBound((r.*member).size());
+  };
+  return field;
 }
 
 ResultField ErrorField() {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <span>
+#include <string>
+#include <utility>
 
 namespace codeact::internal {
 namespace {
@@ -95,8 +97,16 @@ RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::span<const char* co
   }
   return {};
 }
+
 RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::initializer_list<const char*> names) {
   return ByName(ctx, action, std::span(names.begin(), names.size()));
+}
+
+// EPERM for `nr` when its arguments match `cmp`.
+RuleStatus DenyWhen(scmp_filter_ctx ctx, int nr, scmp_arg_cmp cmp, std::string rule) {
+  if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp); rc < 0)
+    return Failed(rc, std::move(rule));
+  return {};
 }
 
 // EPERM when argument `arg` of `nr` holds one of `bits`.
@@ -107,6 +117,30 @@ RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg,
     const scmp_arg_cmp mode = {arg, SCMP_CMP_MASKED_EQ, bit, bit};
     if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0)
       return Failed(rc, name);
+  }
+  return {};
+}
+
+// The calls that set a mode (chmod) or create with one, and which argument holds it.
+struct ModeCall {
+  int nr;
+  const char* name;
+  unsigned mode_arg;
+};
+constexpr ModeCall kChmodCalls[] = {{SCMP_SYS(chmod), "chmod", 1},
+                                    {SCMP_SYS(fchmod), "fchmod", 1},
+                                    {SCMP_SYS(fchmodat), "fchmodat", 2}};
+constexpr ModeCall kCreateCalls[] = {{SCMP_SYS(mkdir), "mkdir", 1},
+                                     {SCMP_SYS(mkdirat), "mkdirat", 2},
+                                     {SCMP_SYS(mknod), "mknod", 1},
+                                     {SCMP_SYS(mknodat), "mknodat", 2}};
+
+// ModeRule for each of `calls`.
+template <std::size_t N>
+RuleStatus ModeRules(scmp_filter_ctx ctx, std::span<const ModeCall> calls,
+                     const scmp_datum_t (&bits)[N]) {
+  for (const ModeCall& c : calls) {
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, bits); !s.ok()) return s;
   }
   return {};
 }
@@ -133,11 +167,10 @@ RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
 
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
   for (unsigned long flag : kNamespaceFlags) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
-        rc < 0) {
-      return Failed(rc, "clone");
-    }
+    if (RuleStatus s =
+            DenyWhen(ctx, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag), "clone");
+        !s.ok())
+      return s;
   }
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0)
     return Failed(rc, "clone3");
@@ -147,39 +180,28 @@ RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
 RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx) {
   for (scmp_datum_t request : {scmp_datum_t{TIOCSTI}, scmp_datum_t{TIOCLINUX}}) {
     // The request is an unsigned int: compare its 32 bits only.
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request));
-        rc < 0) {
-      return Failed(rc, "ioctl");
-    }
+    if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(ioctl),
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request), "ioctl");
+        !s.ok())
+      return s;
   }
   return {};
 }
 
 RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx) {
   for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    if (int rc =
-            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-        rc < 0) {
-      return Failed(rc, "socket families");
-    }
+    if (RuleStatus s = DenyWhen(ctx, call, SCMP_A0(SCMP_CMP_NE, AF_UNIX), "socket families");
+        !s.ok())
+      return s;
   }
   return {};
 }
 
 RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } mode_calls[] = {{SCMP_SYS(chmod), "chmod", 1},       {SCMP_SYS(fchmod), "fchmod", 1},
-                    {SCMP_SYS(fchmodat), "fchmodat", 2}, {SCMP_SYS(mkdir), "mkdir", 1},
-                    {SCMP_SYS(mkdirat), "mkdirat", 2},   {SCMP_SYS(mknod), "mknod", 1},
-                    {SCMP_SYS(mknodat), "mknodat", 2},   {SCMP_SYS(creat), "creat", 1}};
-  for (const auto& c : mode_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kPrivilegedModeBits); !s.ok())
-      return s;
-  }
+  if (RuleStatus s = ModeRules(ctx, kChmodCalls, kPrivilegedModeBits); !s.ok()) return s;
+  if (RuleStatus s = ModeRules(ctx, kCreateCalls, kPrivilegedModeBits); !s.ok()) return s;
+  if (RuleStatus s = ModeRule(ctx, SCMP_SYS(creat), "creat", 1, kPrivilegedModeBits); !s.ok())
+    return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(open), "open", 1, 2); !s.ok()) return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(openat), "openat", 2, 3); !s.ok()) return s;
   if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"setxattr", "lsetxattr", "fsetxattr"});
@@ -189,37 +211,15 @@ RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
 }
 
 RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx) {
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } chmod_calls[] = {{SCMP_SYS(chmod), "chmod", 1},
-                     {SCMP_SYS(fchmod), "fchmod", 1},
-                     {SCMP_SYS(fchmodat), "fchmodat", 2}};
-  for (const auto& c : chmod_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kWeakeningModeBits); !s.ok())
-      return s;
-  }
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } create_calls[] = {{SCMP_SYS(mkdir), "mkdir", 1},
-                      {SCMP_SYS(mkdirat), "mkdirat", 2},
-                      {SCMP_SYS(mknod), "mknod", 1},
-                      {SCMP_SYS(mknodat), "mknodat", 2}};
+  if (RuleStatus s = ModeRules(ctx, kChmodCalls, kWeakeningModeBits); !s.ok()) return s;
   const scmp_datum_t sticky[] = {S_ISVTX};
-  for (const auto& c : create_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, sticky); !s.ok()) return s;
-  }
+  if (RuleStatus s = ModeRules(ctx, kCreateCalls, sticky); !s.ok()) return s;
   // A umask without 022's bits: the umask is a process's, and the run's starts at 022 or
   // stricter (the guard sets it before the filter).
   for (scmp_datum_t bit : {scmp_datum_t{S_IWGRP}, scmp_datum_t{S_IWOTH}}) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(umask), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, bit, 0));
-        rc < 0) {
-      return Failed(rc, "umask");
-    }
+    if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(umask), SCMP_A0(SCMP_CMP_MASKED_EQ, bit, 0), "umask");
+        !s.ok())
+      return s;
   }
   return {};
 }
@@ -240,11 +240,10 @@ RuleStatus DenyForeignPriorityTargets(scmp_filter_ctx ctx) {
                {SCMP_SYS(ioprio_set), "ioprio_set", kIoprioWhoUser}};
   for (const auto& c : calls) {
     // `which` is an int: compare its 32 bits only.
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), c.nr, 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, c.which));
-        rc < 0) {
-      return Failed(rc, c.name);
-    }
+    if (RuleStatus s =
+            DenyWhen(ctx, c.nr, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, c.which), c.name);
+        !s.ok())
+      return s;
   }
   return {};
 }
@@ -283,11 +282,10 @@ RuleStatus DenyProcessCreation(scmp_filter_ctx ctx) {
                             {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"});
       !s.ok())
     return s;
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-      rc < 0) {
-    return Failed(rc, "clone without CLONE_THREAD");
-  }
+  if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0),
+                              "clone without CLONE_THREAD");
+      !s.ok())
+    return s;
   return {};
 }
 
@@ -296,11 +294,10 @@ RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
       !s.ok())
     return s;
   // send() is sendto(..., NULL, 0): asyncio's self-pipe needs it.
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
-                                SCMP_A4(SCMP_CMP_NE, 0));
-      rc < 0) {
-    return Failed(rc, "sendto with an address");
-  }
+  if (RuleStatus s =
+          DenyWhen(ctx, SCMP_SYS(sendto), SCMP_A4(SCMP_CMP_NE, 0), "sendto with an address");
+      !s.ok())
+    return s;
   return {};
 }
 

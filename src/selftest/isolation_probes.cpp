@@ -190,14 +190,20 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
           OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
 }
 
+// Contained unless the program printed `marker`, which means it did `what`.
+std::function<Verdict(const ExecutionResult&, Fixture&)> ContainedUnlessPrinted(std::string marker,
+                                                                                std::string what) {
+  return [marker, what](const ExecutionResult& r, Fixture&) -> Verdict {
+    if (Contains(r.stdout_text, marker)) return {false, what};
+    return {true, OutcomeText(r)};
+  };
+}
+
 // What the code can reach: files, the environment, the network.
 std::vector<Probe> ReachProbes() {
   return {
       {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, "read_etc_passwd", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("root:", "read it (root:...)")},
       {"list /", ProcessLevel::kContainsWithLandlock, "list_root", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // The runtime guard's Landlock refuses to list / at all.
@@ -323,10 +329,7 @@ std::vector<Probe> LimitProbes() {
 std::vector<Probe> HostChangeProbes() {
   return {
       {"write a /proc/sys setting", ProcessLevel::kContains, "write_proc_sys", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "written")) return {false, "wrote a host kernel setting"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("written", "wrote a host kernel setting")},
       {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard, "plant_setuid_file",
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
@@ -370,10 +373,7 @@ std::vector<Probe> HostExposureProbes() {
          return {true, OutcomeText(r)};
        }},
       {"chmod a device node", ProcessLevel::kContains, "chmod_device_node", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("changed", "may change the host's /dev/null")},
       {"read the host's environment through /proc", ProcessLevel::kContainsWithLandlock,
        "read_proc_environ", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
