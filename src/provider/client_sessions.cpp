@@ -45,6 +45,13 @@ std::size_t ClientSessions::size() const {
   return by_name_.size();
 }
 
+std::size_t ClientSessions::OpenCount() const {
+  std::lock_guard lock(mu_);
+  std::size_t n = 0;
+  for (const auto& [name, session] : by_name_) n += session->closed() ? 0 : 1;
+  return n;
+}
+
 StatusOr<std::shared_ptr<Session>> ClientSessions::Find(const std::string& name,
                                                         std::string& note) {
   std::lock_guard lock(mu_);
@@ -80,24 +87,57 @@ ExecutionResult ClientSessions::Invoke(const std::string& arguments_json,
     r.session = **name;
     return r;
   }
+  return RunNamed(**name, **name, *code, options);
+}
+
+ExecutionResult ClientSessions::RunNamed(const std::string& name, const std::string& shown_as,
+                                         const std::string& code, const InvokeOptions& options) {
   // Twice at most: a session that expires between the lookup and its run is opened again.
   for (int attempt = 0;; ++attempt) {
     std::string note;
-    auto session = Find(**name, note);
+    auto session = Find(name, note);
     if (!session.ok()) {
       ExecutionResult r = NotRunResult(
           session.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable
                                                               : Outcome::kSetupError,
-          "session \"" + **name + "\" could not be opened: " + session.status().message());
-      r.session = **name;
+          "session \"" + shown_as + "\" could not be opened: " + session.status().message());
+      r.session = shown_as;
       StampBackend(r, provider_->executor());
       return r;
     }
-    ExecutionResult r = (*session)->Execute(*code, options);
+    ExecutionResult r = (*session)->Execute(code, options);
     if (attempt == 0 && (*session)->expired() && !r.session_state) continue;
+    if (name != shown_as && r.session) r.session = shown_as;
     if (!note.empty()) r.message = note + (r.message.empty() ? "" : "; " + r.message);
     return r;
   }
+}
+
+ExecutionResult ClientSessions::InvokeWithHandle(const std::string& arguments_json,
+                                                 const InvokeOptions& options,
+                                                 const SessionHandleSigner& signer,
+                                                 const std::string& owner) {
+  auto value = ParseSessionArgument(arguments_json);
+  if (!value.ok() || !*value) return Invoke(arguments_json, options);
+  auto code = ParseCodeArgument(arguments_json);
+  if (!code.ok()) {
+    return SessionArgumentError(code.status().message(), *provider_, provider_->executor());
+  }
+  if (SessionHandleSigner::LooksLikeHandle(**value)) {
+    auto id = signer.Open(**value, owner);
+    if (!id.ok()) {
+      return SessionArgumentError(id.status().message(), *provider_, provider_->executor());
+    }
+    // Kept apart from the names a handshake-era client picks on the same connection.
+    return RunNamed("handle:" + *id, **value, *code, options);
+  }
+  const SessionHandleSigner::Minted minted = signer.Mint(owner);
+  ExecutionResult r = RunNamed("handle:" + minted.id, minted.handle, *code, options);
+  r.session = minted.handle;
+  const std::string note =
+      "a new session: pass the handle in \"session\" exactly as given to run in it again";
+  r.message = r.message.empty() ? note : note + "; " + r.message;
+  return r;
 }
 
 }  // namespace codeact::internal
