@@ -36,7 +36,9 @@ std::string ClientSessions::Definition(DefinitionFormat format) const {
           "\nSessions: pass \"session\": \"<name>\" to run in a persistent interpreter; calls "
           "with the same name share variables, imports and files, and no other name or call "
           "sees them. The result's session_state says \"new\", \"kept\" or \"restarted\" (a run "
-          "that hit a limit ends the session's interpreter; the next call starts a fresh one).",
+          "that hit a limit ends the session's interpreter; the next call starts a fresh one). "
+          "Where "
+          "the result's session is a handle (cs1....), pass that handle back exactly as given.",
       /*with_sessions=*/true);
 }
 
@@ -53,15 +55,16 @@ std::size_t ClientSessions::OpenCount() const {
 }
 
 StatusOr<std::shared_ptr<Session>> ClientSessions::Find(const std::string& name,
+                                                        const std::string& shown_as,
                                                         std::string& note) {
   std::lock_guard lock(mu_);
   auto it = by_name_.find(name);
   if (it != by_name_.end()) {
     if (!it->second->closed()) return it->second;
     note = it->second->expired()
-               ? "the earlier session \"" + name + "\" " + it->second->closed_reason() +
+               ? "the earlier session \"" + shown_as + "\" " + it->second->closed_reason() +
                      ", and its variables with it; this is a new session"
-               : "the earlier session \"" + name + "\" was " + it->second->closed_reason() +
+               : "the earlier session \"" + shown_as + "\" was " + it->second->closed_reason() +
                      "; this is a new session";
     by_name_.erase(it);
   }
@@ -95,7 +98,7 @@ ExecutionResult ClientSessions::RunNamed(const std::string& name, const std::str
   // Twice at most: a session that expires between the lookup and its run is opened again.
   for (int attempt = 0;; ++attempt) {
     std::string note;
-    auto session = Find(name, note);
+    auto session = Find(name, shown_as, note);
     if (!session.ok()) {
       ExecutionResult r = NotRunResult(
           session.status().code() == StatusCode::kUnavailable ? Outcome::kUnavailable

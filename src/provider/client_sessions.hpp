@@ -54,8 +54,10 @@ class ClientSessions {
   std::size_t OpenCount() const;
 
  private:
-  // The open session of `name`, or a new one (`note` then says why an earlier one is gone).
-  StatusOr<std::shared_ptr<Session>> Find(const std::string& name, std::string& note);
+  // The open session of `name`, or a new one (`note` then says why the earlier one, which the
+  // client calls `shown_as`, is gone).
+  StatusOr<std::shared_ptr<Session>> Find(const std::string& name, const std::string& shown_as,
+                                          std::string& note);
   // Runs `code` in the session `name` (opened on first use); the result names `shown_as`.
   ExecutionResult RunNamed(const std::string& name, const std::string& shown_as,
                            const std::string& code, const InvokeOptions& options);
