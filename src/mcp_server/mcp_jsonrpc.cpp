@@ -13,6 +13,7 @@
 #include "common/utf8.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/mcp_resources.hpp"
 #include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
@@ -235,6 +236,8 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
     d.response = ResultLine(reply_id, json::object{});
   } else if (name == "tools/list") {
     d.response = ToolsList(reply_id, stateless);
+  } else if (IsResourceOrPromptMethod(name)) {
+    d.response = ResourcesAndPrompts(name, reply_id, p, stateless);
   } else if (name == "tools/call") {
     const json::value* tool = p.if_contains("name");
     if (tool == nullptr || !tool->is_string()) {
@@ -300,12 +303,21 @@ std::string McpProtocol::Initialize(std::string_view id, const json::object& p) 
     negotiated_ = std::string(answer);
   }
   const std::string version = Identity().version;
-  return ResultLine(
-      id, json::object{
-              {"protocolVersion", answer},
-              {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}}}},
-              {"serverInfo", json::object{{"name", options_.server_name}, {"version", version}}},
-              {"instructions", options_.instructions}});
+  return ResultLine(id, json::object{{"protocolVersion", answer},
+                                     {"capabilities", McpServerCapabilities()},
+                                     {"serverInfo", json::object{{"name", options_.server_name},
+                                                                 {"version", version}}},
+                                     {"instructions", options_.instructions}});
+}
+
+std::string McpProtocol::ResourcesAndPrompts(std::string_view name, std::string_view id,
+                                             const json::object& p, bool stateless) {
+  auto answer = AnswerResourcesOrPrompts(
+      name, p, stateless, {options_.files.get(), options_.caller, options_.instructions});
+  if (auto* error = std::get_if<McpRpcError>(&answer)) return McpErrorLine(id, *error);
+  json::object& result = std::get<json::object>(answer);
+  if (stateless) MarkStatelessResult(result, Identity());
+  return ResultLine(id, result);
 }
 
 McpServerIdentity McpProtocol::Identity() const {
