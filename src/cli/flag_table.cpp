@@ -3,23 +3,19 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/enum_names.hpp"
+
 namespace codeact::cli {
 namespace {
 
 constexpr std::size_t kHelpColumn = 25;  // where a flag's help starts
 constexpr std::size_t kHelpWidth = 100;  // where a help line ends at the latest
 
-std::string_view BackendText(FlagBackend backend) {
-  switch (backend) {
-    case FlagBackend::kLocal:
-      return "local";
-    case FlagBackend::kHyperlight:
-      return "hyperlight";
-    case FlagBackend::kAny:
-      break;
-  }
-  return "";
-}
+constexpr auto kBackendTexts =
+    internal::MakeEnumNames<FlagBackend>("", {{FlagBackend::kAny, ""},
+                                              {FlagBackend::kLocal, "local"},
+                                              {FlagBackend::kHyperlight, "hyperlight"}});
+static_assert(internal::NamesEachValueOnce<kBackendTexts>());
 
 // The help paragraph with its default and repeatability, as one text.
 std::string FullHelp(const FlagDoc& doc) {
@@ -48,7 +44,7 @@ std::string FlagsHelp(const std::vector<FlagDoc>& docs) {
   for (const FlagDoc& doc : docs) {
     if (doc.hidden) continue;
     std::string line = "  " + doc.name + (doc.metavar.empty() ? "" : " " + doc.metavar);
-    const std::string backend(BackendText(doc.backend));
+    const std::string backend(kBackendTexts.Name(doc.backend));
     std::string words = (backend.empty() ? "" : backend + ": ") + FullHelp(doc);
     if (line.size() + 1 > kHelpColumn) {
       out += line + "\n";
@@ -84,7 +80,7 @@ std::string FlagsMarkdown(const std::vector<FlagDoc>& docs) {
   std::string out = "| flag | default | backend | meaning |\n|---|---|---|---|\n";
   for (const FlagDoc& doc : docs) {
     if (doc.hidden) continue;
-    const std::string backend(BackendText(doc.backend));
+    const std::string backend(kBackendTexts.Name(doc.backend));
     out += "| `" + cell(doc.name + (doc.metavar.empty() ? "" : " " + doc.metavar)) + "` | " +
            cell(doc.default_text) + " | " + (backend.empty() ? "any" : backend) + " | " +
            cell(doc.help) + (doc.repeatable ? " (repeatable)" : "") + " |\n";
@@ -98,8 +94,8 @@ Status RefuseOtherBackend(const std::vector<FlagDoc>& docs, const Args& args, Fl
     const bool given = doc.metavar.empty() ? args.Has(doc.name) : !args.GetAll(doc.name).empty();
     if (!given) continue;
     if (!doc.any_backend_value.empty() && args.Get(doc.name) == doc.any_backend_value) continue;
-    return InvalidArgument(doc.name + " is for the " + std::string(BackendText(doc.backend)) +
-                           " backend" + doc.instead);
+    return InvalidArgument(doc.name + " is for the " +
+                           std::string(kBackendTexts.Name(doc.backend)) + " backend" + doc.instead);
   }
   return Status::Ok();
 }

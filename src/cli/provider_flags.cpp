@@ -12,6 +12,7 @@
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
 #include "common/egress_target.hpp"
+#include "common/names.hpp"
 #include "common/status_macros.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
@@ -60,11 +61,12 @@ Status ParseMountMode(const std::string& tail, const std::string& text, FileMoun
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (parts.front() != "ro" && parts.front() != "rw") {
+  const std::optional<MountMode> mode = internal::kMountModeNames.Parse(parts.front());
+  if (!mode) {
     return InvalidArgument("--mount mode \"" + parts.front() + "\" in \"" + text +
                            "\" is not ro or rw");
   }
-  m.mode = parts.front() == "ro" ? MountMode::kReadOnly : MountMode::kReadWrite;
+  m.mode = *mode;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     const std::size_t eq = part.find('=');
@@ -507,13 +509,11 @@ const FlagTable<V>& ProviderFlagTable() {
     t.push_back(Row(
         "--backend", "local|hyperlight", "local", "where the code runs (hyperlight: a micro-VM)",
         [](const std::string& backend, V& v) {
-          if (backend == "local") {
-            v.options.executor.backend = BackendKind::kLocal;
-          } else if (backend == "hyperlight") {
-            v.options.executor.backend = BackendKind::kHyperlight;
-          } else {
+          const std::optional<BackendKind> kind = internal::kBackendNames.Parse(backend);
+          if (!kind) {
             return InvalidArgument("--backend needs local or hyperlight, got \"" + backend + "\"");
           }
+          v.options.executor.backend = *kind;
           return Status::Ok();
         }));
     AddLimitRows(t);
@@ -607,10 +607,9 @@ FlagSpec WithProviderFlags(FlagSpec spec) {
 }
 
 StatusOr<IsolationLevel> ParseIsolation(const std::string& flag, const std::string& text) {
-  for (IsolationLevel level :
-       {IsolationLevel::kAuto, IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
-    if (text == IsolationName(level)) return level;
-  }
+  // No micro-VM here: --backend hyperlight is how the CLI asks for one.
+  const std::optional<IsolationLevel> level = internal::kIsolationNames.Parse(text);
+  if (level && *level != IsolationLevel::kMicroVm) return *level;
   return InvalidArgument(flag + " must be auto, process or namespaces, got \"" + text + "\"");
 }
 

@@ -1,30 +1,26 @@
 #include "codeact/status.hpp"
 
+#include "common/enum_names.hpp"
+
 namespace codeact {
 
-std::string_view StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "OK";
-    case StatusCode::kInvalidArgument:
-      return "INVALID_ARGUMENT";
-    case StatusCode::kNotFound:
-      return "NOT_FOUND";
-    case StatusCode::kFailedPrecondition:
-      return "FAILED_PRECONDITION";
-    case StatusCode::kPermissionDenied:
-      return "PERMISSION_DENIED";
-    case StatusCode::kResourceExhausted:
-      return "RESOURCE_EXHAUSTED";
-    case StatusCode::kDeadlineExceeded:
-      return "DEADLINE_EXCEEDED";
-    case StatusCode::kUnavailable:
-      return "UNAVAILABLE";
-    case StatusCode::kInternal:
-      return "INTERNAL";
-  }
-  return "UNKNOWN";
-}
+namespace {
+
+constexpr auto kStatusCodeNames = internal::MakeEnumNames<StatusCode>(
+    "UNKNOWN", {{StatusCode::kOk, "OK"},
+                {StatusCode::kInvalidArgument, "INVALID_ARGUMENT"},
+                {StatusCode::kNotFound, "NOT_FOUND"},
+                {StatusCode::kFailedPrecondition, "FAILED_PRECONDITION"},
+                {StatusCode::kPermissionDenied, "PERMISSION_DENIED"},
+                {StatusCode::kResourceExhausted, "RESOURCE_EXHAUSTED"},
+                {StatusCode::kDeadlineExceeded, "DEADLINE_EXCEEDED"},
+                {StatusCode::kUnavailable, "UNAVAILABLE"},
+                {StatusCode::kInternal, "INTERNAL"}});
+static_assert(internal::NamesEachValueOnce<kStatusCodeNames>());
+
+}  // namespace
+
+std::string_view StatusCodeName(StatusCode code) { return kStatusCodeNames.Name(code); }
 
 std::string Status::ToString() const {
   if (ok()) return "OK";

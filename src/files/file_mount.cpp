@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/names.hpp"
 #include "os/errno_status.hpp"
 #include "os/path_within.hpp"
 
@@ -190,18 +191,8 @@ Status CheckMountLayout(const std::vector<FileMount>& mounts) {
   return Status::Ok();
 }
 
-std::string_view MountKindName(MountKind kind) {
-  return kind == MountKind::kFile ? "file" : "directory";
-}
+std::string_view MountKindName(MountKind kind) { return internal::kMountKindNames.Name(kind); }
 
-std::string_view MountModeName(MountMode mode) {
-  switch (mode) {
-    case MountMode::kReadWrite:
-      return "rw";
-    case MountMode::kReadOnly:
-      return "ro";
-  }
-  return "unknown";
-}
+std::string_view MountModeName(MountMode mode) { return internal::kMountModeNames.Name(mode); }
 
 }  // namespace codeact

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/names.hpp"
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
 #include "json/result_json.hpp"
@@ -51,10 +52,7 @@ std::optional<std::int64_t> OptionalNumber(const json::object& o, std::string_vi
 }
 
 Outcome OutcomeFromName(std::string_view name) {
-  for (int k = 0; k <= static_cast<int>(Outcome::kInternalError); ++k) {
-    if (OutcomeName(static_cast<Outcome>(k)) == name) return static_cast<Outcome>(k);
-  }
-  return Outcome::kInternalError;
+  return internal::kOutcomeNames.Parse(name).value_or(Outcome::kInternalError);
 }
 
 // A text member the reader needs; its large part is the text itself.
@@ -409,10 +407,9 @@ void AddRunFields(std::vector<ResultField>& t) {
                },
                [](const json::value* st, R& r) {
                  if (st && st->is_string()) {
-                   for (SessionState state :
-                        {SessionState::kNew, SessionState::kKept, SessionState::kRestarted}) {
-                     if (st->as_string() == SessionStateName(state)) r.session_state = state;
-                   }
+                   const std::string_view name = st->as_string();
+                   if (auto state = internal::kSessionStateNames.Parse(name))
+                     r.session_state = state;
                  }
                  return Status::Ok();
                },

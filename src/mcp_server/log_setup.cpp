@@ -11,6 +11,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "common/enum_names.hpp"
 #include "common/utf8.hpp"
 #include "json/serialize.hpp"
 
@@ -27,19 +28,11 @@ LogSettings& Settings() {
   return settings;
 }
 
-std::string_view LevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarning:
-      return "warning";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "info";
-}
+constexpr auto kLevelNames = MakeEnumNames<LogLevel>("info", {{LogLevel::kDebug, "debug"},
+                                                              {LogLevel::kInfo, "info"},
+                                                              {LogLevel::kWarning, "warning"},
+                                                              {LogLevel::kError, "error"}});
+static_assert(NamesEachValueOnce<kLevelNames>());
 
 spdlog::level::level_enum SpdlogLevel(const std::optional<LogLevel>& level) {
   if (!level) return spdlog::level::off;
@@ -124,10 +117,8 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
 }  // namespace
 
 StatusOr<std::optional<LogLevel>> ParseLogLevel(std::string_view text) {
-  if (text == "debug") return std::optional<LogLevel>(LogLevel::kDebug);
-  if (text == "info") return std::optional<LogLevel>(LogLevel::kInfo);
-  if (text == "warning" || text == "warn") return std::optional<LogLevel>(LogLevel::kWarning);
-  if (text == "error") return std::optional<LogLevel>(LogLevel::kError);
+  if (std::optional<LogLevel> level = kLevelNames.Parse(text)) return level;
+  if (text == "warn") return std::optional<LogLevel>(LogLevel::kWarning);
   if (text == "off") return std::optional<LogLevel>();
   return InvalidArgument("--log-level is debug, info, warning, error or off, got \"" +
                          std::string(text) + "\"");
@@ -146,7 +137,7 @@ void ApplyLogSettings(const LogSettings& settings) {
   }
   SetLogHandler([settings](LogLevel level, std::string_view message) {
     if (!settings.level || level < *settings.level) return;
-    WriteStderr(Line(std::chrono::system_clock::now(), LevelName(level), "codeact",
+    WriteStderr(Line(std::chrono::system_clock::now(), kLevelNames.Name(level), "codeact",
                      SanitizeUtf8(std::string(message)), settings.format));
   });
 }

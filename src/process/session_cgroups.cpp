@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/enum_names.hpp"
 #include "os/errno_status.hpp"
 
 namespace codeact::internal {
@@ -114,15 +115,12 @@ std::unique_ptr<FreezerGroup> FreezerGroup::ForSignals(const RunCgroup& group) {
 }
 
 const char* FreezerGroup::mechanism() const {
-  switch (kind_) {
-    case Kind::kV2:
-      return "cgroup v2 freezer";
-    case Kind::kV1:
-      return "cgroup v1 freezer";
-    case Kind::kSignals:
-      return "SIGSTOP";
-  }
-  return "";
+  // The rows are literals, so each name ends in a NUL.
+  static constexpr auto kMechanisms = MakeEnumNames<Kind>("", {{Kind::kV2, "cgroup v2 freezer"},
+                                                               {Kind::kV1, "cgroup v1 freezer"},
+                                                               {Kind::kSignals, "SIGSTOP"}});
+  static_assert(NamesEachValueOnce<kMechanisms>());
+  return kMechanisms.Name(kind_).data();
 }
 
 StatusOr<std::unique_ptr<FreezerGroup>> FreezerGroup::Create(const CgroupSite& site,
