@@ -818,10 +818,7 @@ int CmdBench(const std::vector<std::string>& argv) {
   if (const int* exit = std::get_if<int>(&started)) return *exit;
   const std::string help = CommandHelp("bench", kBenchProse);
   auto validator = Validator::Embedded();
-  if (!validator.ok()) {
-    std::cerr << "codeact bench: " << validator.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!validator.ok()) return UsageError("bench", validator.status().message());
   Bench b;
   b.runs = flags.runs;
   b.python = flags.python.value_or((*validator)->InstallationInterpreter());

@@ -100,4 +100,9 @@ int UsageError(std::string_view name, std::string_view message) {
   return kExitUsage;
 }
 
+int CommandFailed(std::string_view name, std::string_view message) {
+  UsageError(name, message);  // the same line; only the exit code differs
+  return kExitFailed;
+}
+
 }  // namespace codeact::cli

@@ -49,6 +49,9 @@ std::variant<Args, int> StartCommand(std::string_view name, std::string_view pro
 // Prints "codeact NAME: MESSAGE" on stderr; returns kExitUsage.
 int UsageError(std::string_view name, std::string_view message);
 
+// Prints "codeact NAME: MESSAGE" on stderr; returns kExitFailed: the command ran and failed.
+int CommandFailed(std::string_view name, std::string_view message);
+
 // StartCommand, then the command's own flag table applied to `values` (ApplyFlags): an error is
 // a UsageError.
 template <typename Values>

@@ -63,10 +63,7 @@ int CmdDescribe(const std::vector<std::string>& argv) {
   const Args* args = std::get_if<Args>(&started);
   if (args == nullptr) return std::get<int>(started);
   auto provider = BuildProvider(*args, {.default_pool_size = 0});  // describes, runs nothing
-  if (!provider.ok()) {
-    std::cerr << "codeact describe: " << provider.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!provider.ok()) return UsageError("describe", provider.status().message());
   if (flags.measure) {
     const ToolDescriptionParts parts = (*provider)->DescribeRun((*provider)->Snapshot());
     Executor& executor = (*provider)->executor();

@@ -45,15 +45,9 @@ int CmdSelftest(const std::vector<std::string>& argv) {
   auto started = StartCommand("selftest", kSelftestProse, argv, SelftestFlagTable(), options);
   if (const int* exit = std::get_if<int>(&started)) return *exit;
   auto executor = CreateExecutor(options);
-  if (!executor.ok()) {
-    std::cerr << "codeact selftest: " << executor.status().message() << "\n";
-    return kExitFailed;
-  }
+  if (!executor.ok()) return CommandFailed("selftest", executor.status().message());
   auto reports = internal::RunIsolationProbes(**executor);
-  if (!reports.ok()) {
-    std::cerr << "codeact selftest: " << reports.status().message() << "\n";
-    return kExitFailed;
-  }
+  if (!reports.ok()) return CommandFailed("selftest", reports.status().message());
 
   std::cout << "isolation level: " << IsolationName((*executor)->isolation()) << "\n\n";
   const std::vector<std::string> notes = internal::EnvironmentNotes(**executor);

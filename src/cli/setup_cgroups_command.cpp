@@ -55,10 +55,7 @@ int CmdSetupCgroups(const std::vector<std::string>& argv) {
   const char* env = std::getenv("CODEACT_CGROUP_ROOT");
   auto made = internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup",
                                          owner.uid, owner.gid);
-  if (!made.ok()) {
-    std::cerr << "codeact setup-cgroups: " << made.status().message() << "\n";
-    return kExitFailed;
-  }
+  if (!made.ok()) return CommandFailed("setup-cgroups", made.status().message());
   for (const auto& dir : *made) std::cout << dir << "\n";
   return kExitOk;
 }

@@ -56,15 +56,9 @@ int CmdValidate(const std::vector<std::string>& argv) {
   if (args == nullptr) return std::get<int>(started);
 
   auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");
-  if (!code.ok()) {
-    std::cerr << "codeact validate: " << code.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!code.ok()) return UsageError("validate", code.status().message());
   auto validator = Validator::Embedded();
-  if (!validator.ok()) {
-    std::cerr << "codeact validate: " << validator.status().message() << "\n";
-    return kExitUsage;
-  }
+  if (!validator.ok()) return UsageError("validate", validator.status().message());
   // A file is bytes: decoded as CPython would (PEP 263) before the validator sees it as text.
   internal::DecodedSource source = internal::DecodeSourceFile(*code);
   ValidationReport report;
