@@ -15,7 +15,6 @@ constexpr auto kBackendTexts =
     internal::MakeEnumNames<FlagBackend>("", {{FlagBackend::kAny, ""},
                                               {FlagBackend::kLocal, "local"},
                                               {FlagBackend::kHyperlight, "hyperlight"}});
-static_assert(internal::NamesEachValueOnce<kBackendTexts>());
 
 // The help paragraph with its default and repeatability, as one text.
 std::string FullHelp(const FlagDoc& doc) {

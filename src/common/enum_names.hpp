@@ -1,13 +1,13 @@
 // EnumNames: one constexpr table of an enum's {value, name} rows, read both ways (Name and
-// Parse), with a compile-time check that it names every value of the enum exactly once.
+// Parse). MakeEnumNames checks at compile time that the rows name every enumerator exactly once,
+// so an enum value added without a name fails the build, as -Wswitch did for a switch.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <string_view>
-#include <type_traits>
+#include <utility>
 
 namespace codeact::internal {
 
@@ -37,14 +37,9 @@ struct EnumNames {
   }
 };
 
-// The table of `rows`, written as one brace list:
-// MakeEnumNames<Outcome>("internal_error", {{Outcome::kOk, "ok"}, ...}).
-template <typename E, std::size_t N>
-consteval EnumNames<E, N> MakeEnumNames(std::string_view fallback, const EnumName<E> (&rows)[N]) {
-  EnumNames<E, N> table{fallback, {}};
-  for (std::size_t i = 0; i < N; ++i) table.rows[i] = rows[i];
-  return table;
-}
+// The enumerators are found among the values 0 to kEnumProbeEnd - 1; an enum with a value
+// outside them cannot have a table (MakeEnumNames fails to compile).
+inline constexpr int kEnumProbeEnd = 64;
 
 // Whether V is one of its enum's enumerators: GCC and Clang print a named value as
 // "V = ns::E::kName" and any other as "V = (ns::E)7".
@@ -55,26 +50,37 @@ consteval bool IsEnumerator() {
   return equals != std::string_view::npos && signature[equals + 4] != '(';
 }
 
-// The check that kTable names each value of its enum once, as -Wswitch did for a switch: the
-// rows' values, sorted, run from the lowest to the highest in steps of one, and the values just
-// outside that range are no enumerators (so a value added at either end without a row fails the
-// build too).
-template <const auto& kTable>
-consteval bool NamesEachValueOnce() {
-  using E = decltype(kTable.rows[0].value);
-  using U = std::underlying_type_t<E>;
-  constexpr auto kSorted = [] {
-    std::array<U, kTable.rows.size()> values{};
-    for (std::size_t i = 0; i < values.size(); ++i)
-      values[i] = static_cast<U>(kTable.rows[i].value);
-    std::sort(values.begin(), values.end());
-    return values;
-  }();
-  for (std::size_t i = 1; i < kSorted.size(); ++i) {
-    if (kSorted[i] != kSorted[i - 1] + 1) return false;
+template <typename E, int... kValues>
+consteval std::array<bool, sizeof...(kValues)> Enumerators(std::integer_sequence<int, kValues...>) {
+  return {IsEnumerator<static_cast<E>(kValues)>()...};
+}
+
+// Whether `rows` name each enumerator of E once and nothing else.
+template <typename E, std::size_t N>
+consteval bool NamesEachEnumeratorOnce(const EnumName<E> (&rows)[N]) {
+  constexpr auto kIsEnumerator = Enumerators<E>(std::make_integer_sequence<int, kEnumProbeEnd>());
+  std::array<int, kEnumProbeEnd> rows_of{};
+  for (const EnumName<E>& row : rows) {
+    const int v = static_cast<int>(row.value);
+    if (v < 0 || v >= kEnumProbeEnd || !kIsEnumerator[v] || rows_of[v]++ > 0) return false;
   }
-  return !IsEnumerator<static_cast<E>(kSorted.front() - 1)>() &&
-         !IsEnumerator<static_cast<E>(kSorted.back() + 1)>();
+  for (int v = 0; v < kEnumProbeEnd; ++v) {
+    if (kIsEnumerator[v] && rows_of[v] == 0) return false;
+  }
+  return true;
+}
+
+// Called only where a table is incomplete, so that its name is the compiler's error.
+inline void AnEnumeratorHasNoRowOrTwo() {}
+
+// The table of `rows`, written as one brace list:
+// MakeEnumNames<Outcome>("internal_error", {{Outcome::kOk, "ok"}, ...}).
+template <typename E, std::size_t N>
+consteval EnumNames<E, N> MakeEnumNames(std::string_view fallback, const EnumName<E> (&rows)[N]) {
+  if (!NamesEachEnumeratorOnce(rows)) AnEnumeratorHasNoRowOrTwo();
+  EnumNames<E, N> table{fallback, {}};
+  for (std::size_t i = 0; i < N; ++i) table.rows[i] = rows[i];
+  return table;
 }
 
 }  // namespace codeact::internal

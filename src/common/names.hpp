@@ -24,31 +24,25 @@ inline constexpr auto kOutcomeNames =
                                               {Outcome::kUnavailable, "unavailable"},
                                               {Outcome::kCancelled, "cancelled"},
                                               {Outcome::kInternalError, "internal_error"}});
-static_assert(NamesEachValueOnce<kOutcomeNames>());
 
 inline constexpr auto kSessionStateNames =
     MakeEnumNames<SessionState>("new", {{SessionState::kNew, "new"},
                                         {SessionState::kKept, "kept"},
                                         {SessionState::kRestarted, "restarted"}});
-static_assert(NamesEachValueOnce<kSessionStateNames>());
 
 inline constexpr auto kBackendNames = MakeEnumNames<BackendKind>(
     "unknown", {{BackendKind::kLocal, "local"}, {BackendKind::kHyperlight, "hyperlight"}});
-static_assert(NamesEachValueOnce<kBackendNames>());
 
 inline constexpr auto kIsolationNames =
     MakeEnumNames<IsolationLevel>("auto", {{IsolationLevel::kProcess, "process"},
                                            {IsolationLevel::kNamespaces, "namespaces"},
                                            {IsolationLevel::kMicroVm, "microvm"},
                                            {IsolationLevel::kAuto, "auto"}});
-static_assert(NamesEachValueOnce<kIsolationNames>());
 
 inline constexpr auto kMountModeNames = MakeEnumNames<MountMode>(
     "unknown", {{MountMode::kReadWrite, "rw"}, {MountMode::kReadOnly, "ro"}});
-static_assert(NamesEachValueOnce<kMountModeNames>());
 
 inline constexpr auto kMountKindNames = MakeEnumNames<MountKind>(
     "directory", {{MountKind::kDirectory, "directory"}, {MountKind::kFile, "file"}});
-static_assert(NamesEachValueOnce<kMountKindNames>());
 
 }  // namespace codeact::internal

@@ -16,7 +16,6 @@ constexpr auto kStatusCodeNames = internal::MakeEnumNames<StatusCode>(
                 {StatusCode::kDeadlineExceeded, "DEADLINE_EXCEEDED"},
                 {StatusCode::kUnavailable, "UNAVAILABLE"},
                 {StatusCode::kInternal, "INTERNAL"}});
-static_assert(internal::NamesEachValueOnce<kStatusCodeNames>());
 
 }  // namespace
 

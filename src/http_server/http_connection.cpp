@@ -275,9 +275,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (sse_out_.empty()) {
       sse_writing_ = false;
       if (sse_final_) {
-        context_.Access(info_, method_, 200, outcome_, Clock::now() - started_, bytes_in_,
-                        sse_bytes_);
-        context_.EndRequest();
+        EndStreamedRequest(200);
         Linger();
       }
       return;
@@ -300,11 +298,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (source_) source_->Cancel("the client disconnected");
     sse_writing_ = false;
     if (sse_final_) {
-      context_.Access(info_, method_, 499, outcome_, Clock::now() - started_, bytes_in_,
-                      sse_bytes_);
-      context_.EndRequest();
+      EndStreamedRequest(499);
       Close();
     }
+  }
+
+  // A stream's access line, with the bytes it wrote, and the end of its request.
+  void EndStreamedRequest(int status) {
+    context_.Access(info_, method_, status, outcome_, Clock::now() - started_, bytes_in_,
+                    sse_bytes_);
+    context_.EndRequest();
   }
 
   // The reply as the stream's last event ("event: message" framing unless it has it already).

@@ -32,7 +32,6 @@ constexpr auto kLevelNames = MakeEnumNames<LogLevel>("info", {{LogLevel::kDebug,
                                                               {LogLevel::kInfo, "info"},
                                                               {LogLevel::kWarning, "warning"},
                                                               {LogLevel::kError, "error"}});
-static_assert(NamesEachValueOnce<kLevelNames>());
 
 spdlog::level::level_enum SpdlogLevel(const std::optional<LogLevel>& level) {
   if (!level) return spdlog::level::off;

@@ -119,7 +119,6 @@ const char* FreezerGroup::mechanism() const {
   static constexpr auto kMechanisms = MakeEnumNames<Kind>("", {{Kind::kV2, "cgroup v2 freezer"},
                                                                {Kind::kV1, "cgroup v1 freezer"},
                                                                {Kind::kSignals, "SIGSTOP"}});
-  static_assert(NamesEachValueOnce<kMechanisms>());
   return kMechanisms.Name(kind_).data();
 }
 
