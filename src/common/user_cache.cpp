@@ -96,8 +96,9 @@ std::optional<UserCache> UserCache::Open() {
     if (::lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !Trusted(st, uid, true))
       return std::nullopt;
   }
-  // 0755: a root host's runs read nothing here (the executor copies what it verified), but a
-  // user may share the directory read-only with another of their accounts.
+  // 0755: a root host's runs read nothing here (the executor links or copies what it verified
+  // into its own directory), but a user may share the directory read-only with another of their
+  // accounts.
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return std::nullopt;
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !Trusted(st, uid, false))
