@@ -6,12 +6,14 @@
 // package staged beside the runner), so the embedded interpreter (~50 ms of CPU) starts only
 // where something else needs it. Nothing started here outlives the command.
 #include <iostream>
+#include <thread>
 
 #include "backends/executor_introspection.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
 #include "files/bounded_read.hpp"
+#include "process/cgroup_lock_warmup.hpp"
 #include "validation/background_validator.hpp"
 #include "validation/source_decoding.hpp"
 
@@ -43,6 +45,9 @@ int CmdRun(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   internal::PrestartThread();  // before the validator's thread loads libpython (its doc)
+  // The kernel's cgroup migration lock, warmed while the executor is built (its header); a
+  // thread of its own, as the wait is in the kernel and the prestart thread starts the child.
+  const std::jthread warm_cgroup_lock(internal::WarmCgroupMigrationLock);
   // The local backend's child validates the code itself (ExecutorOptions::validate_in_child),
   // so the embedded interpreter starts only for what still needs it: the --tools names' check,
   // the tools of --mcp-server, a backend that validates in the host, the guard's import list
