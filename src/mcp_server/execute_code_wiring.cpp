@@ -12,9 +12,11 @@ void WireExecuteCode(McpServerOptions& options, const CodeActProvider& provider,
   options.instructions = provider.Instructions();
   options.tool_definition = [sessions] { return sessions->Definition(DefinitionFormat::kMcp); };
   options.execute = [sessions, invoke = std::move(invoke), record = std::move(record)](
-                        const std::string& arguments_json, const CancellationToken& cancel) {
+                        const std::string& arguments_json, const CancellationToken& cancel,
+                        const OutputCallback& on_output) {
     InvokeOptions call = invoke;
     call.cancel = cancel;
+    call.on_output = on_output;
     ExecutionResult result = sessions->Invoke(arguments_json, call);
     return record ? record(std::move(result)) : result;
   };

@@ -37,7 +37,8 @@ TEST_F(McpServerTest, InitializeAnswersASupportedVersionAsAsked) {
     EXPECT_EQ(r.at("id"), 0);
     const json::object& result = r.at("result").as_object();
     EXPECT_EQ(result.at("protocolVersion"), version);
-    EXPECT_EQ(result.at("capabilities"), json::parse(R"({"tools":{"listChanged":false}})"));
+    EXPECT_EQ(result.at("capabilities"),
+              json::parse(R"({"tools":{"listChanged":false},"logging":{}})"));
     EXPECT_EQ(result.at("serverInfo"), json::parse(R"({"name":"codeact","version":"9.9.9"})"));
     EXPECT_EQ(result.at("instructions"), "use execute_code well");
   }
@@ -462,9 +463,8 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
 
 TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
   McpServerOptions o = Options();
-  o.execute = [](const std::string&, const CancellationToken&) -> ExecutionResult {
-    throw std::runtime_error("boom");
-  };
+  o.execute = [](const std::string&, const CancellationToken&,
+                 const OutputCallback&) -> ExecutionResult { throw std::runtime_error("boom"); };
   McpServer server(std::move(o));
   const json::object r = Ask(server, CallLine(1, json::object{{"code", "1"}}));
   EXPECT_EQ(ErrorCode(r), -32603);
