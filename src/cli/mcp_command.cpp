@@ -7,6 +7,7 @@
 #include "cli/provider_flags.hpp"
 #include "mcp_server/execute_code_wiring.hpp"
 #include "mcp_server/log_setup.hpp"
+#include "mcp_server/mcp_file_store.hpp"
 #include "mcp_server/mcp_server.hpp"
 #include "provider/client_sessions.hpp"
 
@@ -160,8 +161,13 @@ int CmdMcp(const std::vector<std::string>& argv) {
   auto sessions = std::make_shared<internal::ClientSessions>(*provider);
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
-
-  internal::WireExecuteCode(options, **provider, std::move(sessions), std::move(invoke));
+  // stdio has one caller: the files its calls captured, and its 2026-07-28 session handles.
+  options.files = std::make_shared<internal::McpFileStore>();
+  options.caller = "stdio";
+  internal::HandleSessions handles{std::make_shared<internal::SessionHandleSigner>(),
+                                   options.caller, sessions};
+  internal::WireExecuteCode(options, **provider, std::move(sessions), std::move(invoke), nullptr,
+                            std::move(handles));
   return internal::ServeStdio(std::move(options), stop_fd);
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "common/ascii.hpp"
 #include "json/serialize.hpp"
@@ -243,23 +244,54 @@ std::optional<Routed> McpOverHttp::FindTarget(bool is_initialize, bool stateless
   return std::nullopt;
 }
 
-void McpOverHttp::NewSession(const CallerIdentity& caller, Target& target) {
-  const std::shared_ptr<CodeActProvider>& provider = context_.provider();
-  auto sessions = std::make_shared<ClientSessions>(
-      provider, [this, owner = caller.owner](const SessionOptions& session_options) {
+void McpOverHttp::CloseAll() {
+  sessions_.Clear();
+  std::map<std::string, std::shared_ptr<ClientSessions>> handles;
+  {
+    std::lock_guard lock(handle_mu_);
+    handles.swap(handle_sessions_);
+  }
+}
+
+std::shared_ptr<ClientSessions> McpOverHttp::CallerClientSessions(const CallerIdentity& caller) {
+  return std::make_shared<ClientSessions>(
+      context_.provider(), [this, owner = caller.owner](const SessionOptions& session_options) {
         return context_.caller_sessions().Open(
             owner, [&] { return context_.provider()->OpenSession(session_options); });
       });
+}
+
+std::shared_ptr<ClientSessions> McpOverHttp::HandleSessionsOf(const CallerIdentity& caller) {
+  std::vector<std::shared_ptr<ClientSessions>> idle;  // closed outside the lock
+  std::lock_guard lock(handle_mu_);
+  for (auto it = handle_sessions_.begin(); it != handle_sessions_.end();) {
+    if (it->first != caller.owner && it->second.use_count() == 1 && it->second->OpenCount() == 0) {
+      idle.push_back(std::move(it->second));
+      it = handle_sessions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::shared_ptr<ClientSessions>& own = handle_sessions_[caller.owner];
+  if (!own) own = CallerClientSessions(caller);
+  return own;
+}
+
+void McpOverHttp::NewSession(const CallerIdentity& caller, Target& target) {
+  const std::shared_ptr<CodeActProvider>& provider = context_.provider();
+  auto sessions = CallerClientSessions(caller);
   McpServerOptions o;
   o.server_name = "codeact";
   o.log_to_stderr = false;  // the access line says what happened
   o.max_line_bytes = context_.options().max_body_bytes;
+  o.files = files_;
+  o.caller = caller.owner;
   InvokeOptions invoke = context_.options().invoke;
   invoke.tenant = caller.owner;  // warm children and zygotes per caller (docs/warm-pool.md)
-  WireExecuteCode(o, *provider, sessions, std::move(invoke),
-                  [this, caller](ExecutionResult result) {
-                    return context_.Record(std::move(result), caller);
-                  });
+  WireExecuteCode(
+      o, *provider, sessions, std::move(invoke),
+      [this, caller](ExecutionResult result) { return context_.Record(std::move(result), caller); },
+      HandleSessions{signer_, caller.owner, HandleSessionsOf(caller)});
   target.server = std::make_shared<McpServer>(std::move(o));
   target.fresh = McpSessionTable::Entry{caller.owner, target.server, sessions};
 }

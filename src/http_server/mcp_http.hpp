@@ -7,21 +7,29 @@
 // revision's rules (the MCP-Protocol-Version and mirrored headers, `_meta`) are checked first
 // (mcp_server/mcp_revisions.hpp); their refusals are JSON-RPC errors. DELETE ends a session;
 // GET (a server-initiated stream) is not offered: 405. Each session is an McpServer wired to
-// the caller's named execute_code sessions (server/execute_code_wiring.hpp).
+// the caller's named execute_code sessions (server/execute_code_wiring.hpp). What outlives one
+// MCP session is per caller and shared by all of its sessions and stateless requests: the files
+// its calls captured (McpFileStore, for resources/read) and the sessions its 2026-07-28 handles
+// name (one signing key per server).
 //
 // Internal (codeact::internal).
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "http_server/http_reply.hpp"
 #include "http_server/mcp_sessions.hpp"
 #include "http_server/serve_context.hpp"
+#include "mcp_server/mcp_file_store.hpp"
 #include "mcp_server/mcp_revisions.hpp"
+#include "provider/client_sessions.hpp"
+#include "provider/session_handles.hpp"
 
 namespace codeact::internal {
 
@@ -33,7 +41,7 @@ class McpOverHttp {
   Routed Handle(const HttpRequest& req, const CallerIdentity& caller);
 
   // Closes every MCP session (at shutdown, after the pool has stopped).
-  void CloseAll() { sessions_.Clear(); }
+  void CloseAll();
 
  private:
   struct Target;  // the McpServer a request goes to, and the session it opens or holds
@@ -55,9 +63,19 @@ class McpOverHttp {
                                    Target& target);
   // A new session's server and named sessions; registered once its initialize succeeded.
   void NewSession(const CallerIdentity& caller, Target& target);
+  // Named sessions of `caller`, held to its share of the provider's sessions.
+  std::shared_ptr<ClientSessions> CallerClientSessions(const CallerIdentity& caller);
+  // The sessions the caller's handles name (made on first use; a caller with none open is
+  // forgotten at the next look-up).
+  std::shared_ptr<ClientSessions> HandleSessionsOf(const CallerIdentity& caller);
 
   ServeContext& context_;
   McpSessionTable sessions_;
+  const std::shared_ptr<McpFileStore> files_ = std::make_shared<McpFileStore>();
+  const std::shared_ptr<const SessionHandleSigner> signer_ =
+      std::make_shared<SessionHandleSigner>();
+  std::mutex handle_mu_;
+  std::map<std::string, std::shared_ptr<ClientSessions>> handle_sessions_;  // by owner
 };
 
 }  // namespace codeact::internal

@@ -13,6 +13,7 @@
 #include "common/utf8.hpp"
 #include "json/raw_json.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/mcp_resources.hpp"
 #include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
@@ -238,6 +239,8 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
     d.response = ToolsList(reply_id, stateless);
   } else if (name == "logging/setLevel") {
     d.response = SetLevel(reply_id, p);
+  } else if (IsResourceOrPromptMethod(name)) {
+    d.response = ResourcesAndPrompts(name, reply_id, p, stateless);
   } else if (name == "tools/call") {
     const json::value* tool = p.if_contains("name");
     if (tool == nullptr || !tool->is_string()) {
@@ -304,13 +307,24 @@ std::string McpProtocol::Initialize(std::string_view id, const json::object& p) 
     negotiated_ = std::string(answer);
   }
   const std::string version = Identity().version;
-  return ResultLine(
-      id, json::object{
-              {"protocolVersion", answer},
-              {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}},
-                                            {"logging", json::object{}}}},
-              {"serverInfo", json::object{{"name", options_.server_name}, {"version", version}}},
-              {"instructions", options_.instructions}});
+  // logging/setLevel is the handshake revisions' (2026-07-28's discover does not offer it).
+  json::object capabilities = McpServerCapabilities();
+  capabilities["logging"] = json::object{};
+  return ResultLine(id, json::object{{"protocolVersion", answer},
+                                     {"capabilities", std::move(capabilities)},
+                                     {"serverInfo", json::object{{"name", options_.server_name},
+                                                                 {"version", version}}},
+                                     {"instructions", options_.instructions}});
+}
+
+std::string McpProtocol::ResourcesAndPrompts(std::string_view name, std::string_view id,
+                                             const json::object& p, bool stateless) {
+  auto answer = AnswerResourcesOrPrompts(
+      name, p, stateless, {options_.files.get(), options_.caller, options_.instructions});
+  if (auto* error = std::get_if<McpRpcError>(&answer)) return McpErrorLine(id, *error);
+  json::object& result = std::get<json::object>(answer);
+  if (stateless) MarkStatelessResult(result, Identity());
+  return ResultLine(id, result);
 }
 
 // logging/setLevel {"level": L}: from now on the client hears log messages at L and above.

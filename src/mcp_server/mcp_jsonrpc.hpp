@@ -2,9 +2,10 @@
 // which copies each id's text from the request so that it goes back byte for byte, and
 // McpProtocol, which reads one line (a message or a 2025-03-26 batch), checks its envelope and
 // the revision's rules (mcp_revisions.hpp) and answers the lifecycle methods (initialize,
-// server/discover, ping, tools/list, logging/setLevel) itself. What it cannot answer at
-// once — a tools/call of execute_code, a notifications/cancelled — it hands back as a Dispatch
-// for the tool calls (mcp_tool_calls.hpp). Thread-safe.
+// server/discover, ping, tools/list, logging/setLevel), resources/* and prompts/*
+// (mcp_resources.hpp) itself. What it cannot answer at once — a tools/call of execute_code, a
+// notifications/cancelled — it hands back as a Dispatch for the tool calls (mcp_tool_calls.hpp).
+// Thread-safe.
 //
 // Internal (codeact::internal); Boost.JSON and spdlog stay inside src/server.
 #pragma once
@@ -85,6 +86,9 @@ class McpProtocol {
   std::string Initialize(std::string_view id, const boost::json::object& p);
   std::string ToolsList(std::string_view id, bool stateless);
   std::string SetLevel(std::string_view id, const boost::json::object& p);
+  // resources/* and prompts/* (mcp_resources.hpp).
+  std::string ResourcesAndPrompts(std::string_view name, std::string_view id,
+                                  const boost::json::object& p, bool stateless);
   // What the server says about itself (discover, stateless results' _meta).
   McpServerIdentity Identity() const;
 

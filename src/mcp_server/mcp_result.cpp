@@ -4,10 +4,13 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <cstdio>
+#include <string_view>
+#include <vector>
 
 #include "common/utf8.hpp"
 #include "json/base64.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/image_sniff.hpp"
 
 namespace codeact::internal {
 namespace json = boost::json;
@@ -46,6 +49,71 @@ bool IsTextMedia(const std::string& media_type) {
          media_type.ends_with("+xml");
 }
 
+// How one captured file travels: as an image block, a link to a kept file, an embedded resource,
+// or (a link the store refused) not at all.
+struct FilePlan {
+  std::optional<std::string_view> image_type;
+  std::optional<std::string> link;
+  bool embedded = false;
+};
+
+std::vector<FilePlan> PlanFiles(const ExecutionResult& result, const McpContentOptions& options) {
+  std::vector<FilePlan> plans(result.files.size());
+  std::size_t image_bytes = 0;
+  for (std::size_t i = 0; i < result.files.size(); ++i) {
+    const CapturedFile& f = result.files[i];
+    FilePlan& plan = plans[i];
+    if (auto type = SniffImageMediaType(f.data);
+        type && image_bytes + f.data.size() <= options.max_image_bytes) {
+      image_bytes += f.data.size();
+      plan.image_type = type;
+    } else if (options.keep) {
+      plan.link = options.keep(f);
+    } else {
+      plan.embedded = true;
+    }
+  }
+  return plans;
+}
+
+// The text's entry of a file: its bytes replaced by where they went.
+void NoteFile(json::object& file, const CapturedFile& f, const FilePlan& plan) {
+  file.erase("data_base64");
+  if (plan.image_type) {
+    file["shown_as"] = "image";
+  } else if (plan.link) {
+    file["resource"] = *plan.link;
+  } else if (plan.embedded) {
+    file["resource"] = FileUri(f.path);
+  } else {
+    file["resource"] = nullptr;
+    file["note"] =
+        "not kept for resources/read (over the server's file store caps); "
+        "structuredContent has its bytes";
+  }
+}
+
+json::object FileBlock(const CapturedFile& f, const FilePlan& plan) {
+  if (plan.image_type) {
+    return json::object{
+        {"type", "image"}, {"data", Base64Encode(f.data)}, {"mimeType", *plan.image_type}};
+  }
+  if (plan.link) {
+    return json::object{{"type", "resource_link"},
+                        {"uri", *plan.link},
+                        {"name", f.path},
+                        {"mimeType", f.media_type},
+                        {"size", f.data.size()}};
+  }
+  json::object resource{{"uri", FileUri(f.path)}, {"mimeType", f.media_type}};
+  if (IsTextMedia(f.media_type) && !Utf8Violation(f.data)) {
+    resource["text"] = f.data;
+  } else {
+    resource["blob"] = Base64Encode(f.data);
+  }
+  return json::object{{"type", "resource"}, {"resource", std::move(resource)}};
+}
+
 }  // namespace
 
 std::string FileUri(const std::string& path) {
@@ -64,6 +132,15 @@ std::string FileUri(const std::string& path) {
 
 json::array McpResultContent(const ExecutionResult& result, const std::string& result_json,
                              std::size_t max_text_bytes) {
+  McpContentOptions options;
+  options.max_text_bytes = max_text_bytes;
+  return McpResultContent(result, result_json, options);
+}
+
+json::array McpResultContent(const ExecutionResult& result, const std::string& result_json,
+                             const McpContentOptions& options) {
+  const std::size_t max_text_bytes = options.max_text_bytes;
+  const std::vector<FilePlan> plans = PlanFiles(result, options);
   json::error_code ec;
   json::value parsed = ParseJson(result_json, ec);
   json::array content;
@@ -73,12 +150,9 @@ json::array McpResultContent(const ExecutionResult& result, const std::string& r
   }
   json::object& text_result = parsed.as_object();
   if (json::value* files = text_result.if_contains("files"); files && files->is_array()) {
-    for (auto& f : files->as_array()) {
-      if (!f.is_object()) continue;
-      json::object& file = f.as_object();
-      file.erase("data_base64");
-      if (const json::value* path = file.if_contains("path"); path && path->is_string())
-        file["resource"] = FileUri(std::string(path->as_string()));
+    json::array& entries = files->as_array();
+    for (std::size_t i = 0; i < entries.size() && i < plans.size(); ++i) {
+      if (entries[i].is_object()) NoteFile(entries[i].as_object(), result.files[i], plans[i]);
     }
   }
   // A run that succeeded and showed nothing reads to a model like a lost result; the text says
@@ -120,14 +194,11 @@ json::array McpResultContent(const ExecutionResult& result, const std::string& r
     text = SerializeJson(with_summary);
   }
   content.push_back(json::object{{"type", "text"}, {"text", std::move(text)}});
-  for (const auto& f : result.files) {
-    json::object resource{{"uri", FileUri(f.path)}, {"mimeType", f.media_type}};
-    if (IsTextMedia(f.media_type) && !Utf8Violation(f.data)) {
-      resource["text"] = f.data;
-    } else {
-      resource["blob"] = Base64Encode(f.data);
+  for (std::size_t i = 0; i < result.files.size(); ++i) {
+    const FilePlan& plan = plans[i];
+    if (plan.image_type || plan.link || plan.embedded) {
+      content.push_back(FileBlock(result.files[i], plan));
     }
-    content.push_back(json::object{{"type", "resource"}, {"resource", std::move(resource)}});
   }
   return content;
 }

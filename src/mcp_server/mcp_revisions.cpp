@@ -175,11 +175,19 @@ std::variant<McpRequestMeta, McpRpcError> ReadRequestMeta(const json::object& pa
   return meta;
 }
 
+json::object McpServerCapabilities() {
+  return json::object{
+      {"tools", json::object{{"listChanged", false}}},
+      {"resources", json::object{{"listChanged", false}, {"subscribe", false}}},
+      {"prompts", json::object{{"listChanged", false}}},
+  };
+}
+
 json::object DiscoverResult(const McpServerIdentity& server) {
   json::object result{
       {"resultType", "complete"},
       {"supportedVersions", RevisionArray()},
-      {"capabilities", json::object{{"tools", json::object{}}}},
+      {"capabilities", McpServerCapabilities()},
       {"serverInfo", json::object{{"name", server.name}, {"version", server.version}}},
       {"ttlMs", kDiscoverTtlMs},
       {"cacheScope", "public"},

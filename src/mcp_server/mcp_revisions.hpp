@@ -107,8 +107,14 @@ struct McpServerIdentity {
   std::string instructions;
 };
 
+// What the server offers, in initialize and server/discover alike: tools (execute_code),
+// resources (the files its calls captured), prompts (its instructions); no list changes are
+// announced and no subscriptions offered.
+boost::json::object McpServerCapabilities();
+
 // The server/discover result: resultType, supportedVersions (SupportedMcpRevisions),
-// capabilities ({"tools": {}}), serverInfo, instructions, and the cache hints ttlMs/cacheScope.
+// capabilities (McpServerCapabilities), serverInfo, instructions, and the cache hints
+// ttlMs/cacheScope.
 boost::json::object DiscoverResult(const McpServerIdentity& server);
 
 // Adds what every result of a stateless request carries: "resultType": "complete" and

@@ -14,9 +14,18 @@
 // - `tools/list` -> [execute_code] with its outputSchema; `tools/call` -> `structuredContent`
 //   holding the ExecutionResult JSON (docs/result.md), `isError = !success`, and
 //   as content the same JSON as text (trimmed with a summary past `max_text_content_bytes`)
-//   followed by each captured file as an embedded resource (mcp_server/mcp_result.hpp). An unknown
-//   tool name is a -32602 error; missing or wrong arguments are a tool result (the provider's
-//   argument error, isError true), so the model can read and fix it.
+//   followed by each captured file: an image (by its bytes) as an image block, any other as a
+//   resource_link to a file kept in `files` for the `caller` (mcp_server/mcp_result.hpp). An
+//   unknown tool name is a -32602 error; missing or wrong arguments are a tool result (the
+//   provider's argument error, isError true), so the model can read and fix it.
+// - Resources: the files kept for `caller` (mcp_file_store.hpp): `resources/list`,
+//   `resources/read` (an unknown, expired or another caller's URI is -32002 "Resource not found",
+//   -32602 under 2026-07-28), `resources/templates/list` (none). Prompts: one,
+//   `codeact_instructions`, the instructions (what `codeact describe` gives the model), through
+//   `prompts/list` and `prompts/get`.
+// - Sessions under 2026-07-28 (no Mcp-Session-Id): a stateless tools/call runs through
+//   `execute_stateless` when set, which makes execute_code's "session" a signed handle
+//   (provider/session_handles.hpp); else through `execute`.
 // - Batches (a JSON array of messages) exist only in protocol 2025-03-26, which requires them:
 //   after that version was negotiated a batch is answered with one array of the responses (none
 //   for notifications, `initialize` refused inside), written once every call in it has ended.
@@ -69,6 +78,8 @@
 
 namespace codeact::internal {
 
+class McpFileStore;
+
 struct McpServerOptions {
   std::string server_name = "codeact";
   std::string server_version;  // empty: the build's version
@@ -83,6 +94,14 @@ struct McpServerOptions {
   std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel,
                                 const OutputCallback& on_output)>
       execute;
+  // The same for a request of the stateless revision (2026-07-28); empty: `execute`.
+  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel,
+                                const OutputCallback& on_output)>
+      execute_stateless;
+  // Where captured files other than images are kept for resources/read, and whose they are (the
+  // HTTP caller; stdio has one). No store: they travel as embedded resources instead.
+  std::shared_ptr<McpFileStore> files;
+  std::string caller = "stdio";
 
   std::size_t max_line_bytes = 4u << 20;  // a longer request line is answered -32600 and skipped
   int max_concurrent_calls = 4;           // tools/call runs at once
@@ -92,6 +111,8 @@ struct McpServerOptions {
   std::chrono::milliseconds shutdown_grace{10'000};
   // The text content's size past which it is trimmed (structuredContent stays whole).
   std::size_t max_text_content_bytes = 16 * 1024;
+  // The raw bytes of one result's image blocks together; past it an image is linked instead.
+  std::size_t max_image_content_bytes = 2u << 20;
   // How often a call that asked for progress (a progressToken) hears from the server; 0: never.
   std::chrono::milliseconds progress_interval{5'000};
 };

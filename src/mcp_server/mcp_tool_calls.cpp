@@ -18,6 +18,7 @@
 #include "common/task_thread.hpp"
 #include "json/result_json.hpp"
 #include "json/serialize.hpp"
+#include "mcp_server/mcp_file_store.hpp"
 #include "mcp_server/mcp_line_source.hpp"
 #include "mcp_server/mcp_notifications.hpp"
 #include "mcp_server/mcp_result.hpp"
@@ -235,7 +236,9 @@ std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
     return ErrorLine(id, kInternalErrorCode, "Internal error: no executor configured");
   ExecutionResult result;
   try {
-    result = options.execute(arguments_json, cancel, on_output);
+    result = stateless && options.execute_stateless
+                 ? options.execute_stateless(arguments_json, cancel, on_output)
+                 : options.execute(arguments_json, cancel, on_output);
   } catch (const std::exception& e) {
     logger.error("call {}: execute threw: {}", id, e.what());
     return ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
@@ -248,7 +251,16 @@ std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
   log_line = fmt::format("call {}: outcome={} exit_code={} tool_calls={} duration_ms={}", id,
                          OutcomeName(result.outcome), result.exit_code, result.tool_calls,
                          result.duration_ms);
-  json::array content = McpResultContent(result, result_json, options.max_text_content_bytes);
+  McpContentOptions content_options;
+  content_options.max_text_bytes = options.max_text_content_bytes;
+  content_options.max_image_bytes = options.max_image_content_bytes;
+  if (options.files) {
+    content_options.keep = [&options](const CapturedFile& f) {
+      return options.files->Keep(options.caller, f.path, f.media_type, f.data,
+                                 McpFileStore::Clock::now());
+    };
+  }
+  json::array content = McpResultContent(result, result_json, content_options);
   json::object reply{{"content", std::move(content)},
                      {"structuredContent", std::move(structured)},
                      {"isError", !result.success()}};

@@ -13,6 +13,7 @@
 
 #include "codeact/provider.hpp"
 #include "codeact/session.hpp"
+#include "provider/session_handles.hpp"
 
 namespace codeact::internal {
 
@@ -39,12 +40,27 @@ class ClientSessions {
   // come back as results, never as exceptions.
   ExecutionResult Invoke(const std::string& arguments_json, const InvokeOptions& options);
 
+  // The same under MCP's stateless revision, where `owner` is the caller and "session" is a
+  // handle (session_handles.hpp): a value with the handle's prefix must open with `signer` for
+  // `owner` (else the result is an argument error saying why, and nothing runs); any other value
+  // opens a new session whose handle the result's `session` carries. Without "session" the run
+  // is stateless, as in Invoke.
+  ExecutionResult InvokeWithHandle(const std::string& arguments_json, const InvokeOptions& options,
+                                   const SessionHandleSigner& signer, const std::string& owner);
+
   // Sessions this client holds now, expired ones included until their name is used again.
   std::size_t size() const;
+  // Sessions this client holds that are still open.
+  std::size_t OpenCount() const;
 
  private:
-  // The open session of `name`, or a new one (`note` then says why an earlier one is gone).
-  StatusOr<std::shared_ptr<Session>> Find(const std::string& name, std::string& note);
+  // The open session of `name`, or a new one (`note` then says why the earlier one, which the
+  // client calls `shown_as`, is gone).
+  StatusOr<std::shared_ptr<Session>> Find(const std::string& name, const std::string& shown_as,
+                                          std::string& note);
+  // Runs `code` in the session `name` (opened on first use); the result names `shown_as`.
+  ExecutionResult RunNamed(const std::string& name, const std::string& shown_as,
+                           const std::string& code, const InvokeOptions& options);
 
   const std::shared_ptr<CodeActProvider> provider_;
   const Opener open_;

@@ -306,8 +306,9 @@ TEST(HyperlightContractTest, TheWorkerStartsWithACacheDirVmSizedLimitsAndTheGues
         " resource.getrlimit(resource.RLIMIT_FSIZE)]");
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
     const bj::array out = bj::parse(r.output_json).as_array();
-    // memory_bytes is the guest's memory: an eighth (at least 8 MiB) its stack, the rest its heap.
-    EXPECT_EQ(out[0], bj::parse(R"({"heap_size":234881024,"stack_size":33554432})"));
+    // memory_bytes is the guest's memory: its stack is what the SDK's runtime needs beside a heap
+    // this large (67 MiB + 1/256 + 256 KiB), the rest its heap.
+    EXPECT_EQ(out[0], bj::parse(R"({"heap_size":196870144,"stack_size":71565312})"));
     cache_file = std::string(out[1].as_string());
     EXPECT_NE(cache_file.find("/codeact-hl-cache-"), std::string::npos) << cache_file;
     EXPECT_EQ(std::filesystem::file_size(cache_file), 70u << 20)

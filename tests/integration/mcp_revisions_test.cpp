@@ -176,9 +176,9 @@ TEST_F(McpRevisionsServeTest, StatelessDiscoverAndToolsCallNeedNoSession) {
   const HttpResponse missing =
       Post(bj::serialize(bj::object{{"jsonrpc", "2.0"},
                                     {"id", 3},
-                                    {"method", "prompts/list"},
+                                    {"method", "completion/complete"},
                                     {"params", bj::object{{"_meta", StatelessMeta()}}}}),
-           Mirrored("prompts/list"));
+           Mirrored("completion/complete"));
   EXPECT_EQ(missing.status, 404) << missing.body;
   EXPECT_EQ(missing.Json().at("error").at("code"), -32601);
 }

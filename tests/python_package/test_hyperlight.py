@@ -113,15 +113,19 @@ async def test_the_backend_reports_unavailable_with_the_sdks_reason(sdk_dir, ver
         assert "no usable hypervisor device" in r.message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "both SDK releases refuse the backend's guest sizing before they try the VM: GuestMemoryFor "
-    "(src/backends/hyperlight/hyperlight_executor.cpp) makes the default 1 GiB heap 983040Ki + "
-    "stack 65536Ki, and with a heap that large the SDK wants >= 70066176 bytes of the second "
-    "('Memory requested 67108864 is less than the minimum size allowed 70066176'); no "
-    "memory_bytes passes (64 MiB: 8388608 < 58785792)"))
 @pytest.mark.parametrize("sdk_dir,version", sdk_dirs())
 async def test_the_backends_reason_is_the_vm_start_not_the_guest_size(sdk_dir, version):
-    if sdk_dir is None or not kvm_usable():
-        pytest.xfail("not checked here")
-    r = await codeact.HyperlightCodeActProvider(sdk_path=sdk_dir).execute("print(1)")
-    assert r.outcome == "unavailable" and "Memory requested" not in r.message, r.message
+    """The guest sizing the backend derives from memory_bytes passes the SDK's own checks, so what
+    is reported is the SDK's failure to start the VM, not a refusal of the sizes."""
+    if sdk_dir is None:
+        pytest.skip(f"hyperlight-sandbox {version} is not installed (.ci/setup installs it)")
+    if not kvm_usable():
+        pytest.skip("no usable hypervisor device here; the worker reports that before the SDK runs")
+    for memory_mb in (64, 128, 1024):
+        r = await codeact.HyperlightCodeActProvider(
+            sdk_path=sdk_dir, limits={"memory_bytes": memory_mb << 20}).execute("print(1)")
+        if r.outcome == "ok":
+            pytest.skip("a micro-VM runs on this host")
+        assert r.outcome == "unavailable", r
+        assert "Memory requested" not in r.message, (memory_mb, r.message)
+        assert "failed to load Wasm runtime" in r.message, (memory_mb, r.message)

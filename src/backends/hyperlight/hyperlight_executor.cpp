@@ -59,9 +59,14 @@ constexpr std::int64_t kGuestCacheFileBytes = 1LL << 30;
 // A worker's memory cgroup holds its one sandbox's guest memory and that memory's snapshot
 // (2 x memory_bytes at most) plus this much for the interpreter, the SDK and the guest's module.
 constexpr std::int64_t kWorkerHostMemoryBytes = 512LL << 20;
-// The guest's stack out of memory_bytes: an eighth, within these bounds; the rest is its heap.
-constexpr std::int64_t kMinGuestStackBytes = 8LL << 20;
-constexpr std::int64_t kMaxGuestStackBytes = 64LL << 20;
+// The SDK's second size (stack_size) must hold its Wasm runtime's scratch. Measured on
+// hyperlight-sandbox 0.3.0 and 0.8.0, which refuse a smaller one before they try the VM ("Memory
+// requested ... is less than the minimum size allowed ..."): it must exceed the heap by 64 KiB up
+// to a heap of about 67 MiB, and 70066176 bytes past that, plus about 1/512 of the guest's memory
+// (its page tables). The split below keeps twice that margin for page tables (probed from 16 MiB
+// to 16 GiB): the smaller of half of memory_bytes plus a 1/128 and 64 KiB, and 67 MiB plus a
+// 1/256 and 256 KiB. The rest is the heap.
+constexpr std::int64_t kGuestScratchCapBytes = 67LL << 20;
 // The worker registers its own callbacks in the sandbox under names with this prefix.
 constexpr std::string_view kReservedToolPrefix = "__codeact_";
 constexpr const char* kOutputMountPath = "/output";
@@ -86,9 +91,11 @@ struct GuestMemory {
   std::string stack_size;
 };
 GuestMemory GuestMemoryFor(const ExecutionLimits& l) {
-  const std::int64_t stack =
-      std::clamp(l.memory_bytes / 8, kMinGuestStackBytes, kMaxGuestStackBytes) / 1024;
-  const std::int64_t heap = std::max<std::int64_t>(l.memory_bytes / 1024 - stack, 1024);
+  const std::int64_t m = l.memory_bytes;
+  const std::int64_t below_cap = m / 2 + m / 128 + (64LL << 10);
+  const std::int64_t past_cap = kGuestScratchCapBytes + m / 256 + (256LL << 10);
+  const std::int64_t stack = (std::min(below_cap, past_cap) + 1023) / 1024;
+  const std::int64_t heap = m / 1024 - stack;
   return {std::to_string(heap) + "Ki", std::to_string(stack) + "Ki"};
 }
 

@@ -38,7 +38,9 @@ TEST_F(McpServerTest, InitializeAnswersASupportedVersionAsAsked) {
     const json::object& result = r.at("result").as_object();
     EXPECT_EQ(result.at("protocolVersion"), version);
     EXPECT_EQ(result.at("capabilities"),
-              json::parse(R"({"tools":{"listChanged":false},"logging":{}})"));
+              json::parse(R"({"tools":{"listChanged":false},)"
+                          R"("resources":{"listChanged":false,"subscribe":false},)"
+                          R"("prompts":{"listChanged":false},"logging":{}})"));
     EXPECT_EQ(result.at("serverInfo"), json::parse(R"({"name":"codeact","version":"9.9.9"})"));
     EXPECT_EQ(result.at("instructions"), "use execute_code well");
   }
@@ -293,7 +295,7 @@ TEST_F(McpServerTest, EachErrorCode) {
       {R"({"jsonrpc":"2.0","id":1})", -32600, 1},
       {R"({"jsonrpc":"2.0","id":1,"method":"ping","params":"x"})", -32600, 1},
       {R"({"jsonrpc":"2.0","method":7})", -32600, nullptr},
-      {R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", -32601, 1},
+      {R"({"jsonrpc":"2.0","id":1,"method":"completion/complete"})", -32601, 1},
       {R"({"jsonrpc":"2.0","id":"m","method":"no/such/method","params":{}})", -32601, "m"},
       {R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})", -32602, 1},
       {R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":3}})", -32602, 1},
