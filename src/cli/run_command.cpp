@@ -56,6 +56,18 @@ std::string ChunkLine(const OutputChunk& chunk) {
   return internal::SerializeJson(line) + "\n";
 }
 
+void PrintChunk(const OutputChunk& chunk) { std::cout << ChunkLine(chunk) << std::flush; }
+
+// The result JSON, or with --stream its NDJSON event: the JSON `codeact run` prints, byte for
+// byte, as the event's data.
+void PrintResult(const ExecutionResult& result, bool stream) {
+  if (stream) {
+    std::cout << R"({"event":"result","data":)" << ToJson(result) << "}\n" << std::flush;
+  } else {
+    std::cout << ToJson(result) << "\n";
+  }
+}
+
 }  // namespace
 
 std::vector<FlagDoc> RunFlagDocs() { return DocsOf(RunFlagTable()); }
@@ -104,11 +116,7 @@ int CmdRun(const std::vector<std::string>& argv) {
   (void)ApplyFlags(RunFlagTable(), *args, flags);  // switches only: nothing to refuse
   InvokeOptions options;
   if (args->Has("--approve")) options.approved = true;
-  if (flags.stream) {
-    options.on_output = [](const OutputChunk& chunk) {
-      std::cout << ChunkLine(chunk) << std::flush;
-    };
-  }
+  if (flags.stream) options.on_output = PrintChunk;
   (*provider)->Warm();  // the child starts now, while the validator starts and validates
   // The tools' names are checked against the validator's import list, so they wait for its
   // start, which the child no longer does (the child's start does not depend on the tools). A
@@ -133,12 +141,7 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << s.message() << "\n";
     return kExitUsage;
   }
-  if (flags.stream) {
-    // The result's JSON as `codeact run` prints it, byte for byte, as the event's data.
-    std::cout << R"({"event":"result","data":)" << ToJson(result) << "}\n" << std::flush;
-  } else {
-    std::cout << ToJson(result) << "\n";
-  }
+  PrintResult(result, flags.stream);
   return result.success() ? kExitOk : kExitFailed;
 }
 
