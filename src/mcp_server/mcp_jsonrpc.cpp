@@ -307,11 +307,8 @@ std::string McpProtocol::Initialize(std::string_view id, const json::object& p) 
     negotiated_ = std::string(answer);
   }
   const std::string version = Identity().version;
-  // logging/setLevel is the handshake revisions' (2026-07-28's discover does not offer it).
-  json::object capabilities = McpServerCapabilities();
-  capabilities["logging"] = json::object{};
   return ResultLine(id, json::object{{"protocolVersion", answer},
-                                     {"capabilities", std::move(capabilities)},
+                                     {"capabilities", McpServerCapabilities()},
                                      {"serverInfo", json::object{{"name", options_.server_name},
                                                                  {"version", version}}},
                                      {"instructions", options_.instructions}});
