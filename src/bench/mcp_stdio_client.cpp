@@ -41,6 +41,8 @@ McpStdioClient::~McpStdioClient() {
   impl_->server->Wait();
 }
 
+pid_t McpStdioClient::pid() const { return impl_->server->pid(); }
+
 StatusOr<std::unique_ptr<McpStdioClient>> McpStdioClient::Start(
     const std::string& codeact_binary, const std::vector<std::string>& server_args) {
   // The child's bridge pipes (fds 3 and 4) become the server's stdin and stdout: Child gives a

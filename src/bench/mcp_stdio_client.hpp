@@ -4,6 +4,8 @@
 // children included), rather than calling the server in process.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -32,6 +34,9 @@ class McpStdioClient {
   // A tools/call of execute_code with `code` (a JSON string literal's contents, escaped by the
   // caller) and request id `id`.
   static std::string ExecuteCodeRequest(long id, const std::string& code_json_escaped);
+
+  // The server's pid (its process tree's CPU time is the bench's per-run CPU figure).
+  pid_t pid() const;
 
  private:
   struct Impl;

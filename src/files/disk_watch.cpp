@@ -138,8 +138,10 @@ std::string DiskWatch::Check() const {
 
 void DiskWatch::Loop() {
   std::unique_lock lock(mu_);
+  // The base was measured just before this thread started, and a run stopped within the first
+  // interval gets its check from Stop(): the first walk waits one interval.
   auto interval = kMinInterval;
-  while (!stop_) {
+  while (!wake_.wait_for(lock, interval, [this] { return stop_; })) {
     lock.unlock();
     const auto started = Clock::now();
     std::string over = Check();
@@ -153,7 +155,6 @@ void DiskWatch::Loop() {
     }
     // At most a third of a core for a large tree: the walk waits twice as long as it took.
     interval = std::max(kMinInterval, 2 * took);
-    wake_.wait_for(lock, interval, [this] { return stop_; });
   }
 }
 

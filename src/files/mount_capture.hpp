@@ -123,6 +123,8 @@ std::string MediaTypeForPath(const std::string& path);
 class TempDir {
  public:
   static StatusOr<TempDir> Create(const std::string& prefix = "codeact-run-");
+  // Holds no directory: path() is empty and nothing is removed.
+  TempDir() = default;
   TempDir(TempDir&& other) noexcept;
   TempDir& operator=(TempDir&& other) noexcept;
   TempDir(const TempDir&) = delete;

@@ -458,25 +458,31 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   const bool sandboxed = setup_.sandbox.has_value();
   auto group = NewCgroup(snapshot);
   if (!group.ok()) return std::nullopt;
-  auto workdir = TempDir::Create();
-  if (!workdir.ok() || !PrepareProcessScratch(workdir->path()).ok()) return std::nullopt;
+  // At the namespaces level the child's /tmp and /work are tmpfs mounts of its own sandbox,
+  // made in the zygote's fork: it has no directory on the host's disk (nothing uses one).
+  TempDir workdir;
+  if (!sandboxed) {
+    auto made = TempDir::Create();
+    if (!made.ok() || !PrepareProcessScratch(made->path()).ok()) return std::nullopt;
+    workdir = std::move(*made);
+  }
   ForkIdentity identity;
   if (uid) {
     identity.uid = uid->uid();
     if (setup_.private_mounts || sandboxed) {
       identity.workdir_bytes = snapshot.limits.max_workdir_bytes;
     }
-    if (!sandboxed && !HandScratchTo(workdir->path(), uid->uid()).ok()) return std::nullopt;
+    if (!sandboxed && !HandScratchTo(workdir.path(), uid->uid()).ok()) return std::nullopt;
   }
   if (sandboxed) {
     // The child joins its cgroup itself, from inside (ApplySandboxPlan sizes /tmp the same).
     identity.tmp_bytes = snapshot.limits.max_file_size_bytes;
     identity.cgroup_procs = (*group)->procs_files();
   }
-  auto child = zygote.Fork(sandboxed ? kSandboxWorkDir : ProcessWorkDir(workdir->path()), identity);
+  auto child = zygote.Fork(sandboxed ? kSandboxWorkDir : ProcessWorkDir(workdir.path()), identity);
   if (!child.ok()) return std::nullopt;
   if (!sandboxed && *group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
-  ReadyChild ready(std::nullopt, std::move(*group), std::move(*workdir), std::move(*child),
+  ReadyChild ready(std::nullopt, std::move(*group), std::move(workdir), std::move(*child),
                    /*frame_read=*/true);
   // Forked children always arm ahead of their request (runner.py), like pooled ones.
   if (setup_.guard &&
