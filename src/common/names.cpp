@@ -6,7 +6,7 @@ namespace codeact {
 std::string_view OutcomeName(Outcome outcome) { return internal::kOutcomeNames.Name(outcome); }
 
 std::string_view OutputStreamKindName(OutputStreamKind kind) {
-  return kind == OutputStreamKind::kStderr ? "stderr" : "stdout";
+  return internal::kOutputStreamNames.Name(kind);
 }
 
 std::string_view SessionStateName(SessionState state) {

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 #include <mutex>
+#include <utility>
 
 #include "common/enum_names.hpp"
 #include "common/utf8.hpp"
@@ -33,34 +35,30 @@ constexpr auto kLevelNames = MakeEnumNames<LogLevel>("info", {{LogLevel::kDebug,
                                                               {LogLevel::kWarning, "warning"},
                                                               {LogLevel::kError, "error"}});
 
+// spdlog's level of each of ours, in order; the other way round, spdlog's trace counts as debug
+// and its critical as error.
+constexpr std::pair<LogLevel, spdlog::level::level_enum> kSpdlogLevels[] = {
+    {LogLevel::kDebug, spdlog::level::debug},
+    {LogLevel::kInfo, spdlog::level::info},
+    {LogLevel::kWarning, spdlog::level::warn},
+    {LogLevel::kError, spdlog::level::err}};
+static_assert(std::size(kSpdlogLevels) == kLevelNames.rows.size(), "a row for each LogLevel");
+
 spdlog::level::level_enum SpdlogLevel(const std::optional<LogLevel>& level) {
   if (!level) return spdlog::level::off;
-  switch (*level) {
-    case LogLevel::kDebug:
-      return spdlog::level::debug;
-    case LogLevel::kInfo:
-      return spdlog::level::info;
-    case LogLevel::kWarning:
-      return spdlog::level::warn;
-    case LogLevel::kError:
-      return spdlog::level::err;
+  for (const auto& [ours, theirs] : kSpdlogLevels) {
+    if (ours == *level) return theirs;
   }
   return spdlog::level::info;
 }
 
-std::string_view SpdlogLevelName(spdlog::level::level_enum level) {
-  switch (level) {
-    case spdlog::level::trace:
-    case spdlog::level::debug:
-      return "debug";
-    case spdlog::level::warn:
-      return "warning";
-    case spdlog::level::err:
-    case spdlog::level::critical:
-      return "error";
-    default:
-      return "info";
+// Ours of a message's spdlog level: the highest whose spdlog level it reaches.
+LogLevel LevelOf(spdlog::level::level_enum level) {
+  LogLevel result = LogLevel::kDebug;
+  for (const auto& [ours, theirs] : kSpdlogLevels) {
+    if (theirs <= level) result = ours;
   }
+  return result;
 }
 
 // "2026-12-01 16:30:00.123" (text) or "2026-12-01T16:30:00.123Z" (JSON, UTC).
@@ -103,7 +101,7 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    WriteStderr(Line(msg.time, SpdlogLevelName(msg.level), component_,
+    WriteStderr(Line(msg.time, kLevelNames.Name(LevelOf(msg.level)), component_,
                      std::string_view(msg.payload.data(), msg.payload.size()), format_));
   }
   void flush_() override { std::fflush(stderr); }
@@ -120,11 +118,7 @@ class HandlerSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    const LogLevel level = msg.level <= spdlog::level::debug  ? LogLevel::kDebug
-                           : msg.level == spdlog::level::info ? LogLevel::kInfo
-                           : msg.level == spdlog::level::warn ? LogLevel::kWarning
-                                                              : LogLevel::kError;
-    handler_(level, std::string_view(msg.payload.data(), msg.payload.size()));
+    handler_(LevelOf(msg.level), std::string_view(msg.payload.data(), msg.payload.size()));
   }
   void flush_() override {}
 
