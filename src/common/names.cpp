@@ -6,7 +6,7 @@ namespace codeact {
 std::string_view OutcomeName(Outcome outcome) { return internal::kOutcomeNames.Name(outcome); }
 
 std::string_view OutputStreamKindName(OutputStreamKind kind) {
-  return internal::kOutputStreamNames.Name(kind);
+  return kind == OutputStreamKind::kStderr ? "stderr" : "stdout";
 }
 
 std::string_view SessionStateName(SessionState state) {

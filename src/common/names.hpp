@@ -5,7 +5,6 @@
 #include "codeact/execution.hpp"
 #include "codeact/executor.hpp"
 #include "codeact/file_mount.hpp"
-#include "codeact/output_stream.hpp"
 #include "common/enum_names.hpp"
 
 namespace codeact::internal {
@@ -25,9 +24,6 @@ inline constexpr auto kOutcomeNames =
                                               {Outcome::kUnavailable, "unavailable"},
                                               {Outcome::kCancelled, "cancelled"},
                                               {Outcome::kInternalError, "internal_error"}});
-
-inline constexpr auto kOutputStreamNames = MakeEnumNames<OutputStreamKind>(
-    "stdout", {{OutputStreamKind::kStdout, "stdout"}, {OutputStreamKind::kStderr, "stderr"}});
 
 inline constexpr auto kSessionStateNames =
     MakeEnumNames<SessionState>("new", {{SessionState::kNew, "new"},
