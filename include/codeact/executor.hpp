@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codeact/egress_target.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/file_mount.hpp"
 #include "codeact/limits.hpp"
@@ -36,8 +37,9 @@ struct RunSnapshot {
   // Sorted by name. A tool still marked requires_approval in the snapshot a run executes under was
   // not approved for that run: the bridge refuses its calls (ToolError "ApprovalRequired").
   std::vector<HostTool> tools;
-  std::vector<FileMount> mounts;                   // validated, sorted by mount path
-  std::vector<std::string> network_targets;        // where the backend has egress (BackendTraits)
+  std::vector<FileMount> mounts;  // validated, sorted by mount path
+  // Where the backend has egress (BackendTraits), parsed when added; sorted by text.
+  std::vector<EgressTarget> network_targets;
   std::map<std::string, std::string> environment;  // the child's whole environment
   ExecutionLimits limits;
   ValidationPolicy policy;

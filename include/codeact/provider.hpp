@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codeact/egress_target.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/executor.hpp"
 #include "codeact/file_mount.hpp"
@@ -114,9 +115,12 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   bool RemoveMount(const std::string& mount_path);
   std::size_t RemoveMounts(const std::vector<std::string>& mount_paths);
   void ClearMounts();
-  void AddNetworkTarget(const std::string& host);
+  // A target is parsed here, once (codeact/egress_target.hpp gives the grammar): a malformed one
+  // is refused with INVALID_ARGUMENT naming it and what is wrong. The List/Remove calls speak of
+  // targets as they were written.
+  Status AddNetworkTarget(const std::string& target);
   std::vector<std::string> ListNetworkTargets() const;
-  bool RemoveNetworkTarget(const std::string& host);
+  bool RemoveNetworkTarget(const std::string& target);
   void ClearNetworkTargets();
   // Starts an upstream MCP server and adds its tools as "NAME.tool" (codeact/mcp_upstream.hpp):
   // the code calls them as `await NAME.tool(arg=value)`. Refuses a NAME that shadows a keyword,
@@ -193,7 +197,7 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
   std::map<std::string, std::unique_ptr<internal::McpUpstream>> upstreams_;
   mutable std::mutex mu_;
   std::map<std::string, FileMount> mounts_;
-  std::vector<std::string> network_targets_;
+  std::vector<EgressTarget> network_targets_;  // sorted by text
   ExecutionLimits limits_;
   std::map<std::string, std::string> environment_;
   std::shared_ptr<internal::SessionTable> sessions_;

@@ -48,13 +48,6 @@ void ClassifyDeath(const ExitInfo& exit, const ExecutionLimits& limits,
 
 }  // namespace
 
-void StampBackend(ExecutionResult& result, const Executor& executor) {
-  if (result.backend.empty()) result.backend = std::string(BackendName(executor.backend()));
-  if (result.isolation.empty()) {
-    result.isolation = std::string(IsolationName(executor.isolation()));
-  }
-}
-
 std::string OpenFilesNote(const ExecutionLimits& limits) {
   const std::int64_t ceiling = HostOpenFilesCeiling();
   if (limits.max_open_files <= ceiling) return "";

@@ -22,13 +22,6 @@ namespace codeact::internal {
 // above it.
 std::string OpenFilesNote(const ExecutionLimits& limits);
 
-// Names the backend and the isolation level that ran, as `executor` reports them
-// (Executor::backend, Executor::isolation), where `result` does not name them yet: one rule for
-// every result, whether the provider made it (a refusal before any run) or an executor ran it.
-// The provider stamps each of its results; an executor stamps its own too, for callers that run
-// it without a provider (the selftest, the benchmark).
-void StampBackend(ExecutionResult& result, const Executor& executor);
-
 // The `message` of a cancelled result: "cancelled: <reason>".
 std::string CancelledMessage(const std::string& reason);
 

@@ -512,18 +512,28 @@ bool CallSucceeded(const StatusOr<std::string>& response) {
   return false;
 }
 
+constexpr auto kMcpCallTimeout = std::chrono::seconds(60);
+
+// A `codeact mcp` at `level` that has answered one tools/call of print(1); null, with the reason
+// printed, when it did not start or that call failed.
+std::unique_ptr<bench::McpStdioClient> AnsweringMcpClient(IsolationLevel level) {
+  auto client = bench::McpStdioClient::Start(SelfPath(), LevelArgs(level));
+  if (!client.ok()) {
+    std::cerr << "codeact bench: " << client.status().message() << "\n";
+    return nullptr;
+  }
+  const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)");
+  if (!CallSucceeded((*client)->Call(call, kMcpCallTimeout))) return nullptr;
+  return std::move(*client);
+}
+
 // 9. tools/call of print(1) through `codeact mcp` over its stdin and stdout, calls 0.3 s apart
 // as between an agent's turns (the server's threads and its pooled children sleep meanwhile),
 // with a `ping` round trip through the same pipes for reference.
 bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
-  auto client = bench::McpStdioClient::Start(SelfPath(), LevelArgs(level));
-  if (!client.ok()) {
-    std::cerr << "codeact bench: " << client.status().message() << "\n";
-    return false;
-  }
-  constexpr auto kTimeout = std::chrono::seconds(60);
+  const std::unique_ptr<bench::McpStdioClient> client = AnsweringMcpClient(level);
+  if (client == nullptr) return false;
   const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)");
-  if (!CallSucceeded((*client)->Call(call, kTimeout))) return false;
   // The same server in this process, called with the same pauses, interleaved call by call: the
   // difference between the two rows is what stdio and the server's threads add.
   std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
@@ -532,11 +542,11 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   Samples latency, ping, direct;
   // The CPU rows count from here: the server's pool and fork servers have finished starting.
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  const bench::CpuSeconds idle0 = bench::ProcessTreeCpu((*client)->pid());
+  const bench::CpuSeconds idle0 = bench::ProcessTreeCpu(client->pid());
   for (int i = 0; i < calls; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto t0 = Clock::now();
-    const auto response = (*client)->Call(call, kTimeout);
+    const auto response = client->Call(call, kMcpCallTimeout);
     latency.Add(Clock::now() - t0);
     if (!CallSucceeded(response)) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -548,18 +558,19 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
     if (i % 4 == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       t0 = Clock::now();
-      const auto pong = (*client)->Call(R"({"jsonrpc":"2.0","id":2,"method":"ping"})", kTimeout);
+      const auto pong =
+          client->Call(R"({"jsonrpc":"2.0","id":2,"method":"ping"})", kMcpCallTimeout);
       ping.Add(Clock::now() - t0);
       if (!pong.ok()) return false;
     }
   }
-  const bench::CpuSeconds idle1 = bench::ProcessTreeCpu((*client)->pid());
+  const bench::CpuSeconds idle1 = bench::ProcessTreeCpu(client->pid());
   // One client calling back to back: each call finds the child its predecessor's refill is
   // still making, or none.
   Samples back_to_back;
   for (int i = 0; i < calls; ++i) {
     const auto t0 = Clock::now();
-    const auto response = (*client)->Call(call, kTimeout);
+    const auto response = client->Call(call, kMcpCallTimeout);
     back_to_back.Add(Clock::now() - t0);
     if (!CallSucceeded(response)) return false;
   }
@@ -635,15 +646,8 @@ bool MeasureForkFloor(Bench& b) {
 // back to back (two calls in flight at all times, each answered call replaced at once), refills
 // included.
 bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
-  auto client = bench::McpStdioClient::Start(SelfPath(), LevelArgs(level));
-  if (!client.ok()) {
-    std::cerr << "codeact bench: " << client.status().message() << "\n";
-    return false;
-  }
-  constexpr auto kTimeout = std::chrono::seconds(60);
-  if (!CallSucceeded(
-          (*client)->Call(bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)"), kTimeout)))
-    return false;
+  const std::unique_ptr<bench::McpStdioClient> client = AnsweringMcpClient(level);
+  if (client == nullptr) return false;
   std::this_thread::sleep_for(
       std::chrono::seconds(1));  // the pool refilled, as at a session's start
   // The CPU rows are read over the first kCpuRuns answers: enough that their resolution (a clock
@@ -653,20 +657,20 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
   constexpr int kCpuRuns = 200;
   const int total = std::max(kCpuRuns, b.runs * 2);
   long next_id = 10;
-  const bench::CpuSeconds cpu0 = bench::ProcessTreeCpu((*client)->pid());
+  const bench::CpuSeconds cpu0 = bench::ProcessTreeCpu(client->pid());
   bench::CpuSeconds cpu1;
   const auto t0 = Clock::now();
   int sent = 0, answered = 0;
   for (; sent < 2; ++sent) {
-    if (!(*client)->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
+    if (!client->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
       return false;
   }
   while (answered < total) {
-    const auto response = (*client)->Receive(kTimeout);
+    const auto response = client->Receive(kMcpCallTimeout);
     if (!CallSucceeded(response)) return false;
-    if (++answered == kCpuRuns) cpu1 = bench::ProcessTreeCpu((*client)->pid());
+    if (++answered == kCpuRuns) cpu1 = bench::ProcessTreeCpu(client->pid());
     if (sent < total) {
-      if (!(*client)->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
+      if (!client->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
         return false;
       ++sent;
     }
@@ -807,21 +811,12 @@ const FlagTable<BenchFlags>& BenchFlagTable() {
 std::vector<FlagDoc> BenchFlagDocs() { return DocsOf(BenchFlagTable()); }
 
 int CmdBench(const std::vector<std::string>& argv) {
-  const std::string help = CommandHelp(
-      "bench", "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n");
-  if (WantsHelp(argv)) {
-    std::cout << help;
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(BenchFlagDocs(), spec);
-  auto args = Args::Parse(argv, spec);
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << help;
-    return kExitUsage;
-  }
-  BenchFlags flags;
-  (void)ApplyFlags(BenchFlagTable(), *args, flags);  // every value is taken as it comes
+  constexpr const char* kBenchProse =
+      "Measures the performance figures in one run and prints p50/p95/p99 and rates.\n";
+  BenchFlags flags;  // every value is taken as it comes
+  auto started = StartCommand("bench", kBenchProse, argv, BenchFlagTable(), flags);
+  if (const int* exit = std::get_if<int>(&started)) return *exit;
+  const std::string help = CommandHelp("bench", kBenchProse);
   auto validator = Validator::Embedded();
   if (!validator.ok()) {
     std::cerr << "codeact bench: " << validator.status().message() << "\n";

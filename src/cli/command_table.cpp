@@ -1,4 +1,6 @@
 #include <array>
+#include <iostream>
+#include <utility>
 
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
@@ -68,6 +70,34 @@ std::string CommandHelp(std::string_view name, std::string_view prose) {
   if (!own.empty()) out += "\noptions:\n" + FlagsHelp(own);
   if (c->provider_flags) out += "\nprovider options:\n" + ProviderFlagsHelp();
   return out;
+}
+
+std::variant<Args, int> StartCommand(std::string_view name, std::string_view prose,
+                                     const std::vector<std::string>& argv,
+                                     std::size_t positionals) {
+  if (WantsHelp(argv)) {
+    std::cout << CommandHelp(name, prose);
+    return kExitOk;
+  }
+  const Command* c = FindCommand(name);
+  FlagSpec spec;
+  if (c != nullptr) AddToSpec(c->flags(), spec);
+  auto args = Args::Parse(argv, c != nullptr && c->provider_flags ? WithProviderFlags(spec) : spec);
+  std::string error;
+  if (!args.ok()) {
+    error = args.status().message();
+  } else if (args->positionals().size() > positionals) {
+    error = "unexpected argument \"" + args->positionals()[positionals] + "\"";
+  } else if (args->positionals().size() < positionals) {
+    error = positionals == 1 ? "expected one FILE or -" : "too few arguments";
+  }
+  if (!error.empty()) return UsageError(name, error + "\n" + CommandHelp(name, prose));
+  return std::move(*args);
+}
+
+int UsageError(std::string_view name, std::string_view message) {
+  std::cerr << "codeact " << name << ": " << message << "\n";
+  return kExitUsage;
 }
 
 }  // namespace codeact::cli

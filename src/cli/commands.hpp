@@ -3,11 +3,14 @@
 // them once: main dispatches from it, and `codeact --help` and docs/cli.md are made from it.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "cli/args.hpp"
 #include "cli/flag_table.hpp"
 
 namespace codeact::cli {
@@ -33,6 +36,32 @@ const Command* FindCommand(std::string_view name);
 std::string MainUsage();
 // A command's help: "usage: codeact NAME SYNOPSIS", then `prose`, its options and the provider's.
 std::string CommandHelp(std::string_view name, std::string_view prose);
+
+// How every command starts: `--help` prints CommandHelp (the exit code kExitOk); otherwise `argv`
+// is parsed against the command's flags (Command::flags, and the provider's where
+// Command::provider_flags), and a parse error, or a count of positional arguments other than
+// `positionals`, is printed as "codeact NAME: ..." followed by the help (kExitUsage). The
+// arguments, or the exit code the command returns at once.
+std::variant<Args, int> StartCommand(std::string_view name, std::string_view prose,
+                                     const std::vector<std::string>& argv,
+                                     std::size_t positionals = 0);
+
+// Prints "codeact NAME: MESSAGE" on stderr; returns kExitUsage.
+int UsageError(std::string_view name, std::string_view message);
+
+// StartCommand, then the command's own flag table applied to `values` (ApplyFlags): an error is
+// a UsageError.
+template <typename Values>
+std::variant<Args, int> StartCommand(std::string_view name, std::string_view prose,
+                                     const std::vector<std::string>& argv,
+                                     const FlagTable<Values>& table, Values& values,
+                                     std::size_t positionals = 0) {
+  std::variant<Args, int> started = StartCommand(name, prose, argv, positionals);
+  if (const Args* args = std::get_if<Args>(&started)) {
+    if (Status s = ApplyFlags(table, *args, values); !s.ok()) return UsageError(name, s.message());
+  }
+  return started;
+}
 
 int CmdValidate(const std::vector<std::string>& args);
 int CmdRun(const std::vector<std::string>& args);

@@ -58,24 +58,10 @@ std::size_t EstimatedTokens(std::size_t characters) { return (characters + 3) / 
 std::vector<FlagDoc> DescribeFlagDocs() { return DocsOf(DescribeFlagTable()); }
 
 int CmdDescribe(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("describe", kDescribeProse);
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(DescribeFlagDocs(), spec);
-  auto args = Args::Parse(argv, WithProviderFlags(spec));
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact describe: "
-              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << CommandHelp("describe", kDescribeProse);
-    return kExitUsage;
-  }
   DescribeFlags flags;
-  if (Status s = ApplyFlags(DescribeFlagTable(), *args, flags); !s.ok()) {
-    std::cerr << "codeact describe: " << s.message() << "\n";
-    return kExitUsage;
-  }
+  auto started = StartCommand("describe", kDescribeProse, argv, DescribeFlagTable(), flags);
+  const Args* args = std::get_if<Args>(&started);
+  if (args == nullptr) return std::get<int>(started);
   auto provider = BuildProvider(*args, {.default_pool_size = 0});  // describes, runs nothing
   if (!provider.ok()) {
     std::cerr << "codeact describe: " << provider.status().message() << "\n";

@@ -2,7 +2,6 @@
 // they document (the command and flag tables, the limit table, the result-field table). The
 // files under docs/ hold this output between marker lines, and the docs.generated test fails
 // when a file's block differs from what this prints.
-#include <sys/resource.h>
 
 #include <iostream>
 
@@ -10,6 +9,7 @@
 #include "cli/provider_flags.hpp"
 #include "json/result_fields.hpp"
 #include "limits/limit_table.hpp"
+#include "os/resource_limits.hpp"
 
 namespace codeact::cli {
 namespace {
@@ -36,23 +36,6 @@ std::string CliDoc() {
   return out;
 }
 
-std::string RlimitName(int resource) {
-  switch (resource) {
-    case RLIMIT_CPU:
-      return "RLIMIT_CPU";
-    case RLIMIT_AS:
-      return "RLIMIT_AS";
-    case RLIMIT_FSIZE:
-      return "RLIMIT_FSIZE";
-    case RLIMIT_NOFILE:
-      return "RLIMIT_NOFILE";
-    case RLIMIT_NPROC:
-      return "RLIMIT_NPROC";
-    default:
-      return "rlimit " + std::to_string(resource);
-  }
-}
-
 std::string LimitsDoc() {
   using internal::LimitEnforcer;
   const ExecutionLimits defaults;
@@ -60,7 +43,7 @@ std::string LimitsDoc() {
       "| limit | default | minimum | enforced by | flag | meaning |\n|---|---|---|---|---|---|\n";
   for (const internal::LimitSpec& spec : internal::LimitTable()) {
     std::string enforcer = spec.enforcer == LimitEnforcer::kRlimit
-                               ? "the child's " + RlimitName(spec.rlimit)
+                               ? "the child's " + std::string(internal::RlimitName(spec.rlimit))
                                : std::string("the host");
     if (spec.in_child_request) enforcer += "; the runner, from its request";
     out += "| `" + std::string(spec.name) + "` | " +

@@ -12,15 +12,16 @@
 #include "cli/flag_table.hpp"
 #include "cli/process_setup.hpp"
 #include "codeact_build_config.hpp"
+#include "common/status_macros.hpp"
 #include "files/scratch_owner.hpp"
 #include "mcp_server/log_setup.hpp"
 
 namespace {
 
-// What the options of every command set.
+// What the options of every command set, parsed as they are taken.
 struct LogFlagValues {
-  std::optional<std::string> level;
-  std::optional<std::string> format;
+  codeact::internal::LogSettings settings;
+  bool given = false;
 };
 
 const codeact::cli::FlagTable<LogFlagValues>& LogFlagTable() {
@@ -30,13 +31,15 @@ const codeact::cli::FlagTable<LogFlagValues>& LogFlagTable() {
         "debug, info, warning, error or off: the lowest level of the log lines on stderr (the MCP "
         "server's, and the library's warnings)"},
        [](const std::string& v, LogFlagValues& t) {
-         t.level = v;
+         CODEACT_ASSIGN_OR_RETURN(t.settings.level, codeact::internal::ParseLogLevel(v));
+         t.given = true;
          return Status::Ok();
        }},
       {{"--log-format", "F", "text",
         "text or json: one JSON object per line, {\"time\",\"level\",\"component\",\"message\"}"},
        [](const std::string& v, LogFlagValues& t) {
-         t.format = v;
+         CODEACT_ASSIGN_OR_RETURN(t.settings.format, codeact::internal::ParseLogFormat(v));
+         t.given = true;
          return Status::Ok();
        }},
   };
@@ -57,40 +60,27 @@ bool TakeLogFlags(std::vector<std::string>& args) {
     bool taken = false;
     for (const auto& row : LogFlagTable()) {
       const std::string& flag = row.doc.name;
+      std::optional<std::string> value;
       if (a == flag) {
         if (i + 1 >= args.size()) {
           std::cerr << "codeact: " << flag << " needs a value\n";
           return false;
         }
-        (void)row.set(args[++i], values);
-        taken = true;
+        value = args[++i];
       } else if (a.rfind(flag + "=", 0) == 0) {
-        (void)row.set(a.substr(flag.size() + 1), values);
-        taken = true;
+        value = a.substr(flag.size() + 1);
       }
+      if (!value) continue;
+      if (codeact::Status s = row.set(*value, values); !s.ok()) {
+        std::cerr << "codeact: " << s.message() << "\n";
+        return false;
+      }
+      taken = true;
     }
     if (!taken) rest.push_back(a);
   }
   args = std::move(rest);
-  if (!values.level && !values.format) return true;
-  codeact::internal::LogSettings settings;
-  if (values.level) {
-    auto parsed = codeact::internal::ParseLogLevel(*values.level);
-    if (!parsed.ok()) {
-      std::cerr << "codeact: " << parsed.status().message() << "\n";
-      return false;
-    }
-    settings.level = *parsed;
-  }
-  if (values.format) {
-    auto parsed = codeact::internal::ParseLogFormat(*values.format);
-    if (!parsed.ok()) {
-      std::cerr << "codeact: " << parsed.status().message() << "\n";
-      return false;
-    }
-    settings.format = *parsed;
-  }
-  codeact::internal::ApplyLogSettings(settings);
+  if (values.given) codeact::internal::ApplyLogSettings(values.settings);
   return true;
 }
 

@@ -120,29 +120,13 @@ const FlagTable<Options>& McpFlagTable() {
 std::vector<FlagDoc> McpFlagDocs() { return DocsOf(McpFlagTable()); }
 
 int CmdMcp(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("mcp", kMcpProse);
-    return kExitOk;
-  }
-  // First, so that a signal during the start-up (which can take a while: the pool warms) is
+  internal::McpServerOptions options;
+  auto started = StartCommand("mcp", kMcpProse, argv, McpFlagTable(), options);
+  const Args* args = std::get_if<Args>(&started);
+  if (args == nullptr) return std::get<int>(started);
+  // Before the start-up, so that a signal during it (which can take a while: the pool warms) is
   // not lost: the server sees it as soon as it serves.
   const int stop_fd = InstallShutdownSignals();
-  FlagSpec spec;
-  AddToSpec(McpFlagDocs(), spec);
-  auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact mcp: "
-              << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
-                            : args.status().message())
-              << "\n"
-              << CommandHelp("mcp", kMcpProse);
-    return kExitUsage;
-  }
-  internal::McpServerOptions options;
-  if (Status s = ApplyFlags(McpFlagTable(), *args, options); !s.ok()) {
-    std::cerr << "codeact mcp: " << s.message() << "\n";
-    return kExitUsage;
-  }
   if (!options.log_to_stderr) {
     // Quiet means the library's lines too (the environment notes the executor logs once).
     internal::LogSettings settings = internal::CurrentLogSettings();

@@ -12,6 +12,7 @@
 #include "codeact/command_tool.hpp"
 #include "codeact/json.hpp"
 #include "common/egress_target.hpp"
+#include "common/status_macros.hpp"
 #include "files/bounded_read.hpp"
 #include "limits/limit_table.hpp"
 #include "mcp_client/mcp_upstream.hpp"
@@ -354,25 +355,23 @@ void AddExecutorRows(FlagTable<V>& table) {
                      "interpreters kept started ahead of time, each used for one run (0 turns the "
                      "pool off; --warm-pool N too)",
                      [](const std::string& text, V& v) { return PoolSize("--pool", text, v); })));
-  Flag<V> isolation = Of(kLocal,
-                         Row("--isolation", "L", "auto",
-                             "auto (namespaces where the kernel allows it, else process), process "
-                             "or namespaces (an explicit level runs as asked or not at all)",
-                             [](const std::string& text, V& v) {
-                               auto level = ParseIsolation("--isolation", text);
-                               if (!level.ok()) return level.status();
-                               v.isolation = *level;
-                               return Status::Ok();
-                             }),
-                         "; hyperlight always runs in a micro-VM");
+  Flag<V> isolation =
+      Of(kLocal,
+         Row("--isolation", "L", "auto",
+             "auto (namespaces where the kernel allows it, else process), process "
+             "or namespaces (an explicit level runs as asked or not at all)",
+             [](const std::string& text, V& v) {
+               CODEACT_ASSIGN_OR_RETURN(v.isolation, ParseIsolation("--isolation", text));
+               return Status::Ok();
+             }),
+         "; hyperlight always runs in a micro-VM");
   isolation.doc.any_backend_value = "auto";  // the backend's own level, whichever it is
   table.push_back(std::move(isolation));
   table.push_back(Row("--require-isolation", "L", "",
                       "fail unless the level that runs is at least L (process < namespaces)",
                       [](const std::string& text, V& v) {
-                        auto level = ParseIsolation("--require-isolation", text);
-                        if (!level.ok()) return level.status();
-                        v.required_isolation = *level;
+                        CODEACT_ASSIGN_OR_RETURN(v.required_isolation,
+                                                 ParseIsolation("--require-isolation", text));
                         return Status::Ok();
                       }));
 }
@@ -634,7 +633,9 @@ StatusOr<std::shared_ptr<CodeActProvider>> BuildProvider(const Args& args,
   for (auto& m : v.mounts) {
     if (Status s = (*provider)->AddMount(std::move(m)); !s.ok()) return s;
   }
-  for (const auto& d : v.network_targets) (*provider)->AddNetworkTarget(d);
+  for (const auto& d : v.network_targets) {
+    if (Status s = (*provider)->AddNetworkTarget(d); !s.ok()) return s;
+  }
   if (choices.later_tools != nullptr) {
     *choices.later_tools = std::move(tools);
   } else if (Status s = AddHostTools(args, **provider, std::move(tools)); !s.ok()) {

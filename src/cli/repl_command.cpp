@@ -54,21 +54,10 @@ bool ReadBlock(std::istream& in, bool prompt, std::string& block) {
 std::vector<FlagDoc> ReplFlagDocs() { return DocsOf(ReplFlagTable()); }
 
 int CmdRepl(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("repl", kReplProse);
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(ReplFlagDocs(), spec);
-  auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact repl: "
-              << (args.ok() ? "unexpected argument \"" + args->positionals()[0] + "\""
-                            : args.status().message())
-              << "\n"
-              << CommandHelp("repl", kReplProse);
-    return kExitUsage;
-  }
+  bool json = false;
+  auto started = StartCommand("repl", kReplProse, argv, ReplFlagTable(), json);
+  const Args* args = std::get_if<Args>(&started);
+  if (args == nullptr) return std::get<int>(started);
   auto provider = BuildProvider(*args, {.default_pool_size = 0});
   if (!provider.ok()) {
     std::cerr << "codeact repl: " << provider.status().message() << "\n";
@@ -83,8 +72,6 @@ int CmdRepl(const std::vector<std::string>& argv) {
   }
   InvokeOptions invoke;
   if (args->Has("--approve")) invoke.approved = true;
-  bool json = false;
-  (void)ApplyFlags(ReplFlagTable(), *args, json);  // a switch: nothing to refuse
   const bool prompt = ::isatty(STDIN_FILENO) != 0;
   int last = kExitOk;
   std::string block;

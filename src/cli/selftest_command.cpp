@@ -9,6 +9,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
+#include "common/status_macros.hpp"
 #include "selftest/isolation_probes.hpp"
 
 namespace codeact::cli {
@@ -23,9 +24,7 @@ const FlagTable<ExecutorOptions>& SelftestFlagTable() {
   static const FlagTable<ExecutorOptions> table = {
       {{"--isolation", "L", "auto", "the level to try: auto, process or namespaces"},
        [](const std::string& text, ExecutorOptions& options) {
-         auto level = ParseIsolation("--isolation", text);
-         if (!level.ok()) return level.status();
-         options.isolation = *level;
+         CODEACT_ASSIGN_OR_RETURN(options.isolation, ParseIsolation("--isolation", text));
          return Status::Ok();
        }},
       {{"--python", "PATH", "the embedded validator's installation", "child interpreter"},
@@ -42,24 +41,9 @@ const FlagTable<ExecutorOptions>& SelftestFlagTable() {
 std::vector<FlagDoc> SelftestFlagDocs() { return DocsOf(SelftestFlagTable()); }
 
 int CmdSelftest(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("selftest", kSelftestProse);
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(SelftestFlagDocs(), spec);
-  auto args = Args::Parse(argv, spec);
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact selftest: "
-              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << CommandHelp("selftest", kSelftestProse);
-    return kExitUsage;
-  }
   ExecutorOptions options;
-  if (Status s = ApplyFlags(SelftestFlagTable(), *args, options); !s.ok()) {
-    std::cerr << "codeact selftest: " << s.message() << "\n";
-    return kExitUsage;
-  }
+  auto started = StartCommand("selftest", kSelftestProse, argv, SelftestFlagTable(), options);
+  if (const int* exit = std::get_if<int>(&started)) return *exit;
   auto executor = CreateExecutor(options);
   if (!executor.ok()) {
     std::cerr << "codeact selftest: " << executor.status().message() << "\n";

@@ -221,25 +221,13 @@ const FlagTable<ServeFlags>& ServeFlagTable() {
 std::vector<FlagDoc> ServeFlagDocs() { return DocsOf(ServeFlagTable()); }
 
 int CmdServe(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("serve", kServeProse);
-    return kExitOk;
-  }
-  const int stop_fd = InstallShutdownSignals();
-  FlagSpec spec;
-  AddToSpec(ServeFlagDocs(), spec);
-  auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
-  auto usage = [](const std::string& message) {
-    std::cerr << "codeact serve: " << message << "\n";
-    return kExitUsage;
-  };
-  if (!args.ok()) return usage(args.status().message());
-  if (!args->positionals().empty()) {
-    return usage("unexpected argument \"" + args->positionals()[0] + "\"");
-  }
-
   ServeFlags flags;
-  if (Status s = ApplyFlags(ServeFlagTable(), *args, flags); !s.ok()) return usage(s.message());
+  auto started = StartCommand("serve", kServeProse, argv, ServeFlagTable(), flags);
+  const Args* args = std::get_if<Args>(&started);
+  if (args == nullptr) return std::get<int>(started);
+  const int stop_fd = InstallShutdownSignals();
+  auto usage = [](const std::string& message) { return UsageError("serve", message); };
+
   internal::HttpServiceOptions& options = flags.options;
   if (args->Has("--approve")) options.invoke.approved = true;
 

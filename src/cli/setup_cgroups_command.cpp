@@ -48,24 +48,10 @@ const FlagTable<Owner>& SetupCgroupsFlagTable() {
 std::vector<FlagDoc> SetupCgroupsFlagDocs() { return DocsOf(SetupCgroupsFlagTable()); }
 
 int CmdSetupCgroups(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("setup-cgroups", kSetupCgroupsProse);
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(SetupCgroupsFlagDocs(), spec);
-  auto args = Args::Parse(argv, spec);
-  if (!args.ok() || !args->positionals().empty()) {
-    std::cerr << "codeact setup-cgroups: "
-              << (args.ok() ? "takes no positional arguments" : args.status().message()) << "\n"
-              << CommandHelp("setup-cgroups", kSetupCgroupsProse);
-    return kExitUsage;
-  }
   Owner owner;
-  if (Status s = ApplyFlags(SetupCgroupsFlagTable(), *args, owner); !s.ok()) {
-    std::cerr << "codeact setup-cgroups: " << s.message() << "\n";
-    return kExitUsage;
-  }
+  auto started =
+      StartCommand("setup-cgroups", kSetupCgroupsProse, argv, SetupCgroupsFlagTable(), owner);
+  if (const int* exit = std::get_if<int>(&started)) return *exit;
   const char* env = std::getenv("CODEACT_CGROUP_ROOT");
   auto made = internal::SetUpUserCgroups(env != nullptr && *env != '\0' ? env : "/sys/fs/cgroup",
                                          owner.uid, owner.gid);

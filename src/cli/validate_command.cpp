@@ -50,26 +50,10 @@ const FlagTable<ValidationPolicy>& ValidateFlagTable() {
 std::vector<FlagDoc> ValidateFlagDocs() { return DocsOf(ValidateFlagTable()); }
 
 int CmdValidate(const std::vector<std::string>& argv) {
-  if (WantsHelp(argv)) {
-    std::cout << CommandHelp("validate", kValidateProse);
-    return kExitOk;
-  }
-  FlagSpec spec;
-  AddToSpec(ValidateFlagDocs(), spec);
-  auto args = Args::Parse(argv, spec);
-  if (!args.ok()) {
-    std::cerr << "codeact validate: " << args.status().message() << "\n";
-    return kExitUsage;
-  }
-  if (args->positionals().size() != 1) {
-    std::cerr << CommandHelp("validate", kValidateProse);
-    return kExitUsage;
-  }
   ValidationPolicy policy;
-  if (Status s = ApplyFlags(ValidateFlagTable(), *args, policy); !s.ok()) {
-    std::cerr << "codeact validate: " << s.message() << "\n";
-    return kExitUsage;
-  }
+  auto started = StartCommand("validate", kValidateProse, argv, ValidateFlagTable(), policy, 1);
+  const Args* args = std::get_if<Args>(&started);
+  if (args == nullptr) return std::get<int>(started);
 
   auto code = ReadInput(args->positionals()[0], internal::kMaxCodeFileBytes, "code file");
   if (!code.ok()) {

@@ -64,6 +64,20 @@ std::string DefaultDataDir() {
   return kSourceDir;
 }
 
+StatusOr<std::string> ResourceFile(const std::string& resource_dir, std::string_view name,
+                                   std::string_view what) {
+  const std::filesystem::path data_dir = resource_dir.empty() ? DefaultDataDir() : resource_dir;
+  std::string path = (data_dir / "resources" / name).string();
+  if (!resource_dir.empty() && std::filesystem::exists(data_dir / name)) {
+    path = (data_dir / name).string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return NotFound(std::string(what) + " not found at " + path);
+  }
+  return path;
+}
+
 namespace {
 
 // The first existing file among this build's own, the one installed next to the binary, the one

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "codeact/status.hpp"
 
 namespace codeact::internal {
 
@@ -12,6 +15,13 @@ namespace codeact::internal {
 // tree for programs inside this build tree; the configured install prefix; the source tree.
 // data_dir.cpp explains each step.
 std::string DefaultDataDir();
+
+// A child-side file of resources/ (`name`: "runner.py"): RESOURCE_DIR/NAME where a
+// `resource_dir` (ExecutorOptions::resource_dir) is given and holds it, else
+// RESOURCE_DIR/resources/NAME, or DefaultDataDir()'s without one. NOT_FOUND naming `what` and
+// the path when that is no regular file.
+StatusOr<std::string> ResourceFile(const std::string& resource_dir, std::string_view name,
+                                   std::string_view what);
 
 // The `codeact-sandbox` launcher of the namespaces level: $CODEACT_SANDBOX_LAUNCHER when set
 // (and then only that); else this build's own for programs inside

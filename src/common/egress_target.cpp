@@ -109,17 +109,6 @@ Status CheckHost(std::string_view text, std::string_view host) {
 
 }  // namespace
 
-std::string EgressTarget::Url() const {
-  return scheme + "://" + host + (port == 0 ? "" : ":" + std::to_string(port));
-}
-
-std::string EgressTarget::Display() const {
-  std::string out = Url() + " (";
-  if (methods.empty()) return out + "any method)";
-  for (std::size_t i = 0; i < methods.size(); ++i) out += (i ? ", " : "") + methods[i];
-  return out + ")";
-}
-
 StatusOr<EgressTarget> ParseEgressTarget(std::string_view text) {
   if (text.empty()) return Bad(text, "empty");
   for (char c : text) {
@@ -127,6 +116,7 @@ StatusOr<EgressTarget> ParseEgressTarget(std::string_view text) {
       return Bad(text, "white space or a control character");
   }
   EgressTarget t;
+  t.text = std::string(text);
   std::string_view rest = text;
   if (const std::size_t colon = rest.rfind(':');
       colon != std::string_view::npos && IsMethodList(rest.substr(colon + 1))) {
@@ -192,3 +182,18 @@ StatusOr<std::vector<EgressTarget>> ParseEgressTargets(const std::vector<std::st
 }
 
 }  // namespace codeact::internal
+
+namespace codeact {
+
+std::string EgressTarget::Url() const {
+  return scheme + "://" + host + (port == 0 ? "" : ":" + std::to_string(port));
+}
+
+std::string EgressTarget::Display() const {
+  std::string out = Url() + " (";
+  if (methods.empty()) return out + "any method)";
+  for (std::size_t i = 0; i < methods.size(); ++i) out += (i ? ", " : "") + methods[i];
+  return out + ")";
+}
+
+}  // namespace codeact

@@ -7,28 +7,31 @@
 namespace codeact {
 namespace {
 
-std::mutex& HandlerMutex() {
-  static std::mutex mu;
-  return mu;
-}
+// The handler, with the mutex that guards it (calls into the handler too).
+struct HandlerState {
+  std::mutex mu;
+  LogHandler handler;
+};
 
-LogHandler& Handler() {
-  static LogHandler handler;
-  return handler;
+HandlerState& State() {
+  static HandlerState state;
+  return state;
 }
 
 }  // namespace
 
 void SetLogHandler(LogHandler handler) {
-  std::lock_guard lock(HandlerMutex());
-  Handler() = std::move(handler);
+  HandlerState& state = State();
+  std::lock_guard lock(state.mu);
+  state.handler = std::move(handler);
 }
 
 namespace internal {
 
 void Log(LogLevel level, std::string_view message) {
-  std::lock_guard lock(HandlerMutex());
-  if (Handler()) return Handler()(level, message);
+  HandlerState& state = State();
+  std::lock_guard lock(state.mu);
+  if (state.handler) return state.handler(level, message);
   if (level < LogLevel::kWarning) return;
   std::cerr << "codeact: " << (level == LogLevel::kWarning ? "warning: " : "error: ") << message
             << "\n";

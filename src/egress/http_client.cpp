@@ -23,6 +23,7 @@
 #include <set>
 
 #include "common/ascii.hpp"
+#include "common/beast_names.hpp"
 #include "common/status_macros.hpp"
 #include "egress/address_policy.hpp"
 #include "egress/egress_module_api.hpp"
@@ -30,12 +31,7 @@
 namespace codeact::internal {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-using Clock = std::chrono::steady_clock;
+namespace ssl = net::ssl;
 
 constexpr std::size_t kMaxResponseHeaderBytes = 64 * 1024;
 constexpr std::size_t kMaxRequestHeaders = 100;
@@ -157,7 +153,7 @@ StatusOr<std::vector<std::string>> SystemResolve(const std::string& host) {
 
 std::string ErrorText(const beast::error_code& ec) {
   std::string text = ec.message();
-  if (ec.category() == asio::error::get_ssl_category()) {
+  if (ec.category() == net::error::get_ssl_category()) {
     // OpenSSL's reason ("certificate verify failed") is what the caller needs.
     if (const char* reason = ERR_reason_error_string(static_cast<unsigned long>(ec.value()))) {
       text = reason;
@@ -187,9 +183,9 @@ struct HopResponse {
 };
 
 template <class Stream>
-asio::awaitable<void> Exchange(Stream& stream, const HopRequest& in, HopResponse& out) {
+net::awaitable<void> Exchange(Stream& stream, const HopRequest& in, HopResponse& out) {
   beast::error_code ec;
-  auto token = asio::redirect_error(asio::use_awaitable, ec);
+  auto token = net::redirect_error(net::use_awaitable, ec);
   const EgressUrl& url = *in.url;
   http::request<http::string_body> req;
   req.method(http::string_to_verb(in.method));
@@ -243,10 +239,10 @@ asio::awaitable<void> Exchange(Stream& stream, const HopRequest& in, HopResponse
   out.body = std::move(res.body());
 }
 
-asio::awaitable<void> RunHop(const HopRequest& in, HopResponse& out) {
+net::awaitable<void> RunHop(const HopRequest& in, HopResponse& out) {
   beast::error_code ec;
-  auto token = asio::redirect_error(asio::use_awaitable, ec);
-  auto executor = co_await asio::this_coro::executor;
+  auto token = net::redirect_error(net::use_awaitable, ec);
+  auto executor = co_await net::this_coro::executor;
   beast::tcp_stream tcp_stream(executor);
   // One deadline for every step: the whole call's.
   tcp_stream.expires_at(in.deadline);
@@ -366,7 +362,7 @@ StatusOr<std::vector<tcp::endpoint>> CheckedEndpoints(const EgressClientOptions&
       }
     }
     endpoints.emplace_back(
-        asio::ip::make_address(*canonical),
+        net::ip::make_address(*canonical),
         static_cast<unsigned short>(url.port == 0 ? DefaultPort(url.scheme) : url.port));
   }
   if (endpoints.empty()) {
@@ -382,9 +378,9 @@ StatusOr<std::vector<tcp::endpoint>> CheckedEndpoints(const EgressClientOptions&
 // One request and its response on a private io_context, which the run's end stops.
 Status ExchangeOnce(const HopRequest& in, HopResponse& out, const CancellationToken& cancel,
                     const std::string& where) {
-  asio::io_context io;
+  net::io_context io;
   bool done = false;
-  asio::co_spawn(io, RunHop(in, out), [&done](std::exception_ptr e) {
+  net::co_spawn(io, RunHop(in, out), [&done](std::exception_ptr e) {
     done = true;
     if (e) std::rethrow_exception(e);
   });
@@ -428,7 +424,7 @@ TlsEgressClient::TlsEgressClient(EgressClientOptions options)
   tls_->context.set_default_verify_paths(ec);
   if (ec) tls_->status = Unavailable("cannot load the system's CA store: " + ErrorText(ec));
   if (!options_.extra_ca_pem_for_tests.empty()) {
-    tls_->context.add_certificate_authority(asio::buffer(options_.extra_ca_pem_for_tests), ec);
+    tls_->context.add_certificate_authority(net::buffer(options_.extra_ca_pem_for_tests), ec);
     if (ec) tls_->status = InvalidArgument("the test CA is not valid PEM: " + ErrorText(ec));
   }
 }

@@ -1,6 +1,6 @@
 // EgressClient: the host-side HTTP(S) client behind the egress tools (http_get, http_post,
 // http_request). It sends a request only to a listed target (scheme, host, port and method, as
-// common/egress_target.hpp parses them), resolves the host once and connects to an address it
+// codeact/egress_target.hpp describes them), resolves the host once and connects to an address it
 // checked (no second lookup for an attacker's DNS to answer differently), refuses non-public
 // addresses unless that address is itself a listed host (address_policy.hpp), follows redirects
 // only to listed targets, re-checking every hop, verifies TLS certificates against the system
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "codeact/cancellation.hpp"
+#include "codeact/egress_target.hpp"
 #include "codeact/status.hpp"
-#include "common/egress_target.hpp"
 
 namespace codeact::internal {
 

@@ -7,49 +7,38 @@
 namespace codeact::internal {
 namespace {
 
-struct Entry {
-  std::string_view event;
+// Each rule once, with the audit events it answers (matched whole).
+struct RuleEvents {
   AuditRule rule;
+  std::vector<std::string_view> events;
 };
 
-constexpr const char* kProcess = "process creation";
 constexpr const char* kFrames = "frame and code introspection";
 
-constexpr Entry kEvents[] = {
-    {"subprocess.Popen", {AuditAction::kDeny, kProcess}},
-    {"os.system", {AuditAction::kDeny, kProcess}},
-    {"os.exec", {AuditAction::kDeny, kProcess}},
-    {"os.posix_spawn", {AuditAction::kDeny, kProcess}},
-    {"os.spawn", {AuditAction::kDeny, kProcess}},
-    {"os.fork", {AuditAction::kDeny, kProcess}},
-    {"os.forkpty", {AuditAction::kDeny, kProcess}},
-    {"os.startfile", {AuditAction::kDeny, kProcess}},
-    {"sys.settrace", {AuditAction::kDeny, "tracing"}},
-    {"sys.setprofile", {AuditAction::kDeny, "tracing"}},
-    {"sys.addaudithook", {AuditAction::kDeny, "audit hooks"}},
-    {"pickle.find_class", {AuditAction::kDeny, "pickle"}},
-    {"sys._getframe", {AuditAction::kDenyFromUserCode, kFrames}},
-    {"sys._current_frames", {AuditAction::kDenyFromUserCode, kFrames}},
-    {"sys._current_exceptions", {AuditAction::kDenyFromUserCode, kFrames}},
-    {"code.__new__", {AuditAction::kDenyFromUserCode, kFrames}},
-    {"function.__new__", {AuditAction::kDenyFromUserCode, kFrames}},
-    {"marshal.loads", {AuditAction::kDenyFromUserCode, "marshal"}},
-    {"marshal.load", {AuditAction::kDenyFromUserCode, "marshal"}},
-    {"gc.get_objects", {AuditAction::kDenyFromUserCode, "object graph"}},
-    {"gc.get_referrers", {AuditAction::kDenyFromUserCode, "object graph"}},
-    {"gc.get_referents", {AuditAction::kDenyFromUserCode, "object graph"}},
-    {"open", {AuditAction::kCheckPath, "/proc"}},
-    {"os.listdir", {AuditAction::kCheckPath, "/proc"}},
-    {"os.scandir", {AuditAction::kCheckPath, "/proc"}},
-    {"socket.__new__", {AuditAction::kCheckSocket, "network"}},
-    {"os.chmod", {AuditAction::kCheckMode, "file modes"}},
-    {"os.mkdir", {AuditAction::kCheckMode, "file modes"}},
-    {"_thread.start_new_thread", {AuditAction::kCheckThreads, "max_processes"}},
-    {"_thread.start_joinable_thread", {AuditAction::kCheckThreads, "max_processes"}},
-    {"object.__getattr__", {AuditAction::kCheckAttribute, kFrames}},
-    {"object.__setattr__", {AuditAction::kCheckAttribute, kFrames}},
-    {"object.__delattr__", {AuditAction::kCheckAttribute, kFrames}},
-};
+const std::vector<RuleEvents>& Rules() {
+  static const std::vector<RuleEvents> rules = {
+      {{AuditAction::kDeny, "process creation"},
+       {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+        "os.forkpty", "os.startfile"}},
+      {{AuditAction::kDeny, "tracing"}, {"sys.settrace", "sys.setprofile"}},
+      {{AuditAction::kDeny, "audit hooks"}, {"sys.addaudithook"}},
+      {{AuditAction::kDeny, "pickle"}, {"pickle.find_class"}},
+      {{AuditAction::kDenyFromUserCode, kFrames},
+       {"sys._getframe", "sys._current_frames", "sys._current_exceptions", "code.__new__",
+        "function.__new__"}},
+      {{AuditAction::kDenyFromUserCode, "marshal"}, {"marshal.loads", "marshal.load"}},
+      {{AuditAction::kDenyFromUserCode, "object graph"},
+       {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}},
+      {{AuditAction::kCheckPath, "/proc"}, {"open", "os.listdir", "os.scandir"}},
+      {{AuditAction::kCheckSocket, "network"}, {"socket.__new__"}},
+      {{AuditAction::kCheckMode, "file modes"}, {"os.chmod", "os.mkdir"}},
+      {{AuditAction::kCheckThreads, "max_processes"},
+       {"_thread.start_new_thread", "_thread.start_joinable_thread"}},
+      {{AuditAction::kCheckAttribute, kFrames},
+       {"object.__getattr__", "object.__setattr__", "object.__delattr__"}},
+  };
+  return rules;
+}
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -66,8 +55,10 @@ bool Digits(std::string_view s) {
 }  // namespace
 
 AuditRule ClassifyAuditEvent(std::string_view event) {
-  for (const auto& e : kEvents) {
-    if (e.event == event) return e.rule;
+  for (const RuleEvents& r : Rules()) {
+    for (std::string_view e : r.events) {
+      if (e == event) return r.rule;
+    }
   }
   // Every socket event but the creation of an AF_UNIX socket: addresses, names, hosts.
   if (StartsWith(event, "socket.")) return {AuditAction::kDeny, "network"};

@@ -16,18 +16,12 @@
 #include <sstream>
 #include <string>
 
+#include "common/beast_names.hpp"
 #include "http_server/http_framing.hpp"
 #include "mcp_server/mcp_revisions.hpp"
 
 namespace codeact::internal {
 namespace {
-
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-namespace json = boost::json;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
 

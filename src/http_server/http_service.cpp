@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "backends/executor_introspection.hpp"
+#include "common/beast_names.hpp"
 #include "http_server/host_header.hpp"
 #include "http_server/http_connection.hpp"
 #include "http_server/mcp_http.hpp"
@@ -26,13 +27,6 @@
 
 namespace codeact::internal {
 namespace {
-
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-namespace json = boost::json;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
 
 std::int64_t NowUnix() {
   return std::chrono::duration_cast<std::chrono::seconds>(

@@ -1,5 +1,7 @@
 #include "json/result_fields.hpp"
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "common/utf8.hpp"
@@ -38,12 +40,6 @@ std::size_t ArrayBodyBytes(std::size_t count, std::size_t element_bytes) {
   return element_bytes + (count > 0 ? count - 1 : 0);
 }
 
-json::array ViolationsJson(const std::vector<Violation>& violations) {
-  json::array out;
-  for (const auto& v : violations) out.push_back(ViolationJson(v));
-  return out;
-}
-
 json::value Optional(const std::optional<std::int64_t>& v) {
   return v ? json::value(*v) : json::value(nullptr);
 }
@@ -79,49 +75,44 @@ ResultField TextField(std::string_view name, std::string R::*member, bool schema
           [member](const R& r) { return JsonTextBytesUpperBound((r.*member).size()); }};
 }
 
-template <typename T>
-ResultField NumberField(std::string_view name, T R::*member, bool schema_required,
-                        std::string_view meaning) {
+// A member written as is and read back with `get` (from the value a reader needs); its size is
+// taken as fixed.
+template <typename T, typename Get>
+ResultField PlainField(std::string_view name, std::string_view type, bool schema_required,
+                       std::string_view meaning, T R::*member, Get get) {
   return {name,
-          "integer",
+          type,
           schema_required,
           meaning,
           [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = static_cast<T>(Need(v).to_number<std::int64_t>());
+          [member, get](const json::value* v, R& r) {
+            r.*member = get(Need(v));
             return Status::Ok();
           },
-          [] { return Type("integer"); }};
+          [type] { return Type(type); }};
+}
+
+template <typename T>
+ResultField NumberField(std::string_view name, T R::*member, bool schema_required,
+                        std::string_view meaning) {
+  return PlainField(name, "integer", schema_required, meaning, member, [](const json::value& v) {
+    return static_cast<T>(v.to_number<std::int64_t>());
+  });
 }
 
 ResultField BoolField(std::string_view name, bool R::*member, std::string_view meaning) {
-  return {name,
-          "boolean",
-          false,
-          meaning,
-          [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = Need(v).as_bool();
-            return Status::Ok();
-          },
-          [] { return Type("boolean"); }};
+  return PlainField(name, "boolean", false, meaning, member,
+                    [](const json::value& v) { return v.as_bool(); });
 }
 
 // A string member written as is (a name the code chose), read back when present.
 ResultField NameField(std::string_view name, std::string R::*member, std::string_view meaning) {
-  return {name,
-          "string",
-          false,
-          meaning,
-          [member](const R& r) { return json::value(r.*member); },
-          [member](const json::value* v, R& r) {
-            r.*member = Need(v).as_string();
-            return Status::Ok();
-          },
-          [] { return Type("string"); },
-          nullptr,
-          nullptr,
-          [member](const R& r) { return JsonTextBytesUpperBound((r.*member).size()); }};
+  ResultField field = PlainField(name, "string", false, meaning, member,
+                                 [](const json::value& v) { return std::string(v.as_string()); });
+  field.large_bytes_upper_bound = [member](const R& r) {
+    return JsonTextBytesUpperBound((r.*member).size());
+  };
+  return field;
 }
 
 ResultField ErrorField() {
@@ -185,130 +176,123 @@ ResultField OutputField() {
           }};
 }
 
+// The parts of an array field that differ by its element: how one is written, read back (an
+// error for a bad one; a missing key throws as json::object::at does), described, and sized
+// (exactly, and at most from lengths alone).
+template <typename T>
+struct ArrayElement {
+  std::function<json::value(const T&)> write;
+  std::function<StatusOr<T>(const json::object&)> read;
+  json::object properties;
+  std::function<std::size_t(const T&)> bytes;
+  std::function<std::size_t(const T&)> bytes_upper_bound;
+};
+
+// An optional array member of the result; its large part is every element.
+template <typename T>
+ResultField ArrayField(std::string_view name, std::string_view meaning, std::vector<T> R::*member,
+                       ArrayElement<T> element) {
+  auto e = std::make_shared<const ArrayElement<T>>(std::move(element));
+  return {name,
+          "array",
+          false,
+          meaning,
+          [member, e](const R& r) {
+            json::array out;
+            for (const T& item : r.*member) out.push_back(e->write(item));
+            return json::value(std::move(out));
+          },
+          [member, e](const json::value* v, R& r) {
+            for (const auto& item : Need(v).as_array()) {
+              StatusOr<T> read = e->read(item.as_object());
+              if (!read.ok()) return read.status();
+              (r.*member).push_back(std::move(*read));
+            }
+            return Status::Ok();
+          },
+          [e] { return ArrayOf(e->properties); },
+          [member, e](const R& r) {
+            std::size_t elements = 0;
+            for (const T& item : r.*member) elements += e->bytes(item);
+            return ArrayBodyBytes((r.*member).size(), elements);
+          },
+          [member](R& r) { (r.*member).clear(); },
+          [member, e](const R& r) {
+            std::size_t n = 0;
+            for (const T& item : r.*member) n += e->bytes_upper_bound(item);
+            return n;
+          }};
+}
+
 ResultField ViolationsField() {
-  return {
+  return ArrayField<Violation>(
       "violations",
-      "array",
-      false,
       "why the validator refused the code: {\"line\",\"col\",\"rule\",\"message\",\"hint\"} each",
-      [](const R& r) { return json::value(ViolationsJson(r.violations)); },
-      [](const json::value* v, R& r) {
-        for (const auto& item : Need(v).as_array()) {
-          const auto& vo = item.as_object();
-          r.violations.push_back({static_cast<int>(vo.at("line").to_number<std::int64_t>()),
-                                  static_cast<int>(vo.at("col").to_number<std::int64_t>()),
-                                  std::string(vo.at("rule").as_string()),
-                                  std::string(vo.at("message").as_string()),
-                                  std::string(vo.at("hint").as_string())});
-        }
-        return Status::Ok();
-      },
-      [] {
-        return ArrayOf(json::object{{"line", Type("integer")},
-                                    {"col", Type("integer")},
-                                    {"rule", Type("string")},
-                                    {"message", Type("string")},
-                                    {"hint", Type("string")}});
-      },
-      [](const R& r) {
-        std::size_t elements = 0;
-        for (const auto& v : r.violations) elements += ViolationJsonBytes(v);
-        return ArrayBodyBytes(r.violations.size(), elements);
-      },
-      [](R& r) { r.violations.clear(); },
-      [](const R& r) {
-        std::size_t n = 0;
-        for (const auto& v : r.violations) {
-          n += 96 + JsonTextBytesUpperBound(v.rule.size()) +
-               JsonTextBytesUpperBound(v.message.size()) + JsonTextBytesUpperBound(v.hint.size());
-        }
-        return n;
-      }};
+      &R::violations,
+      {[](const Violation& v) { return json::value(ViolationJson(v)); },
+       [](const json::object& vo) -> StatusOr<Violation> {
+         return Violation{static_cast<int>(vo.at("line").to_number<std::int64_t>()),
+                          static_cast<int>(vo.at("col").to_number<std::int64_t>()),
+                          std::string(vo.at("rule").as_string()),
+                          std::string(vo.at("message").as_string()),
+                          std::string(vo.at("hint").as_string())};
+       },
+       json::object{{"line", Type("integer")},
+                    {"col", Type("integer")},
+                    {"rule", Type("string")},
+                    {"message", Type("string")},
+                    {"hint", Type("string")}},
+       ViolationJsonBytes,
+       [](const Violation& v) {
+         return 96 + JsonTextBytesUpperBound(v.rule.size()) +
+                JsonTextBytesUpperBound(v.message.size()) + JsonTextBytesUpperBound(v.hint.size());
+       }});
 }
 
 ResultField FilesField() {
-  return {"files",
-          "array",
-          false,
-          "files the code wrote under a read-write mount: {\"path\",\"media_type\",\"size\","
-          "\"data_base64\"} each",
-          [](const R& r) {
-            json::array files;
-            for (const auto& f : r.files) {
-              files.push_back(
-                  CapturedFileJson(f.path, f.media_type, f.size, internal::Base64Encode(f.data)));
-            }
-            return json::value(std::move(files));
-          },
-          [](const json::value* v, R& r) {
-            for (const auto& item : Need(v).as_array()) {
-              const auto& fo = item.as_object();
-              auto data = internal::Base64Decode(fo.at("data_base64").as_string());
-              if (!data) return InvalidArgument("result file data is not valid base64");
-              r.files.push_back({std::string(fo.at("path").as_string()),
-                                 std::string(fo.at("media_type").as_string()),
-                                 fo.at("size").to_number<std::int64_t>(), std::move(*data)});
-            }
-            return Status::Ok();
-          },
-          [] {
-            return ArrayOf(json::object{{"path", Type("string")},
-                                        {"media_type", Type("string")},
-                                        {"size", Type("integer")},
-                                        {"data_base64", Type("string")}});
-          },
-          [](const R& r) {
-            std::size_t elements = 0;
-            for (const auto& f : r.files) elements += CapturedFileJsonBytes(f);
-            return ArrayBodyBytes(r.files.size(), elements);
-          },
-          [](R& r) { r.files.clear(); },
-          [](const R& r) {
-            std::size_t n = 0;
-            for (const auto& f : r.files) {
-              n += 96 + JsonTextBytesUpperBound(f.path.size()) +
-                   JsonTextBytesUpperBound(f.media_type.size()) + (f.data.size() + 2) / 3 * 4;
-            }
-            return n;
-          }};
+  return ArrayField<CapturedFile>(
+      "files",
+      "files the code wrote under a read-write mount: {\"path\",\"media_type\",\"size\","
+      "\"data_base64\"} each",
+      &R::files,
+      {[](const CapturedFile& f) {
+         return json::value(
+             CapturedFileJson(f.path, f.media_type, f.size, internal::Base64Encode(f.data)));
+       },
+       [](const json::object& fo) -> StatusOr<CapturedFile> {
+         auto data = internal::Base64Decode(fo.at("data_base64").as_string());
+         if (!data) return InvalidArgument("result file data is not valid base64");
+         return CapturedFile{std::string(fo.at("path").as_string()),
+                             std::string(fo.at("media_type").as_string()),
+                             fo.at("size").to_number<std::int64_t>(), std::move(*data)};
+       },
+       json::object{{"path", Type("string")},
+                    {"media_type", Type("string")},
+                    {"size", Type("integer")},
+                    {"data_base64", Type("string")}},
+       [](const CapturedFile& f) { return CapturedFileJsonBytes(f); },
+       [](const CapturedFile& f) {
+         return 96 + JsonTextBytesUpperBound(f.path.size()) +
+                JsonTextBytesUpperBound(f.media_type.size()) + (f.data.size() + 2) / 3 * 4;
+       }});
 }
 
 ResultField OmittedFilesField() {
-  return {"omitted_files",
-          "array",
-          false,
-          "files left out of `files` (too large, too many, over the result budget): {\"path\","
-          "\"reason\"} each",
-          [](const R& r) {
-            json::array omitted;
-            for (const auto& f : r.omitted_files) omitted.push_back(OmittedFileJson(f));
-            return json::value(std::move(omitted));
-          },
-          [](const json::value* v, R& r) {
-            for (const auto& item : Need(v).as_array()) {
-              const auto& fo = item.as_object();
-              r.omitted_files.push_back({std::string(fo.at("path").as_string()),
-                                         std::string(fo.at("reason").as_string())});
-            }
-            return Status::Ok();
-          },
-          [] {
-            return ArrayOf(json::object{{"path", Type("string")}, {"reason", Type("string")}});
-          },
-          [](const R& r) {
-            std::size_t elements = 0;
-            for (const auto& f : r.omitted_files) elements += OmittedFileJsonBytes(f);
-            return ArrayBodyBytes(r.omitted_files.size(), elements);
-          },
-          [](R& r) { r.omitted_files.clear(); },
-          [](const R& r) {
-            std::size_t n = 0;
-            for (const auto& f : r.omitted_files) {
-              n += 32 + JsonTextBytesUpperBound(f.path.size()) +
-                   JsonTextBytesUpperBound(f.reason.size());
-            }
-            return n;
-          }};
+  return ArrayField<OmittedFile>(
+      "omitted_files",
+      "files left out of `files` (too large, too many, over the result budget): {\"path\","
+      "\"reason\"} each",
+      &R::omitted_files,
+      {[](const OmittedFile& f) { return json::value(OmittedFileJson(f)); },
+       [](const json::object& fo) -> StatusOr<OmittedFile> {
+         return OmittedFile{std::string(fo.at("path").as_string()),
+                            std::string(fo.at("reason").as_string())};
+       },
+       json::object{{"path", Type("string")}, {"reason", Type("string")}}, OmittedFileJsonBytes,
+       [](const OmittedFile& f) {
+         return 32 + JsonTextBytesUpperBound(f.path.size()) +
+                JsonTextBytesUpperBound(f.reason.size());
+       }});
 }
 
 ResultField UsageField() {

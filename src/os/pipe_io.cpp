@@ -46,6 +46,18 @@ bool DrainAvailable(int fd, CappedBuffer& out) {
   return true;
 }
 
+std::optional<std::string> ReadToEnd(int fd, std::size_t max_bytes) {
+  std::string text;
+  char chunk[16 * 1024];
+  while (text.size() < max_bytes) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0 && errno != EINTR) return std::nullopt;
+    if (n > 0) text.append(chunk, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
 Status WriteAll(int fd, std::string_view data) {
   ScopedSigpipeBlock no_sigpipe;
   while (!data.empty()) {

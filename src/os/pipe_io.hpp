@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,10 @@ class CappedBuffer {
 // Also returns true after 1 MiB in one call, so a fast writer cannot pin the caller's loop:
 // true always means "poll again".
 bool DrainAvailable(int fd, CappedBuffer& out);
+
+// Reads a blocking `fd` to its end, or until at least `max_bytes` are read (a read may take a few
+// KiB more); nullopt on a read error. For small files, such as /proc's and /sys's.
+std::optional<std::string> ReadToEnd(int fd, std::size_t max_bytes = SIZE_MAX);
 
 // Writes all of `data` to `fd` (blocking or not: EAGAIN waits in poll). SIGPIPE is blocked in
 // the calling thread for the duration, so a reader that died gives an UNAVAILABLE status

@@ -23,6 +23,7 @@
 #include "common/status_macros.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
+#include "os/pipe_io.hpp"
 #include "os/unique_fd.hpp"
 #include "process/launch.hpp"
 #include "process/metadata_supervisor.hpp"
@@ -51,24 +52,16 @@ Status ValidateSpec(const LaunchSpec& spec) {
   return Status::Ok();
 }
 
-// Reads /proc/<pid>/environ into `buffer`; false if it cannot be read (gone, not ours, a
-// kernel thread) or is implausibly large.
+// Reads /proc/<pid>/environ into `buffer` (an implausibly large one only to about
+// kMaxEnvironBytes); false if it cannot be read (gone, not ours, a kernel thread).
 bool ReadEnviron(pid_t pid, std::string& buffer) {
   buffer.clear();
   const std::string path = "/proc/" + std::to_string(pid) + "/environ";
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return false;
-  char chunk[16 * 1024];
-  while (buffer.size() < kMaxEnvironBytes) {
-    const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
-    if (n > 0) {
-      buffer.append(chunk, static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      return true;
-    } else if (errno != EINTR) {
-      return false;
-    }
-  }
+  std::optional<std::string> text = ReadToEnd(fd.get(), kMaxEnvironBytes);
+  if (!text) return false;
+  buffer = std::move(*text);
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <exception>
 #include <variant>
 
+#include "common/status_macros.hpp"
 #include "common/utf8.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
@@ -220,19 +221,15 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     UniqueFd metadata_end;
     auto metadata = MakeMetadataChannel(metadata_end);
     if (!metadata.ok()) return metadata.status();
-    auto out = MakePipe();
-    if (!out.ok()) return out.status();
-    auto err = MakePipe();
-    if (!err.ok()) return err.status();
-    auto to = MakePipe();
-    if (!to.ok()) return to.status();
-    auto from = MakePipe();
-    if (!from.ok()) return from.status();
-    for (int fd : {out->read.get(), err->read.get(), from->read.get()}) {
-      if (Status s = SetNonBlocking(fd); !s.ok()) return s;
+    CODEACT_ASSIGN_OR_RETURN(PipeFds out, MakePipe());
+    CODEACT_ASSIGN_OR_RETURN(PipeFds err, MakePipe());
+    CODEACT_ASSIGN_OR_RETURN(PipeFds to, MakePipe());
+    CODEACT_ASSIGN_OR_RETURN(PipeFds from, MakePipe());
+    for (int fd : {out.read.get(), err.read.get(), from.read.get()}) {
+      CODEACT_RETURN_IF_ERROR(SetNonBlocking(fd));
     }
-    std::vector<int> fds = {metadata_end.get(), out->write.get(), err->write.get(), to->read.get(),
-                            from->write.get()};
+    std::vector<int> fds = {metadata_end.get(), out.write.get(), err.write.get(), to.read.get(),
+                            from.write.get()};
     if (identity.cgroup_procs.size() > kMaxForkCgroupFds)
       return InvalidArgument("too many cgroup hierarchies for a forked child");
     std::vector<UniqueFd> cgroup_fds;
@@ -277,8 +274,8 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
       return Internal("the fork server answered a fork request with an exit report");
     const auto pid = static_cast<pid_t>(forked->pid);
     // The child-side ends close here: the child has its own copies now.
-    return Child::Adopt(pid, std::move(*token), out->read.release(), err->read.release(),
-                        to->write.release(), from->read.release(), shared_from_this(),
+    return Child::Adopt(pid, std::move(*token), out.read.release(), err.read.release(),
+                        to.write.release(), from.read.release(), shared_from_this(),
                         std::move(*metadata));
   } catch (const std::exception& e) {
     return Internal(std::string("ForkServer::Fork: ") + e.what());

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status_macros.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
 #include "os/pipe_io.hpp"
@@ -95,16 +96,14 @@ struct StdioPipes {
 
 // Three close-on-exec pipes, the host's ends non-blocking.
 StatusOr<StdioPipes> MakeStdioPipes() {
-  auto in = MakePipe();
-  if (!in.ok()) return in.status();
-  auto out = MakePipe();
-  if (!out.ok()) return out.status();
-  auto err = MakePipe();
-  if (!err.ok()) return err.status();
-  for (int fd : {in->write.get(), out->read.get(), err->read.get()}) {
-    if (Status s = SetNonBlocking(fd); !s.ok()) return s;
+  StdioPipes pipes;
+  CODEACT_ASSIGN_OR_RETURN(pipes.in, MakePipe());
+  CODEACT_ASSIGN_OR_RETURN(pipes.out, MakePipe());
+  CODEACT_ASSIGN_OR_RETURN(pipes.err, MakePipe());
+  for (int fd : {pipes.in.write.get(), pipes.out.read.get(), pipes.err.read.get()}) {
+    CODEACT_RETURN_IF_ERROR(SetNonBlocking(fd));
   }
-  return StdioPipes{std::move(*in), std::move(*out), std::move(*err)};
+  return pipes;
 }
 
 // Feeds a launched command its stdin and drains its output until it has exited and closed both

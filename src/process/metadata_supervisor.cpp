@@ -469,7 +469,8 @@ bool StillWaiting(int listener, const seccomp_notif& req) {
 }
 
 // Answer's share for the calls that set times (utime, utimes, futimesat, utimensat): times the
-// child's memory does not hold are EFAULT (EINVAL for a bad timeval) at once.
+// child's memory does not hold are EFAULT (EINVAL for a bad timeval) at once. Any other call
+// Answer does not know (the set*xattr calls, which the main filter refuses first) is EPERM.
 int AnswerTimes(InterceptedCall& call, const seccomp_notif& req, int listener) {
   const auto* a = req.data.args;
   auto dirfd = [&](int i) { return static_cast<int>(static_cast<std::int32_t>(a[i])); };
@@ -519,7 +520,7 @@ int AnswerTimes(InterceptedCall& call, const seccomp_notif& req, int listener) {
         err = call.Utime(use);
       break;
     }
-    default:
+    default:  // the set*xattr calls and anything else
       return EPERM;
   }
   return StillWaiting(listener, req) ? err : kNoAnswer;
@@ -569,17 +570,6 @@ int Answer(InterceptedCall& call, const seccomp_notif& req, int listener) {
         err = call.Chown(a[2], a[3]);
       }
       break;
-#ifdef __NR_utime
-    case __NR_utime:
-#endif
-#ifdef __NR_utimes
-    case __NR_utimes:
-#endif
-#ifdef __NR_futimesat
-    case __NR_futimesat:
-#endif
-    case __NR_utimensat:
-      return AnswerTimes(call, req, listener);
     case __NR_removexattr:
       if ((err = call.AtPath(AT_FDCWD, a[0], true, false)) == 0) err = call.RemoveXattr(a[1]);
       break;
@@ -589,8 +579,8 @@ int Answer(InterceptedCall& call, const seccomp_notif& req, int listener) {
     case __NR_fremovexattr:
       if ((err = call.AtFd(dirfd(0))) == 0) err = call.RemoveXattr(a[1]);
       break;
-    default:  // the set*xattr calls (the main filter refuses them first) and anything else
-      return EPERM;
+    default:  // the calls that set times; AnswerTimes refuses anything else
+      return AnswerTimes(call, req, listener);
   }
   return StillWaiting(listener, req) ? err : kNoAnswer;
 }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "os/errno_status.hpp"
+#include "os/pipe_io.hpp"
 #include "os/proc_stat.hpp"
 #include "os/unique_fd.hpp"
 
@@ -41,18 +42,7 @@ bool Exists(const std::string& path) {
 std::optional<std::string> ReadText(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n > 0) {
-      text.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      return text;
-    } else if (errno != EINTR) {
-      return std::nullopt;
-    }
-  }
+  return ReadToEnd(fd.get());
 }
 
 // The whole of a small kernel file from its start, read through an fd opened earlier.

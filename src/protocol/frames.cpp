@@ -30,32 +30,26 @@ class Fields {
   }
   // Each reader leaves `out` alone when the field is absent.
   Status String(std::string_view key, std::string& out) const {
-    const json::value* v = frame_.if_contains(key);
-    if (v == nullptr) return Status::Ok();
-    if (!v->is_string()) return Malformed(key, "must be a string");
-    out = std::string(v->as_string());
-    return Status::Ok();
+    return Read(key, out, "must be a string", [](json::value& v) { return v.if_string(); });
   }
   Status Bool(std::string_view key, bool& out) const {
-    const json::value* v = frame_.if_contains(key);
-    if (v == nullptr) return Status::Ok();
-    if (!v->is_bool()) return Malformed(key, "must be a boolean");
-    out = v->as_bool();
-    return Status::Ok();
+    return Read(key, out, "must be a boolean", [](json::value& v) { return v.if_bool(); });
   }
   Status Int(std::string_view key, std::int64_t& out) const {
-    const json::value* v = frame_.if_contains(key);
-    if (v == nullptr) return Status::Ok();
-    if (!v->is_int64()) return Malformed(key, "must be an integer");
-    out = v->as_int64();
-    return Status::Ok();
+    return Read(key, out, "must be an integer", [](json::value& v) { return v.if_int64(); });
   }
   // Moves the object out of the frame (a tool call's arguments may be most of a megabyte).
   Status Object(std::string_view key, json::object& out) const {
+    return Read(key, out, "must be an object", [](json::value& v) { return v.if_object(); });
+  }
+  // The field as `typed` finds it in the value (null: of another type), moved into `out`.
+  template <typename T, typename Typed>
+  Status Read(std::string_view key, T& out, std::string_view must_be, Typed typed) const {
     json::value* v = frame_.if_contains(key);
     if (v == nullptr) return Status::Ok();
-    if (!v->is_object()) return Malformed(key, "must be an object");
-    out = std::move(v->as_object());
+    auto* value = typed(*v);
+    if (value == nullptr) return Malformed(key, must_be);
+    out = std::move(*value);
     return Status::Ok();
   }
   // A list of violations: objects with integer "line" and "col" and string "rule", "message"

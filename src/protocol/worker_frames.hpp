@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "codeact/egress_target.hpp"
 #include "codeact/status.hpp"
-#include "common/egress_target.hpp"
 
 namespace codeact::internal {
 

@@ -2,6 +2,7 @@
 
 #include "backends/run_outcome.hpp"
 #include "json/definitions.hpp"
+#include "provider/result_stamp.hpp"
 
 namespace codeact::internal {
 namespace {

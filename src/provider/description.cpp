@@ -252,7 +252,7 @@ void DescribeFilesAndNetwork(std::ostringstream& out, const RunSnapshot& s,
     out << traits.network;
   } else {
     out << "only these hosts are reachable:";
-    for (const auto& n : s.network_targets) out << " " << n;
+    for (const auto& n : s.network_targets) out << " " << n.text;
     out << "\n";
   }
 }

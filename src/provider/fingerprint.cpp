@@ -53,7 +53,7 @@ std::string ComputeFingerprint(const RunSnapshot& s, std::uint64_t tool_registry
     }
   }
   h.Add("network");
-  for (const auto& n : s.network_targets) h.Add(n);
+  for (const auto& n : s.network_targets) h.Add(n.text);
   h.Add("env");
   for (const auto& [k, v] : s.environment) h.Add(k).Add(v);
   h.Add("limits").Add(LimitKey(s.limits, /*child_only=*/false));

@@ -7,11 +7,13 @@
 #include "backends/result_budget.hpp"
 #include "backends/run_outcome.hpp"
 #include "codeact/json.hpp"
+#include "common/egress_target.hpp"
 #include "common/log.hpp"
 #include "common/utf8.hpp"
 #include "json/definitions.hpp"
 #include "mcp_client/mcp_upstream.hpp"
 #include "provider/fingerprint.hpp"
+#include "provider/result_stamp.hpp"
 #include "provider/session_table.hpp"
 #include "provider/tool_names.hpp"
 #include "provider/tool_references.hpp"
@@ -153,7 +155,9 @@ std::size_t CodeActProvider::RemoveMounts(const std::vector<std::string>& mount_
 
 std::vector<std::string> CodeActProvider::ListNetworkTargets() const {
   std::lock_guard lock(mu_);
-  return network_targets_;
+  std::vector<std::string> texts;
+  for (const EgressTarget& t : network_targets_) texts.push_back(t.text);
+  return texts;
 }
 
 Status CodeActProvider::AddMount(FileMount mount) {
@@ -189,20 +193,23 @@ void CodeActProvider::ClearMounts() {
   mounts_.clear();
 }
 
-void CodeActProvider::AddNetworkTarget(const std::string& host) {
+Status CodeActProvider::AddNetworkTarget(const std::string& target) {
+  StatusOr<EgressTarget> parsed = internal::ParseEgressTarget(target);
+  if (!parsed.ok()) return parsed.status();
   std::lock_guard lock(mu_);
-  if (std::find(network_targets_.begin(), network_targets_.end(), host) == network_targets_.end()) {
-    network_targets_.push_back(host);
-    std::sort(network_targets_.begin(), network_targets_.end());
+  if (std::none_of(network_targets_.begin(), network_targets_.end(),
+                   [&](const EgressTarget& t) { return t.text == target; })) {
+    network_targets_.push_back(std::move(*parsed));
+    std::sort(network_targets_.begin(), network_targets_.end(),
+              [](const EgressTarget& a, const EgressTarget& b) { return a.text < b.text; });
   }
+  return Status::Ok();
 }
 
-bool CodeActProvider::RemoveNetworkTarget(const std::string& host) {
+bool CodeActProvider::RemoveNetworkTarget(const std::string& target) {
   std::lock_guard lock(mu_);
-  auto it = std::find(network_targets_.begin(), network_targets_.end(), host);
-  if (it == network_targets_.end()) return false;
-  network_targets_.erase(it);
-  return true;
+  return std::erase_if(network_targets_, [&](const EgressTarget& t) { return t.text == target; }) >
+         0;
 }
 
 void CodeActProvider::ClearNetworkTargets() {
@@ -325,7 +332,7 @@ ExecutionResult CodeActProvider::Vet(
   // Network targets a backend cannot serve are refused, never dropped (BackendTraits).
   if (!snapshot.network_targets.empty() && !executor_->Traits(snapshot).network_targets) {
     return finish(NotRunResult(Outcome::kSetupError,
-                               "network targets (" + snapshot.network_targets.front() +
+                               "network targets (" + snapshot.network_targets.front().text +
                                    (snapshot.network_targets.size() > 1 ? ", ..." : "") +
                                    ") need egress, which this backend does not have: remove them"));
   }

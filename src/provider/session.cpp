@@ -6,6 +6,7 @@
 #include "backends/run_outcome.hpp"
 #include "codeact/provider.hpp"
 #include "common/utf8.hpp"
+#include "provider/result_stamp.hpp"
 #include "provider/session_table.hpp"
 
 namespace codeact {

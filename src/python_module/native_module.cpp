@@ -401,8 +401,10 @@ class NativeProvider {
     }
     return out;
   }
-  void AddNetworkTarget(const std::string& host) { provider_->AddNetworkTarget(host); }
-  bool RemoveNetworkTarget(const std::string& host) { return provider_->RemoveNetworkTarget(host); }
+  void AddNetworkTarget(const std::string& target) { Check(provider_->AddNetworkTarget(target)); }
+  bool RemoveNetworkTarget(const std::string& target) {
+    return provider_->RemoveNetworkTarget(target);
+  }
   std::vector<std::string> NetworkTargets() const { return provider_->ListNetworkTargets(); }
   void SetLimits(const std::map<std::string, std::int64_t>& values) {
     ExecutionLimits limits = provider_->Snapshot().limits;

@@ -13,6 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <span>
+#include <string>
+#include <utility>
 
 namespace codeact::internal {
 namespace {
@@ -85,11 +88,24 @@ constexpr scmp_datum_t kTmpfileBit = O_TMPFILE & ~O_DIRECTORY;
 
 RuleStatus Failed(int rc, std::string rule) { return {rc, std::move(rule)}; }
 
-// A rule on a call named by string: calls this architecture does not have are skipped.
-RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, const char* name) {
-  const int nr = seccomp_syscall_resolve_name(name);
-  if (nr == __NR_SCMP_ERROR) return {};
-  if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return Failed(rc, name);
+// A rule on each call named by string: calls this architecture does not have are skipped.
+RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::span<const char* const> names) {
+  for (const char* name : names) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return Failed(rc, name);
+  }
+  return {};
+}
+
+RuleStatus ByName(scmp_filter_ctx ctx, uint32_t action, std::initializer_list<const char*> names) {
+  return ByName(ctx, action, std::span(names.begin(), names.size()));
+}
+
+// EPERM for `nr` when its arguments match `cmp`.
+RuleStatus DenyWhen(scmp_filter_ctx ctx, int nr, scmp_arg_cmp cmp, std::string rule) {
+  if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &cmp); rc < 0)
+    return Failed(rc, std::move(rule));
   return {};
 }
 
@@ -101,6 +117,30 @@ RuleStatus ModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned arg,
     const scmp_arg_cmp mode = {arg, SCMP_CMP_MASKED_EQ, bit, bit};
     if (int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode); rc < 0)
       return Failed(rc, name);
+  }
+  return {};
+}
+
+// The calls that set a mode (chmod) or create with one, and which argument holds it.
+struct ModeCall {
+  int nr;
+  const char* name;
+  unsigned mode_arg;
+};
+constexpr ModeCall kChmodCalls[] = {{SCMP_SYS(chmod), "chmod", 1},
+                                    {SCMP_SYS(fchmod), "fchmod", 1},
+                                    {SCMP_SYS(fchmodat), "fchmodat", 2}};
+constexpr ModeCall kCreateCalls[] = {{SCMP_SYS(mkdir), "mkdir", 1},
+                                     {SCMP_SYS(mkdirat), "mkdirat", 2},
+                                     {SCMP_SYS(mknod), "mknod", 1},
+                                     {SCMP_SYS(mknodat), "mknodat", 2}};
+
+// ModeRule for each of `calls`.
+template <std::size_t N>
+RuleStatus ModeRules(scmp_filter_ctx ctx, std::span<const ModeCall> calls,
+                     const scmp_datum_t (&bits)[N]) {
+  for (const ModeCall& c : calls) {
+    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, bits); !s.ok()) return s;
   }
   return {};
 }
@@ -122,19 +162,15 @@ RuleStatus OpenModeRule(scmp_filter_ctx ctx, int nr, const char* name, unsigned 
 }  // namespace
 
 RuleStatus DenyKernelAdministration(scmp_filter_ctx ctx) {
-  for (const char* name : kKernelAdministration) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), kKernelAdministration);
 }
 
 RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
   for (unsigned long flag : kNamespaceFlags) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
-        rc < 0) {
-      return Failed(rc, "clone");
-    }
+    if (RuleStatus s =
+            DenyWhen(ctx, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag), "clone");
+        !s.ok())
+      return s;
   }
   if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc < 0)
     return Failed(rc, "clone3");
@@ -144,82 +180,46 @@ RuleStatus DenyNewNamespaces(scmp_filter_ctx ctx) {
 RuleStatus DenyTerminalInjection(scmp_filter_ctx ctx) {
   for (scmp_datum_t request : {scmp_datum_t{TIOCSTI}, scmp_datum_t{TIOCLINUX}}) {
     // The request is an unsigned int: compare its 32 bits only.
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request));
-        rc < 0) {
-      return Failed(rc, "ioctl");
-    }
+    if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(ioctl),
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, request), "ioctl");
+        !s.ok())
+      return s;
   }
   return {};
 }
 
 RuleStatus AllowOnlyUnixSockets(scmp_filter_ctx ctx) {
   for (int call : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    if (int rc =
-            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-        rc < 0) {
-      return Failed(rc, "socket families");
-    }
+    if (RuleStatus s = DenyWhen(ctx, call, SCMP_A0(SCMP_CMP_NE, AF_UNIX), "socket families");
+        !s.ok())
+      return s;
   }
   return {};
 }
 
 RuleStatus DenyPrivilegedFileModes(scmp_filter_ctx ctx) {
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } mode_calls[] = {{SCMP_SYS(chmod), "chmod", 1},       {SCMP_SYS(fchmod), "fchmod", 1},
-                    {SCMP_SYS(fchmodat), "fchmodat", 2}, {SCMP_SYS(mkdir), "mkdir", 1},
-                    {SCMP_SYS(mkdirat), "mkdirat", 2},   {SCMP_SYS(mknod), "mknod", 1},
-                    {SCMP_SYS(mknodat), "mknodat", 2},   {SCMP_SYS(creat), "creat", 1}};
-  for (const auto& c : mode_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kPrivilegedModeBits); !s.ok())
-      return s;
-  }
+  if (RuleStatus s = ModeRules(ctx, kChmodCalls, kPrivilegedModeBits); !s.ok()) return s;
+  if (RuleStatus s = ModeRules(ctx, kCreateCalls, kPrivilegedModeBits); !s.ok()) return s;
+  if (RuleStatus s = ModeRule(ctx, SCMP_SYS(creat), "creat", 1, kPrivilegedModeBits); !s.ok())
+    return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(open), "open", 1, 2); !s.ok()) return s;
   if (RuleStatus s = OpenModeRule(ctx, SCMP_SYS(openat), "openat", 2, 3); !s.ok()) return s;
-  for (const char* name : {"setxattr", "lsetxattr", "fsetxattr"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  for (const char* name : {"fchmodat2", "openat2"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), name); !s.ok()) return s;
-  }
-  return {};
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"setxattr", "lsetxattr", "fsetxattr"});
+      !s.ok())
+    return s;
+  return ByName(ctx, SCMP_ACT_ERRNO(ENOSYS), {"fchmodat2", "openat2"});
 }
 
 RuleStatus DenyWeakenedFileModes(scmp_filter_ctx ctx) {
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } chmod_calls[] = {{SCMP_SYS(chmod), "chmod", 1},
-                     {SCMP_SYS(fchmod), "fchmod", 1},
-                     {SCMP_SYS(fchmodat), "fchmodat", 2}};
-  for (const auto& c : chmod_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, kWeakeningModeBits); !s.ok())
-      return s;
-  }
-  const struct {
-    int nr;
-    const char* name;
-    unsigned mode_arg;
-  } create_calls[] = {{SCMP_SYS(mkdir), "mkdir", 1},
-                      {SCMP_SYS(mkdirat), "mkdirat", 2},
-                      {SCMP_SYS(mknod), "mknod", 1},
-                      {SCMP_SYS(mknodat), "mknodat", 2}};
+  if (RuleStatus s = ModeRules(ctx, kChmodCalls, kWeakeningModeBits); !s.ok()) return s;
   const scmp_datum_t sticky[] = {S_ISVTX};
-  for (const auto& c : create_calls) {
-    if (RuleStatus s = ModeRule(ctx, c.nr, c.name, c.mode_arg, sticky); !s.ok()) return s;
-  }
+  if (RuleStatus s = ModeRules(ctx, kCreateCalls, sticky); !s.ok()) return s;
   // A umask without 022's bits: the umask is a process's, and the run's starts at 022 or
   // stricter (the guard sets it before the filter).
   for (scmp_datum_t bit : {scmp_datum_t{S_IWGRP}, scmp_datum_t{S_IWOTH}}) {
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(umask), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, bit, 0));
-        rc < 0) {
-      return Failed(rc, "umask");
-    }
+    if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(umask), SCMP_A0(SCMP_CMP_MASKED_EQ, bit, 0), "umask");
+        !s.ok())
+      return s;
   }
   return {};
 }
@@ -240,37 +240,27 @@ RuleStatus DenyForeignPriorityTargets(scmp_filter_ctx ctx) {
                {SCMP_SYS(ioprio_set), "ioprio_set", kIoprioWhoUser}};
   for (const auto& c : calls) {
     // `which` is an int: compare its 32 bits only.
-    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), c.nr, 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, c.which));
-        rc < 0) {
-      return Failed(rc, c.name);
-    }
+    if (RuleStatus s =
+            DenyWhen(ctx, c.nr, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, c.which), c.name);
+        !s.ok())
+      return s;
   }
   return {};
 }
 
 RuleStatus DenySysvIpcAndMessageQueues(scmp_filter_ctx ctx) {
-  for (const char* name :
-       {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
-        "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
-        "mq_notify", "mq_getsetattr"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM),
+                {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+                 "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+                 "mq_timedreceive", "mq_notify", "mq_getsetattr"});
 }
 
 RuleStatus DenyInotify(scmp_filter_ctx ctx) {
-  for (const char* name : {"inotify_init", "inotify_init1"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"inotify_init", "inotify_init1"});
 }
 
 RuleStatus DenyMemoryFiles(scmp_filter_ctx ctx) {
-  for (const char* name : {"memfd_create", "memfd_secret"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  return {};
+  return ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"memfd_create", "memfd_secret"});
 }
 
 RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
@@ -288,27 +278,26 @@ RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
 }
 
 RuleStatus DenyProcessCreation(scmp_filter_ctx ctx) {
-  for (const char* name : {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-      rc < 0) {
-    return Failed(rc, "clone without CLONE_THREAD");
-  }
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM),
+                            {"fork", "vfork", "execve", "execveat", "pidfd_send_signal"});
+      !s.ok())
+    return s;
+  if (RuleStatus s = DenyWhen(ctx, SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0),
+                              "clone without CLONE_THREAD");
+      !s.ok())
+    return s;
   return {};
 }
 
 RuleStatus DenyNetworkAddresses(scmp_filter_ctx ctx) {
-  for (const char* name : {"connect", "bind", "sendmsg", "sendmmsg"}) {
-    if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), name); !s.ok()) return s;
-  }
+  if (RuleStatus s = ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"connect", "bind", "sendmsg", "sendmmsg"});
+      !s.ok())
+    return s;
   // send() is sendto(..., NULL, 0): asyncio's self-pipe needs it.
-  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
-                                SCMP_A4(SCMP_CMP_NE, 0));
-      rc < 0) {
-    return Failed(rc, "sendto with an address");
-  }
+  if (RuleStatus s =
+          DenyWhen(ctx, SCMP_SYS(sendto), SCMP_A4(SCMP_CMP_NE, 0), "sendto with an address");
+      !s.ok())
+    return s;
   return {};
 }
 

@@ -190,14 +190,20 @@ Verdict ByOutcome(const ExecutionResult& r, Outcome expected) {
           OutcomeText(r) + " after " + std::to_string(r.duration_ms) + " ms"};
 }
 
+// Contained unless the program printed `marker`, which means it did `what`.
+std::function<Verdict(const ExecutionResult&, Fixture&)> ContainedUnlessPrinted(std::string marker,
+                                                                                std::string what) {
+  return [marker, what](const ExecutionResult& r, Fixture&) -> Verdict {
+    if (Contains(r.stdout_text, marker)) return {false, what};
+    return {true, OutcomeText(r)};
+  };
+}
+
 // What the code can reach: files, the environment, the network.
 std::vector<Probe> ReachProbes() {
   return {
       {"read /etc/passwd", ProcessLevel::kContainsWithLandlock, "read_etc_passwd", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "root:")) return {false, "read it (root:...)"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("root:", "read it (root:...)")},
       {"list /", ProcessLevel::kContainsWithLandlock, "list_root", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
          // The runtime guard's Landlock refuses to list / at all.
@@ -323,10 +329,7 @@ std::vector<Probe> LimitProbes() {
 std::vector<Probe> HostChangeProbes() {
   return {
       {"write a /proc/sys setting", ProcessLevel::kContains, "write_proc_sys", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "written")) return {false, "wrote a host kernel setting"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("written", "wrote a host kernel setting")},
       {"plant a setuid file through a mount", ProcessLevel::kContainsWithGuard, "plant_setuid_file",
        nullptr,
        [](const ExecutionResult& r, Fixture& f) -> Verdict {
@@ -370,10 +373,7 @@ std::vector<Probe> HostExposureProbes() {
          return {true, OutcomeText(r)};
        }},
       {"chmod a device node", ProcessLevel::kContains, "chmod_device_node", nullptr,
-       [](const ExecutionResult& r, Fixture&) -> Verdict {
-         if (Contains(r.stdout_text, "changed")) return {false, "may change the host's /dev/null"};
-         return {true, OutcomeText(r)};
-       }},
+       ContainedUnlessPrinted("changed", "may change the host's /dev/null")},
       {"read the host's environment through /proc", ProcessLevel::kContainsWithLandlock,
        "read_proc_environ", nullptr,
        [](const ExecutionResult& r, Fixture&) -> Verdict {
@@ -511,7 +511,12 @@ ProbeReport Run(Executor& executor, const Probe& probe, const std::string& progr
   // The probes test the isolation level, not the policy: the runtime guard's import check lets
   // them import what they use, so that what stops them is the level's own.
   s.policy.extra_allowed_imports = {"socket", "signal", "sys", "resource"};
-  const ExecutionResult r = executor.Execute(ExecutionRequest{FixturePrelude(f) + program}, s);
+  const auto start = std::chrono::steady_clock::now();
+  ExecutionResult r = executor.Execute(ExecutionRequest{FixturePrelude(f) + program}, s);
+  // No provider stamps these runs: the probes' verdicts read the wall-clock time measured here.
+  r.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
   ProbeReport report;
   report.name = probe.name;
   const RuntimeGuardStatus guard = GuardStatus(executor);

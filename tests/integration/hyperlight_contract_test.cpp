@@ -113,8 +113,8 @@ HostTool EchoTool(std::string result_json) {
 
 TEST(HyperlightContractTest, ABareHostIsNotUnavailableAndReachesTheSdkAsAnHttpsUrl) {
   auto p = FakeProvider(Unvalidated());
-  p->AddNetworkTarget("api.example.com");
-  p->AddNetworkTarget("http://127.0.0.1:8080:get,POST");
+  ASSERT_TRUE(p->AddNetworkTarget("api.example.com").ok());
+  ASSERT_TRUE(p->AddNetworkTarget("http://127.0.0.1:8080:get,POST").ok());
   const ExecutionResult r = p->Execute("fake_allowed_domains");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
   // In the registry's order (sorted as given).
@@ -143,28 +143,30 @@ TEST(HyperlightContractTest, TheSdkRefusesABareHostItself) {
       << r->stderr_text;
 }
 
-TEST(HyperlightContractTest, TargetTyposAreSetupErrorsNamingTheTarget) {
+// A target is parsed once, when it is added: a typo is refused there, naming the target, and
+// never reaches a run.
+TEST(HyperlightContractTest, TargetTyposAreRefusedWhenAddedNamingTheTarget) {
   auto p = FakeProvider();
-  p->AddNetworkTarget("api.example.com:GTE");
-  const ExecutionResult typo = p->Execute("print(1)");
-  EXPECT_EQ(typo.outcome, Outcome::kSetupError);
-  EXPECT_NE(typo.message.find("network target \"api.example.com:GTE\": unknown HTTP method"),
+  const Status typo = p->AddNetworkTarget("api.example.com:GTE");
+  EXPECT_EQ(typo.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(typo.message().find("network target \"api.example.com:GTE\": unknown HTTP method"),
             std::string::npos)
-      << typo.message;
-  p->ClearNetworkTargets();
-  p->AddNetworkTarget("api.example.com:8443");
-  const ExecutionResult port = p->Execute("print(1)");
-  EXPECT_EQ(port.outcome, Outcome::kSetupError);
-  EXPECT_NE(port.message.find("write https://api.example.com:8443 or http://api.example.com:8443"),
-            std::string::npos)
-      << port.message;
+      << typo.message();
+  const Status port = p->AddNetworkTarget("api.example.com:8443");
+  EXPECT_EQ(port.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      port.message().find("write https://api.example.com:8443 or http://api.example.com:8443"),
+      std::string::npos)
+      << port.message();
+  EXPECT_TRUE(p->ListNetworkTargets().empty());
+  EXPECT_EQ(p->Execute("print(1)").outcome, Outcome::kOk);
 }
 
 TEST(HyperlightContractTest, UserCodeReachesAnAllowedTargetWithHttpGetAndPost) {
   LoopbackServer server;
   LoopbackServer other;
   auto p = FakeProvider(Unvalidated());
-  p->AddNetworkTarget(server.url() + ":GET");
+  ASSERT_TRUE(p->AddNetworkTarget(server.url() + ":GET").ok());
   const ExecutionResult r =
       p->Execute("r = await http_get('" + server.url() +
                  "/hello?x=1')\n"
@@ -182,7 +184,7 @@ TEST(HyperlightContractTest, UserCodeReachesAnAllowedTargetWithHttpGetAndPost) {
   EXPECT_EQ(other.requests(), 0);
 
   p->ClearNetworkTargets();
-  p->AddNetworkTarget(server.url());
+  ASSERT_TRUE(p->AddNetworkTarget(server.url()).ok());
   const ExecutionResult post =
       p->Execute("(await http_post('" + server.url() + "/items', body='{\"a\": 1}'))['body']");
   ASSERT_EQ(post.outcome, Outcome::kOk) << post.message << post.stderr_text;

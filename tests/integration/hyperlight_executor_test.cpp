@@ -235,8 +235,8 @@ TEST(HyperlightExecutorTest, InputDirectoryAndNetworkTargetsReachTheSandbox) {
   ProviderOptions o;
   o.executor.hyperlight.inputs = {input};
   auto p = FakeProvider(o);
-  p->AddNetworkTarget("api.example.com:GET,post");
-  p->AddNetworkTarget("https://other.org:8443");
+  ASSERT_TRUE(p->AddNetworkTarget("api.example.com:GET,post").ok());
+  ASSERT_TRUE(p->AddNetworkTarget("https://other.org:8443").ok());
   const ExecutionResult r =
       p->Execute("print(open('/input/data.txt').read())\nfake_allowed_domains");
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;

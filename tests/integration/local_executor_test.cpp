@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "codeact/executor.hpp"
+#include "common/egress_target.hpp"
 #include "testing/test_support.hpp"
 
 namespace codeact {
@@ -19,6 +21,12 @@ using testing::Fixture;
 using testing::LocalExecutor;
 using testing::Snapshot;
 namespace bj = boost::json;
+
+EgressTarget Target(const std::string& text) {
+  StatusOr<EgressTarget> target = internal::ParseEgressTarget(text);
+  EXPECT_TRUE(target.ok()) << target.status().ToString();
+  return target.ok() ? *target : EgressTarget{};
+}
 
 ExecutionResult RunCode(const std::string& code, const RunSnapshot& snapshot = Snapshot()) {
   return LocalExecutor()->Execute({code}, snapshot);
@@ -39,8 +47,6 @@ TEST(LocalExecutorTest, HelloWithOutputValue) {
   EXPECT_EQ(r.stdout_text, "hello\n");
   EXPECT_TRUE(r.output_present);
   EXPECT_EQ(bj::parse(r.output_json), bj::parse(R"({"a":1,"2":[3,null]})"));
-  EXPECT_EQ(r.backend, "local");
-  EXPECT_EQ(r.isolation, "process");
 }
 
 TEST(LocalExecutorTest, UserExceptionHasTracebackWithUserLines) {
@@ -85,7 +91,7 @@ TEST(LocalExecutorTest, NetworkTargetsWithoutEgressAreRefusedNotIgnored) {
   auto executor = CreateExecutor(options);
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
   RunSnapshot snapshot = Snapshot();
-  snapshot.network_targets = {"api.example.com"};
+  snapshot.network_targets = {Target("api.example.com")};
   EXPECT_FALSE((*executor)->Traits(snapshot).network_targets);
   const ExecutionResult r = (*executor)->Execute({"print(1)"}, snapshot);
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
@@ -125,17 +131,13 @@ TEST(LocalExecutorTest, ValidationInTheChildIsRefusedWhereTheExecutorDoesNotOffe
   EXPECT_EQ(rejected.violations[0].rule, "import-blocked");
 }
 
-TEST(LocalExecutorTest, MalformedTargetsAndToolsNamedLikeEgressToolsAreRefused) {
+// A malformed target never gets here: CodeActProvider::AddNetworkTarget refuses it (ProviderTest).
+TEST(LocalExecutorTest, ToolsNamedLikeEgressToolsAreRefused) {
   RunSnapshot snapshot = Snapshot();
-  snapshot.network_targets = {"api.example.com:FETCH"};
-  ExecutionResult r = RunCode("print(1)", snapshot);
-  EXPECT_EQ(r.outcome, Outcome::kSetupError);
-  EXPECT_NE(r.message.find("unknown HTTP method \"FETCH\""), std::string::npos) << r.message;
-
-  snapshot.network_targets = {"api.example.com"};
+  snapshot.network_targets = {Target("api.example.com")};
   snapshot.tools.push_back({"http_get", "mine", R"({"type":"object"})", false,
                             [](const std::string&) { return ToolResult::Success("1"); }});
-  r = RunCode("print(1)", snapshot);
+  ExecutionResult r = RunCode("print(1)", snapshot);
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_NE(r.message.find("the host tool \"http_get\" has the name of a built-in egress tool"),
             std::string::npos)
@@ -229,10 +231,11 @@ TEST(LocalExecutorTest, IgnoredSigtermAndSwallowedExceptionsStillEndOnTheWallClo
 TEST(LocalExecutorTest, AtexitAndDelLoopsDoNotHoldTheRun) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 5000;
+  const auto start = std::chrono::steady_clock::now();
   const ExecutionResult r = RunCode(Fixture("atexit_loop.py"), Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
   EXPECT_EQ(r.stdout_text, "done\n");
-  EXPECT_LT(r.duration_ms, 3000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(3000));
 }
 
 TEST(LocalExecutorTest, HostSecretIsNotVisible) {
@@ -311,10 +314,11 @@ namespace {
 TEST(LocalExecutorTest, AChildThatClosesItsBridgeAndGoesOnEndsAsATimeout) {
   ExecutionLimits limits;
   limits.wall_timeout_ms = 1000;
+  const auto start = std::chrono::steady_clock::now();
   const ExecutionResult r =
       RunCode("import os, time\nos.close(4)\ntime.sleep(30)\n", Snapshot(limits));
   EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
-  EXPECT_LT(r.duration_ms, 2500);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
 }
 
 TEST(LocalExecutorTest, AChildThatExitsWithoutAResultSaysSo) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -201,6 +202,7 @@ TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
   limits.max_tool_calls = 3;
   limits.wall_timeout_ms = 10'000;
   // Forged frames straight onto the bridge: the runner's own budget check is bypassed.
+  const auto start = std::chrono::steady_clock::now();
   const ExecutionResult r = LocalExecutor()->Execute(
       {testing::Program("tool_bridge/a_flood_of_calls_past_the_budget_ends_the_run")},
       WithTools({Add()}, limits));
@@ -209,7 +211,7 @@ TEST(ToolBridgeTest, AFloodOfCallsPastTheBudgetEndsTheRun) {
   EXPECT_EQ(r.error->type, "BridgeError");
   EXPECT_NE(r.error->message.find("kept calling tools"), std::string::npos) << r.error->message;
   EXPECT_EQ(r.tool_calls, 3);
-  EXPECT_LT(r.duration_ms, 5000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5000));
 }
 
 }  // namespace

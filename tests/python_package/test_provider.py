@@ -120,6 +120,14 @@ async def test_describe_gives_each_format_and_the_instructions(provider):
         provider.describe("yaml")
 
 
+def test_a_malformed_network_target_is_refused_when_added(provider):
+    with pytest.raises(ValueError, match='network target "api.example.com:GTE": unknown HTTP'):
+        provider.add_network_target("api.example.com:GTE")
+    assert provider.get_network_targets() == []
+    provider.add_network_target("api.example.com:GET")
+    assert provider.get_network_targets() == ["api.example.com:GET"]
+
+
 async def test_approval_callable_decides_for_gated_tools():
     asked = []
 

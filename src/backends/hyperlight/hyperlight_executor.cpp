@@ -16,9 +16,10 @@
 #include "backends/hyperlight/staged_inputs.hpp"
 #include "backends/run_outcome.hpp"
 #include "bridge/host_loop.hpp"
+#include "codeact/egress_target.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
-#include "common/egress_target.hpp"
+#include "common/status_macros.hpp"
 #include "common/task_thread.hpp"
 #include "files/mount_capture.hpp"
 #include "limits/limit_table.hpp"
@@ -139,10 +140,10 @@ class HyperlightExecutor final : public Executor {
   BackendTraits Traits(const RunSnapshot& snapshot) const override {
     BackendTraits t;
     t.network_targets = true;  // the SDK's allowed domains, reached with the guest's http_get
-    if (auto targets = ParseEgressTargets(snapshot.network_targets);
-        targets.ok() && !targets->empty()) {
+    if (!snapshot.network_targets.empty()) {
       t.network = "only these targets are reachable (scheme, host and port must match exactly):\n";
-      for (const EgressTarget& target : *targets) t.network += "- " + target.Display() + "\n";
+      for (const EgressTarget& target : snapshot.network_targets)
+        t.network += "- " + target.Display() + "\n";
       // The SDK's guest offers these two only: no other method, and no request headers, can be
       // sent from it, so there is no http_request here (docs/network.md).
       t.network_tools = {"http_get", "http_post"};
@@ -162,14 +163,12 @@ class HyperlightExecutor final : public Executor {
   }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
-    const auto start = Clock::now();
-    ExecutionResult result = Run(request, snapshot, start);
+    // The backend, the level and the duration are the provider's to stamp
+    // (provider/result_stamp.hpp).
+    ExecutionResult result = Run(request, snapshot, Clock::now());
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    StampBackend(result, *this);
-    result.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 
@@ -205,8 +204,6 @@ class HyperlightExecutor final : public Executor {
                                                       "(names starting with __codeact_)");
       }
     }
-    if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok())
-      return NotRunResult(Outcome::kSetupError, targets.status().message());
     if (request.cancel.cancelled()) {
       return NotRunResult(Outcome::kCancelled, CancelledMessage(request.cancel.reason()));
     }
@@ -360,8 +357,7 @@ class HyperlightExecutor final : public Executor {
     for (const auto& t : snapshot.tools) config.tools.push_back(t.name);
     config.input_dir = input ? input->dir.path() : "";
     config.output_dir = worker.output_dir;
-    // RefuseRun has parsed them already.
-    config.network_targets = *ParseEgressTargets(snapshot.network_targets);
+    config.network_targets = snapshot.network_targets;
     config.environment = snapshot.environment;
     config.cpu_time_s = snapshot.limits.cpu_time_s;
     const GuestMemory memory = GuestMemoryFor(snapshot.limits);
@@ -557,17 +553,9 @@ StatusOr<std::unique_ptr<Executor>> CreateHyperlightExecutor(const ExecutorOptio
     if (!validator.ok()) return validator.status();
     python = (*validator)->InstallationInterpreter();
   }
-  const std::string data_dir =
-      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string script =
-      (std::filesystem::path(data_dir) / "resources" / "hyperlight_worker.py").string();
-  if (!options.resource_dir.empty() &&
-      std::filesystem::exists(std::filesystem::path(data_dir) / "hyperlight_worker.py")) {
-    script = (std::filesystem::path(data_dir) / "hyperlight_worker.py").string();
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(script, ec))
-    return NotFound("hyperlight worker not found at " + script);
+  CODEACT_ASSIGN_OR_RETURN(
+      const std::string script,
+      ResourceFile(options.resource_dir, "hyperlight_worker.py", "hyperlight worker"));
   if (options.hyperlight.max_idle_workers < 0 || options.hyperlight.max_idle_workers > 64) {
     return InvalidArgument("max_idle_workers must be between 0 and 64");
   }

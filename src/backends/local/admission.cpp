@@ -6,7 +6,6 @@
 
 #include "backends/run_outcome.hpp"
 #include "codeact/validator.hpp"
-#include "common/egress_target.hpp"
 #include "common/log.hpp"
 #include "common/status_macros.hpp"
 #include "egress/egress_tools.hpp"
@@ -191,20 +190,17 @@ Status Admission::Unenforceable(const ExecutionLimits& limits) const {
              : RefuseUnenforceable(*setup_.cgroups, limits, {memory_bound_, process_bound_});
 }
 
-// Network targets are served by the egress tools, or refused (never ignored) where this
-// executor's egress is off; a malformed target or a host tool named like an egress tool is
+// Network targets (parsed when they were added) are served by the egress tools, or refused
+// (never ignored) where this executor's egress is off; a host tool named like an egress tool is
 // refused too.
 Status Admission::CheckNetworkTargets(const RunSnapshot& snapshot) const {
   if (snapshot.network_targets.empty()) return Status::Ok();
   if (!egress_.enabled) {
     return FailedPrecondition(
-        "network targets (" + snapshot.network_targets.front() +
+        "network targets (" + snapshot.network_targets.front().text +
         (snapshot.network_targets.size() > 1 ? ", ..." : "") +
         ") need egress, which this executor has turned off (ExecutorOptions::egress.enabled): "
         "remove the targets or turn egress on");
-  }
-  if (auto targets = ParseEgressTargets(snapshot.network_targets); !targets.ok()) {
-    return targets.status();
   }
   for (const HostTool& tool : snapshot.tools) {
     if (IsEgressToolName(tool.name)) {
@@ -219,10 +215,8 @@ Status Admission::CheckNetworkTargets(const RunSnapshot& snapshot) const {
 std::vector<HostTool> Admission::ToolsForRun(const RunSnapshot& snapshot) const {
   std::vector<HostTool> tools = snapshot.tools;
   if (snapshot.network_targets.empty() || !egress_.enabled) return tools;
-  auto targets = ParseEgressTargets(snapshot.network_targets);
-  if (!targets.ok()) return tools;
   EgressClientOptions client;
-  client.targets = std::move(*targets);
+  client.targets = snapshot.network_targets;
   client.max_response_bytes = egress_.max_response_bytes;
   client.timeout_ms = egress_.request_timeout_ms;
   client.max_redirects = egress_.max_redirects;

@@ -21,7 +21,6 @@
 #include "bridge/host_loop.hpp"
 #include "codeact/validator.hpp"
 #include "common/data_dir.hpp"
-#include "common/egress_target.hpp"
 #include "common/status_macros.hpp"
 #include "egress/egress_tools.hpp"
 #include "files/mount_capture.hpp"
@@ -45,22 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 // Time allowed to read what the child printed after its processes are dead.
 constexpr std::chrono::milliseconds kDrainGrace{500};
-
-// resources/runner.py of the data dir; with an explicit resource_dir that holds runner.py
-// itself, that one.
-StatusOr<std::string> FindRunner(const ExecutorOptions& options) {
-  const std::string data_dir =
-      options.resource_dir.empty() ? DefaultDataDir() : options.resource_dir;
-  std::string runner = (std::filesystem::path(data_dir) / "resources" / "runner.py").string();
-  if (!options.resource_dir.empty() &&
-      std::filesystem::exists(std::filesystem::path(data_dir) / "runner.py")) {
-    runner = (std::filesystem::path(data_dir) / "runner.py").string();
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(runner, ec))
-    return NotFound("runner not found at " + runner);
-  return runner;
-}
 
 Status CheckPoolAndLevel(const ExecutorOptions& options) {
   if (options.warm_pool_size < 0 || options.warm_pool_size > 64) {
@@ -148,9 +131,8 @@ class LocalExecutor final : public Executor {
     t.fresh_start = "every call starts a fresh interpreter.";
     // Egress is the host's (egress/), at both levels: the child itself has no network.
     t.network_targets = egress_enabled_;
-    if (auto targets = ParseEgressTargets(snapshot.network_targets);
-        t.network_targets && targets.ok() && !targets->empty()) {
-      t.network = DescribeEgress(*targets);
+    if (t.network_targets && !snapshot.network_targets.empty()) {
+      t.network = DescribeEgress(snapshot.network_targets);
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
     t.validates_in_child = setup_.validate_in_child;
@@ -163,16 +145,14 @@ class LocalExecutor final : public Executor {
   }
 
   ExecutionResult Execute(const ExecutionRequest& request, const RunSnapshot& snapshot) override {
-    const auto start = Clock::now();
-    ExecutionResult result = Run(request, snapshot, start);
+    // What only this executor knows; the backend, the level and the duration are the
+    // provider's to stamp (provider/result_stamp.hpp).
+    ExecutionResult result = Run(request, snapshot, Clock::now());
     starter_.RunEnded();  // the refill for the child this run took may start now
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    StampBackend(result, *this);
     result.interpreter = setup_.python;
-    result.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
     return result;
   }
 
@@ -206,12 +186,9 @@ class LocalExecutor final : public Executor {
       spec->imports = imports;
       return spec;
     };
-    config.stamp = [this, limits = snapshot.limits](ExecutionResult& r) {
-      auto note = [&r](const std::string& text) {
-        if (!text.empty()) r.message += (r.message.empty() ? "" : "; ") + text;
-      };
-      note(OpenFilesNote(limits));
-      StampBackend(r, *this);
+    config.add_notes = [limits = snapshot.limits](ExecutionResult& r) {
+      if (std::string note = OpenFilesNote(limits); !note.empty())
+        r.message += (r.message.empty() ? "" : "; ") + note;
     };
     return NewLocalSession(std::move(config));
   }
@@ -419,7 +396,7 @@ StatusOr<std::unique_ptr<Executor>> CreateLocalExecutor(const ExecutorOptions& o
   }
   const auto [major, minor] = EmbeddedPythonVersion();
   if (Status s = CheckInterpreterVersion(python, {major, minor}); !s.ok()) return s;
-  auto runner = FindRunner(options);
+  auto runner = ResourceFile(options.resource_dir, "runner.py", "runner");
   if (!runner.ok()) return runner.status();
   if (Status s = CheckPoolAndLevel(options); !s.ok()) return s;
   std::string guard_module;

@@ -25,7 +25,7 @@ class LocalSession final : public ExecutorSession {
   ExecutionResult Execute(const ExecutionRequest& request) override {
     std::lock_guard run(run_mu_);
     ExecutionResult r = RunLocked(request);
-    config_.stamp(r);
+    config_.add_notes(r);
     return r;
   }
 

@@ -64,8 +64,9 @@ struct LocalSessionConfig {
   std::function<StatusOr<std::unique_ptr<SessionChild>>()> start;
   // The request's "guard" field for a run in `child`; nullopt without the runtime guard.
   std::function<std::optional<RuntimeGuardSpec>(const SessionChild& child)> guard;
-  // Stamps a result as the executor stamps its own (backend, level, notes).
-  std::function<void(ExecutionResult&)> stamp;
+  // Adds to a result what the executor adds to its own (the open-files note); the provider
+  // stamps the backend, the level and the duration.
+  std::function<void(ExecutionResult&)> add_notes;
 };
 
 std::unique_ptr<ExecutorSession> NewLocalSession(LocalSessionConfig config);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 
+#include "common/egress_target.hpp"
 #include "egress/address_policy.hpp"
 #include "egress/egress_tools.hpp"
 #include "egress/http_client.hpp"

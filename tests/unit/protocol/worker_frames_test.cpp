@@ -9,6 +9,8 @@
 #include <chrono>
 #include <string>
 
+#include "common/egress_target.hpp"
+
 namespace codeact::internal {
 namespace {
 

@@ -154,8 +154,8 @@ TEST(MafPortTest, MountAndNetworkListsAndBatches) {
   EXPECT_EQ(mounts[1].mount_path, "/out");
   EXPECT_EQ(p->RemoveMounts({"/in", "/out", "/none"}), 2u);
   EXPECT_TRUE(p->ListMounts().empty());
-  p->AddNetworkTarget("b.example");
-  p->AddNetworkTarget("a.example");
+  ASSERT_TRUE(p->AddNetworkTarget("b.example").ok());
+  ASSERT_TRUE(p->AddNetworkTarget("a.example").ok());
   EXPECT_EQ(p->ListNetworkTargets(), (std::vector<std::string>{"a.example", "b.example"}));
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);

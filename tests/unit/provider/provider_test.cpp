@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -345,7 +346,7 @@ TEST(ProviderTest, HostPathsHiddenWhereTheBackendDoesNotExposeThem) {
 TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
-  p->AddNetworkTarget("api.example.com");
+  ASSERT_TRUE(p->AddNetworkTarget("api.example.com").ok());
   std::string d = p->ToolDescription(p->Snapshot());
   EXPECT_NE(d.find("Network: no network access is intended"), std::string::npos) << d;
   EXPECT_EQ(d.find("api.example.com"), std::string::npos)
@@ -365,11 +366,53 @@ TEST(ProviderTest, TheDescriptionTakesTheBackendsPartFromItsExecutor) {
       << d;
 }
 
+// The provider stamps every result, once: the executor returns what only it knows, and the
+// result names the executor's backend and level and the provider's measure of the time.
+TEST(ProviderTest, TheProviderStampsWhereAndHowLongARunRan) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  fake->isolation_ = IsolationLevel::kNamespaces;
+  fake->script = [](const ExecutionRequest&, const RunSnapshot&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a run that takes time
+    ExecutionResult r;
+    r.outcome = Outcome::kOk;
+    return r;
+  };
+  const ExecutionResult ran = p->Execute("print(1)\n");
+  EXPECT_EQ(ran.backend, "local");
+  EXPECT_EQ(ran.isolation, "namespaces");
+  EXPECT_GE(ran.duration_ms, 20);
+  const ExecutionResult refused = p->Execute("");
+  EXPECT_NE(refused.outcome, Outcome::kOk);
+  EXPECT_EQ(refused.backend, "local");
+  EXPECT_EQ(refused.isolation, "namespaces");
+}
+
+// A target is parsed once, when added: a malformed one is refused there with the reason, and the
+// registry keeps the targets as written.
+TEST(ProviderTest, NetworkTargetsAreParsedWhenAdded) {
+  FakeExecutor* fake = nullptr;
+  auto p = TestProvider::Make({}, &fake);
+  const Status bad = p->AddNetworkTarget("api.example.com:FETCH");
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("unknown HTTP method \"FETCH\""), std::string::npos)
+      << bad.message();
+  EXPECT_TRUE(p->ListNetworkTargets().empty());
+  ASSERT_TRUE(p->AddNetworkTarget("http://B.example:8080:get").ok());
+  ASSERT_TRUE(p->AddNetworkTarget("http://B.example:8080:get").ok());
+  const RunSnapshot s = p->Snapshot();
+  ASSERT_EQ(s.network_targets.size(), 1u);
+  EXPECT_EQ(s.network_targets[0].text, "http://B.example:8080:get");
+  EXPECT_EQ(s.network_targets[0].Display(), "http://b.example:8080 (GET)");
+  EXPECT_TRUE(p->RemoveNetworkTarget("http://B.example:8080:get"));
+  EXPECT_TRUE(p->Snapshot().network_targets.empty());
+}
+
 // A backend without egress gets no run with network targets: setup_error, never a silent drop.
 TEST(ProviderTest, NetworkTargetsWithoutEgressAreRefused) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
-  p->AddNetworkTarget("api.example.com");
+  ASSERT_TRUE(p->AddNetworkTarget("api.example.com").ok());
   const ExecutionResult r = p->Execute("print(1)\n");
   EXPECT_EQ(r.outcome, Outcome::kSetupError);
   EXPECT_NE(r.message.find("network targets (api.example.com) need egress"), std::string::npos)
@@ -385,7 +428,7 @@ TEST(ProviderTest, TheValidatorHearsOfTheBackendsNetworkTools) {
   fake->traits_.network_targets = true;
   fake->traits_.network_tools = {"http_get", "http_post"};
   EXPECT_TRUE(p->Snapshot().policy.network_tools.empty());  // no targets: no network
-  p->AddNetworkTarget("api.example.com");
+  ASSERT_TRUE(p->AddNetworkTarget("api.example.com").ok());
   EXPECT_EQ(p->Snapshot().policy.network_tools,
             (std::vector<std::string>{"http_get", "http_post"}));
   const ExecutionResult rejected = p->Execute("import socket\n");
