@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codeact/cancellation.hpp"
+#include "codeact/output_stream.hpp"
 #include "codeact/validator.hpp"
 
 namespace codeact {
@@ -56,6 +57,9 @@ struct ExecutionRequest {
   // the violations, as the provider's own validation gives. A backend that cannot refuses the
   // run (setup_error) rather than run unvalidated code.
   std::optional<ValidationPolicy> validate_in_child;
+  // Set: what the run prints reaches it in chunks while the run goes on (output_stream.hpp says
+  // when, how big and on which thread). Unset: no thread, no wake-up, nothing changes.
+  OutputCallback on_output;
 };
 
 struct CapturedFile {

@@ -61,6 +61,7 @@ struct InvokeOptions {
   ApprovalCallback approve;      // asked when no explicit decision is given
   CancellationToken cancel;      // ends the run as `cancelled` (ExecutionRequest::cancel)
   std::string tenant;            // the caller the run is for (RunSnapshot::tenant); "": the host's
+  OutputCallback on_output;      // streams the run's output (ExecutionRequest::on_output)
 };
 
 struct ProviderOptions {

@@ -42,6 +42,7 @@ from ._provider import (  # noqa: E402
     HyperlightCodeActProvider,
     LocalCodeActProvider,
     Session,
+    StreamEvent,
     Tool,
     tool,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "HyperlightCodeActProvider",
     "LocalCodeActProvider",
     "Session",
+    "StreamEvent",
     "Tool",
     "schema_from_callable",
     "tool",

@@ -24,6 +24,19 @@ CodeActError = _native.CodeActError
 
 
 @dataclasses.dataclass(frozen=True)
+class StreamEvent:
+    """One event of stream(): kind "stdout" or "stderr" with a chunk of text as `data`, or the
+    last one, kind "result", with the ExecutionResult as `data`."""
+
+    kind: str
+    data: typing.Any
+
+    @property
+    def result(self):
+        return self.data if self.kind == "result" else None
+
+
+@dataclasses.dataclass(frozen=True)
 class CapturedFile:
     path: str
     media_type: str
@@ -117,6 +130,42 @@ def _encode(value):
         return (True, json.dumps(value, ensure_ascii=False), "")
     except (TypeError, ValueError) as e:
         return (False, "TypeError", f"the tool's result is not JSON: {e}")
+
+
+async def _stream_run(owner, call):
+    """The events of one run of `call(cancel, on_output=...)` through `owner._wait`: the chunks
+    as the library's delivery thread hands them over (onto this loop), then the result."""
+    loop = asyncio.get_running_loop()
+    queue = asyncio.Queue()
+
+    def on_output(kind, data):  # the library's thread, with the GIL
+        event = StreamEvent(kind, data.decode("utf-8", "replace"))
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    run = asyncio.ensure_future(owner._wait(functools.partial(call, on_output=on_output)))
+    getter = None
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, run}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            break
+        # Every chunk was handed over before the run returned, so it is queued already.
+        while not queue.empty():
+            yield queue.get_nowait()
+        yield StreamEvent("result", run.result())
+    finally:
+        if getter is not None and not getter.done():
+            getter.cancel()
+        if not run.done():
+            run.cancel()  # _wait cancels the run and waits for its end
+            try:
+                await run
+            except BaseException:  # noqa: B036 - the run's own end, cancelled or not
+                pass
 
 
 async def _call_async(fn, kwargs):
@@ -367,9 +416,13 @@ class CodeActProvider:
         return ExecutionResult.from_json(self._native.execute(code, approved, self._approve))
 
     async def stream(self, code, *, approved=None):
-        """Yields the run's events. The library's public API has no streaming run yet: one
-        event {"type": "result", "result": ExecutionResult} ends every stream."""
-        yield {"type": "result", "result": await self.execute(code, approved=approved)}
+        """Runs `code` once and yields its StreamEvents while it runs: "stdout" and "stderr"
+        chunks (`data` is text; together they are the result's stdout and stderr), then one
+        "result" event whose `data` is the ExecutionResult. Cancelling the consuming task, or
+        leaving the loop early, cancels the run (docs/python.md, Streaming)."""
+        async for event in _stream_run(self, functools.partial(
+                self._native.execute, code, approved, self._approve)):
+            yield event
 
     async def create_session(self, name=""):
         """A session (include/codeact/session.hpp): one interpreter whose globals persist."""

@@ -82,6 +82,8 @@ bool WaitForExit(Child& child, Clock::time_point deadline, const CancellationTok
 ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitInfo& exit,
                             const ExecutionLimits& limits, const ChildDescription& child,
                             bool oom_killed) {
+  // The stream ends before the result: its callback's last call returns before Execute does.
+  const std::int64_t chunks_dropped = loop.FinishStream();
   ExecutionResult r;
   r.stdout_truncated = loop.stdout_buffer().truncated();
   r.stderr_truncated = loop.stderr_buffer().truncated();
@@ -141,6 +143,9 @@ ExecutionResult ResultOfRun(HostLoop& loop, const LoopResult& ended, const ExitI
       r.violations = std::move(rejected.violations);
       break;
     }
+  }
+  if (const std::string note = DroppedChunksNote(chunks_dropped); !note.empty()) {
+    r.message += (r.message.empty() ? "" : "; ") + note;
   }
   return r;
 }

@@ -296,6 +296,7 @@ struct LoopSettings {
   bool verdict_first = false;  // RunExtras::validate was set
   bool guarded = false;        // RunExtras::guard was set: the runner may answer with guard_error
   std::int64_t max_output_bytes = 0;
+  OutputStreamer* streamer = nullptr;  // HostLoop::StreamOutputTo, or null
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -418,10 +419,10 @@ void RunLoop::PollOnce() {
   const int i_to = !outbox_.empty() ? n : -1;
   if (!outbox_.empty()) fds[n++] = {ch.to_child_fd, POLLOUT, 0};
 
-  const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           (terminal_ ? closes_by_ : s_.deadline) - Clock::now())
-                           .count() +
-                       1;
+  Clock::time_point wake_at = terminal_ ? closes_by_ : s_.deadline;
+  if (s_.streamer != nullptr) wake_at = std::min(wake_at, s_.streamer->NextDue());
+  const auto wait_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now()).count() + 1;
   const int ready = poll(fds, n, static_cast<int>(std::clamp<std::int64_t>(wait_ms, 0, 60'000)));
   if (ready < 0) {
     if (errno != EINTR) EndWith(LoopEnd::kProtocolError, "poll failed");
@@ -431,6 +432,11 @@ void RunLoop::PollOnce() {
     stdout_open_ = DrainAvailable(ch.stdout_fd, *s_.stdout_buffer);
   if (i_err >= 0 && fds[i_err].revents)
     stderr_open_ = DrainAvailable(ch.stderr_fd, *s_.stderr_buffer);
+  if (s_.streamer != nullptr) {
+    s_.streamer->Follow(OutputStreamKind::kStdout, s_.stdout_buffer->data());
+    s_.streamer->Follow(OutputStreamKind::kStderr, s_.stderr_buffer->data());
+    s_.streamer->SendDue(Clock::now());
+  }
   if (fds[i_wake].revents) tools_.CollectFinished(outbox_);
   NotePeakBacklog();
   if (i_to >= 0 && fds[i_to].revents) WriteOutbox(fds[i_to].revents);
@@ -673,11 +679,23 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               extras.bridge_closes_after_run,
                               extras.validate != nullptr,
                               extras.guard != nullptr,
-                              limits_.max_output_bytes};
+                              limits_.max_output_bytes,
+                              streamer_.get()};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();
   return result;
+}
+
+void HostLoop::StreamOutputTo(const OutputCallback& callback) {
+  if (callback) streamer_ = std::make_unique<OutputStreamer>(callback);
+}
+
+std::int64_t HostLoop::FinishStream() {
+  if (streamer_ == nullptr) return 0;
+  streamer_->Follow(OutputStreamKind::kStdout, stdout_.data());
+  streamer_->Follow(OutputStreamKind::kStderr, stderr_.data());
+  return streamer_->Finish();
 }
 
 void HostLoop::DrainAvailableOutput() {

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bridge/output_streamer.hpp"
 #include "codeact/cancellation.hpp"
 #include "codeact/execution.hpp"
 #include "codeact/limits.hpp"
@@ -94,6 +96,13 @@ class HostLoop {
   // Reads what stdout/stderr hold now, without waiting for EOF.
   void DrainAvailableOutput();
 
+  // From now on, what the loop keeps of stdout and stderr is streamed to `callback` as it is read
+  // (codeact/output_stream.hpp). Without it the loop starts no thread and polls as before.
+  void StreamOutputTo(const OutputCallback& callback);
+  // Streams what is pending, waits for the delivery as OutputStreamer::Finish does, and returns
+  // the chunks dropped; 0 when nothing streams. Call it before the buffers are taken.
+  std::int64_t FinishStream();
+
   CappedBuffer& stdout_buffer() { return stdout_; }
   CappedBuffer& stderr_buffer() { return stderr_; }
 
@@ -103,6 +112,7 @@ class HostLoop {
   const ExecutionLimits& limits_;
   CappedBuffer stdout_;
   CappedBuffer stderr_;
+  std::unique_ptr<OutputStreamer> streamer_;  // null unless StreamOutputTo was called
 };
 
 }  // namespace codeact::internal

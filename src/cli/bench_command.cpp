@@ -364,9 +364,9 @@ std::optional<InProcessMcp> StartInProcessMcp(const Bench& b, IsolationLevel lev
   server_options.tool_definition = [function] {
     return function.Definition(DefinitionFormat::kMcp);
   };
-  server_options.execute = [function](const std::string& arguments,
-                                      const CancellationToken& cancel) {
-    return function.InvokeResult(arguments, {.cancel = cancel});
+  server_options.execute = [function](const std::string& arguments, const CancellationToken& cancel,
+                                      const OutputCallback& on_output) {
+    return function.InvokeResult(arguments, {.cancel = cancel, .on_output = on_output});
   };
   InProcessMcp mcp{*provider, std::make_unique<internal::McpServer>(std::move(server_options))};
   mcp.server->HandleLine(

@@ -5,13 +5,20 @@
 // for the run). The child validates the code itself before running any of it (the validator
 // package staged beside the runner), so the embedded interpreter (~50 ms of CPU) starts only
 // where something else needs it. Nothing started here outlives the command.
+#include <boost/json.hpp>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <thread>
 
 #include "backends/executor_introspection.hpp"
 #include "cli/commands.hpp"
 #include "cli/provider_flags.hpp"
 #include "codeact/json.hpp"
+#include "common/utf8.hpp"
 #include "files/bounded_read.hpp"
+#include "json/serialize.hpp"
+#include "process/cgroup_lock_warmup.hpp"
 #include "validation/background_validator.hpp"
 #include "validation/source_decoding.hpp"
 
@@ -20,17 +27,61 @@ namespace codeact::cli {
 namespace {
 constexpr const char* kRunProse =
     "Validates the code, runs it in a child interpreter under limits and prints the result JSON.\n"
-    "Exit status: 0 when the run succeeded, 1 for any other outcome, 2 for a bad invocation.\n";
+    "Exit status: 0 when the run succeeded, 1 for any other outcome, 2 for a bad invocation.\n"
+    "With --stream the output is printed as it comes, one JSON object a line (NDJSON):\n"
+    "{\"event\":\"stdout\",\"data\":\"...\"} or \"stderr\" per chunk, then\n"
+    "{\"event\":\"result\",\"data\":{...the result JSON...}}.\n";
+
+struct RunFlags {
+  bool stream = false;
+};
+
+const FlagTable<RunFlags>& RunFlagTable() {
+  static const FlagTable<RunFlags> table = {
+      {{"--stream", "", "",
+        "print the run's output while it runs, as NDJSON events (stdout, stderr chunks, then the "
+        "result); chunks are the bytes the result keeps, at least one every 100 ms"},
+       [](const std::string&, RunFlags& flags) {
+         flags.stream = true;
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
+// One chunk's NDJSON line: {"event":"stdout","data":TEXT}. A chunk is bytes; its line holds it as
+// text, a byte that is not UTF-8 replaced (the result's own output is repaired the same way).
+std::string ChunkLine(const OutputChunk& chunk) {
+  boost::json::object line;
+  line["event"] = OutputStreamKindName(chunk.stream);
+  line["data"] = internal::SanitizeUtf8(chunk.data);
+  return internal::SerializeJson(line) + "\n";
+}
+
+void PrintChunk(const OutputChunk& chunk) { std::cout << ChunkLine(chunk) << std::flush; }
+
+// The result JSON, or with --stream its NDJSON event: the JSON `codeact run` prints, byte for
+// byte, as the event's data.
+void PrintResult(const ExecutionResult& result, bool stream) {
+  if (stream) {
+    std::cout << R"({"event":"result","data":)" << ToJson(result) << "}\n" << std::flush;
+  } else {
+    std::cout << ToJson(result) << "\n";
+  }
+}
+
 }  // namespace
 
-std::vector<FlagDoc> RunFlagDocs() { return {}; }  // the provider's flags only
+std::vector<FlagDoc> RunFlagDocs() { return DocsOf(RunFlagTable()); }
 
 int CmdRun(const std::vector<std::string>& argv) {
   if (WantsHelp(argv)) {
     std::cout << CommandHelp("run", kRunProse);
     return kExitOk;
   }
-  auto args = Args::Parse(argv, WithProviderFlags({}));
+  FlagSpec spec;
+  AddToSpec(RunFlagDocs(), spec);
+  auto args = Args::Parse(argv, WithProviderFlags(std::move(spec)));
   if (!args.ok() || args->positionals().size() != 1) {
     std::cerr << "codeact run: " << (args.ok() ? "expected one FILE or -" : args.status().message())
               << "\n"
@@ -43,6 +94,9 @@ int CmdRun(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   internal::PrestartThread();  // before the validator's thread loads libpython (its doc)
+  // The kernel's cgroup migration lock, warmed while the executor is built (its header); a
+  // thread of its own, as the wait is in the kernel and the prestart thread starts the child.
+  const std::jthread warm_cgroup_lock(internal::WarmCgroupMigrationLock);
   // The local backend's child validates the code itself (ExecutorOptions::validate_in_child),
   // so the embedded interpreter starts only for what still needs it: the --tools names' check,
   // the tools of --mcp-server, a backend that validates in the host, the guard's import list
@@ -63,8 +117,11 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << provider.status().message() << "\n";
     return kExitUsage;
   }
+  RunFlags flags;
+  (void)ApplyFlags(RunFlagTable(), *args, flags);  // switches only: nothing to refuse
   InvokeOptions options;
   if (args->Has("--approve")) options.approved = true;
+  if (flags.stream) options.on_output = PrintChunk;
   (*provider)->Warm();  // the child starts now, while the validator starts and validates
   // The tools' names are checked against the validator's import list, so they wait for its
   // start, which the child no longer does (the child's start does not depend on the tools). A
@@ -89,7 +146,7 @@ int CmdRun(const std::vector<std::string>& argv) {
     std::cerr << "codeact run: " << s.message() << "\n";
     return kExitUsage;
   }
-  std::cout << ToJson(result) << "\n";
+  PrintResult(result, flags.stream);
   return result.success() ? kExitOk : kExitFailed;
 }
 

@@ -38,6 +38,10 @@ std::string_view OutcomeName(Outcome outcome) {
   return "internal_error";
 }
 
+std::string_view OutputStreamKindName(OutputStreamKind kind) {
+  return kind == OutputStreamKind::kStderr ? "stderr" : "stdout";
+}
+
 std::string_view SessionStateName(SessionState state) {
   switch (state) {
     case SessionState::kNew:

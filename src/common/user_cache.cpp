@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "os/unique_fd.hpp"
@@ -53,6 +54,33 @@ bool ValidName(std::string_view name) {
   return true;
 }
 
+// Reads `size` bytes of `fd` into `content`; false on a short read or an error.
+bool ReadAll(int fd, std::string& content, std::size_t size) {
+  content.assign(size, '\0');
+  std::size_t got = 0;
+  while (got < content.size()) {
+    const ssize_t n = ::read(fd, content.data() + got, content.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The entry at `path` opened, when it is a trusted regular file holding exactly `content`.
+UniqueFd OpenMatching(const std::string& path, std::string_view content) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return fd;
+  struct stat st {};
+  std::string held;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !Trusted(st, ::geteuid(), false) ||
+      static_cast<std::size_t>(st.st_size) != content.size() ||
+      !ReadAll(fd.get(), held, content.size()) || held != content) {
+    return UniqueFd();
+  }
+  return fd;
+}
+
 }  // namespace
 
 std::optional<UserCache> UserCache::Open() {
@@ -68,8 +96,9 @@ std::optional<UserCache> UserCache::Open() {
     if (::lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !Trusted(st, uid, true))
       return std::nullopt;
   }
-  // 0755: a root host's runs read nothing here (the executor copies what it verified), but a
-  // user may share the directory read-only with another of their accounts.
+  // 0755: a root host's runs read nothing here (the executor links or copies what it verified
+  // into its own directory), but a user may share the directory read-only with another of their
+  // accounts.
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return std::nullopt;
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !Trusted(st, uid, false))
@@ -87,14 +116,8 @@ std::optional<std::string> UserCache::Read(std::string_view name, std::size_t ma
       static_cast<std::size_t>(st.st_size) > max_bytes) {
     return std::nullopt;
   }
-  std::string content(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < content.size()) {
-    const ssize_t n = ::read(fd.get(), content.data() + got, content.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    got += static_cast<std::size_t>(n);
-  }
+  std::string content;
+  if (!ReadAll(fd.get(), content, static_cast<std::size_t>(st.st_size))) return std::nullopt;
   return content;
 }
 
@@ -115,6 +138,20 @@ bool UserCache::Write(std::string_view name, std::string_view content) const {
   if (ok) ok = ::rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) ::unlink(tmp.c_str());
   return ok;
+}
+
+bool UserCache::LinkEntry(std::string_view name, std::string_view content,
+                          const std::string& dest) const {
+  if (!ValidName(name)) return false;
+  const std::string path = dir_ + "/" + std::string(name);
+  UniqueFd fd = OpenMatching(path, content);
+  if (!fd) {
+    if (!Write(name, content)) return false;
+    fd = OpenMatching(path, content);
+    if (!fd) return false;
+  }
+  const std::string opened = "/proc/self/fd/" + std::to_string(fd.get());
+  return ::linkat(AT_FDCWD, opened.c_str(), AT_FDCWD, dest.c_str(), AT_SYMLINK_FOLLOW) == 0;
 }
 
 void UserCache::Remove(std::string_view name) const {

@@ -34,6 +34,15 @@ class UserCache {
   // Replaces entry `name` atomically (mode 0644). False when it could not be written.
   bool Write(std::string_view name, std::string_view content) const;
 
+  // Makes `dest`, a new name on the same file system, a hard link to entry `name` once the entry
+  // holds exactly `content` (written first when it is absent or differs): a private directory
+  // gets a file without a new inode, which on ext4 cost ~0.1 ms per file created and removed.
+  // The link is to the inode that was compared (through /proc/self/fd), so an entry renamed over
+  // in between changes nothing. False when it cannot link (another file system, no /proc): the
+  // caller then writes `dest` itself. Only for readers that cannot write the entry through the
+  // link: another uid (the entry is 0644) or a read-only view of `dest`.
+  bool LinkEntry(std::string_view name, std::string_view content, const std::string& dest) const;
+
   // Removes entry `name` (a stale probe); absent is fine.
   void Remove(std::string_view name) const;
 

@@ -256,7 +256,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       text << head.base();
       sse_out_.push_back(text.str());
     }
-    QueueChunk("event: message\ndata: " + message + "\n\n");
+    // A whole event (REST's output events) goes as it is; anything else is an MCP message.
+    QueueChunk(message.rfind("event: ", 0) == 0 ? message
+                                                : "event: message\ndata: " + message + "\n\n");
   }
 
   void QueueChunk(const std::string& data) {

@@ -9,7 +9,9 @@
 #include <variant>
 
 #include "codeact/json.hpp"
+#include "common/ascii.hpp"
 #include "common/sha256.hpp"
+#include "common/utf8.hpp"
 #include "json/serialize.hpp"
 #include "limits/limit_table.hpp"
 #include "provider/client_sessions.hpp"
@@ -106,6 +108,22 @@ Reply SeedReply(Reply r) {
   return r;
 }
 
+// Accept: text/event-stream asks for a run's output as it comes (docs/http.md, Streaming).
+bool WantsEvents(const HttpRequest& req) {
+  return AsciiLower(std::string(req[http::field::accept])).find("text/event-stream") !=
+         std::string::npos;
+}
+
+// The run's output as SSE events on the response: "event: stdout" or "stderr", the chunk as a
+// JSON string in `data` (a chunk may hold CR, LF or bytes that are not UTF-8, which an SSE data
+// line cannot carry as they are).
+OutputCallback OutputEvents(const EventSink& events) {
+  return [events](const OutputChunk& chunk) {
+    events("event: " + std::string(OutputStreamKindName(chunk.stream)) +
+           "\ndata: " + SerializeJson(json::value(SanitizeUtf8(chunk.data))) + "\n\n");
+  };
+}
+
 }  // namespace
 
 Routed RestRoutes::Dispatch(const HttpRequest& req, const std::string& path,
@@ -118,7 +136,7 @@ Routed RestRoutes::Dispatch(const HttpRequest& req, const std::string& path,
     auto body = context_.BodyObject(req, false);
     if (auto* r = std::get_if<Reply>(&body)) return {std::move(*r)};
     return path == "/run" ? SeedRun(std::get<json::object>(body), caller)
-                          : Execute(std::get<json::object>(body), caller);
+                          : Execute(std::get<json::object>(body), caller, WantsEvents(req));
   }
   if (path == "/v1/tools") {
     info.route = path;
@@ -173,7 +191,7 @@ Routed RestRoutes::Sessions(const HttpRequest& req, const std::string& path,
     json::object& o = std::get<json::object>(body);
     if (o.contains("session")) return context_.BadRequest("the session is named by the path");
     o["session"] = id;
-    return Execute(o, caller);
+    return Execute(o, caller, WantsEvents(req));
   }
   return PauseResume(id, action == "pause", caller);
 }
@@ -208,7 +226,7 @@ Routed RestRoutes::Tools(const std::string& query) {
                                  {"instructions", context_.provider()->Instructions()}})};
 }
 
-Routed RestRoutes::Execute(const json::object& body, const CallerIdentity& caller) {
+Routed RestRoutes::Execute(const json::object& body, const CallerIdentity& caller, bool stream) {
   for (const auto& [key, value] : body) {
     if (key != "code" && key != "session" && key != "timeout_s" && key != "limits") {
       return context_.BadRequest("unknown field \"" + std::string(key).substr(0, 100) +
@@ -242,10 +260,12 @@ Routed RestRoutes::Execute(const json::object& body, const CallerIdentity& calle
   Routed routed;
   routed.slot = std::get<std::shared_ptr<void>>(slot);
   const ExecutionLimits run_limits = std::get<ExecutionLimits>(limits);
-  routed.work = [this, caller, session, any, run_limits,
+  routed.work = [this, caller, session, any, run_limits, stream,
                  code_text = std::string(code->as_string())](const CancellationToken& cancel) {
     InvokeOptions invoke = context_.options().invoke;
     invoke.cancel = cancel;
+    const EventSink* events = stream ? CurrentEventSink() : nullptr;
+    if (events != nullptr) invoke.on_output = OutputEvents(*events);
     invoke.tenant = caller.owner;  // warm children and zygotes per caller (docs/warm-pool.md)
     const std::shared_ptr<CodeActProvider>& provider = context_.provider();
     ExecutionResult result;
@@ -266,6 +286,10 @@ Routed RestRoutes::Execute(const json::object& body, const CallerIdentity& calle
     Reply r;
     r.body = ToJson(result);
     r.outcome = std::string(OutcomeName(result.outcome));
+    if (stream) {
+      r.content_type = "text/event-stream";
+      r.body = "event: result\ndata: " + r.body + "\n\n";
+    }
     return r;
   };
   return routed;
@@ -302,7 +326,7 @@ Routed RestRoutes::SeedRun(const json::object& body, const CallerIdentity& calle
     }
     execute["timeout_s"] = *t;
   }
-  Routed routed = Execute(execute, caller);
+  Routed routed = Execute(execute, caller, /*stream=*/false);
   if (!routed.work) return routed;
   auto run = std::move(routed.work);
   routed.work = [run](const CancellationToken& cancel) { return SeedReply(run(cancel)); };

@@ -30,7 +30,8 @@ class RestRoutes {
                   RequestInfo& info);
   Routed Metrics();
   Routed Tools(const std::string& query);
-  Routed Execute(const boost::json::object& body, const CallerIdentity& caller);
+  // `stream`: the output goes out as SSE events while the run goes on, the result last.
+  Routed Execute(const boost::json::object& body, const CallerIdentity& caller, bool stream);
   Routed SeedRun(const boost::json::object& body, const CallerIdentity& caller);
   Routed OpenSession(const CallerIdentity& caller);
   Routed ListSessions(const CallerIdentity& caller);

@@ -135,7 +135,9 @@ class ScopedRunOutcome {
 
 // Where the work a worker thread is handling may send messages ahead of its reply: while one
 // lives on that thread, CurrentEventSink() returns `sink` (else nullptr). The connection turns
-// its response into an SSE stream at the first message (MCP progress on /mcp).
+// its response into an SSE stream at the first message (MCP progress on /mcp, the output of a
+// streamed /v1/execute). A message that starts with "event: " is a whole SSE event; any other is
+// the data of an "event: message".
 using EventSink = std::function<void(const std::string&)>;
 class ScopedEventSink {
  public:

@@ -16,9 +16,11 @@ void WireExecuteCode(McpServerOptions& options, const CodeActProvider& provider,
   if (handles.signer) {
     options.execute_stateless = [sessions, handles, invoke, record](
                                     const std::string& arguments_json,
-                                    const CancellationToken& cancel) {
+                                    const CancellationToken& cancel,
+                                    const OutputCallback& on_output) {
       InvokeOptions call = invoke;
       call.cancel = cancel;
+      call.on_output = on_output;
       // A call without "session" runs under the snapshot this request's tools/list refreshed.
       const auto session = ParseSessionArgument(arguments_json);
       ExecutionResult result = session.ok() && *session
@@ -29,9 +31,11 @@ void WireExecuteCode(McpServerOptions& options, const CodeActProvider& provider,
     };
   }
   options.execute = [sessions, invoke = std::move(invoke), record = std::move(record)](
-                        const std::string& arguments_json, const CancellationToken& cancel) {
+                        const std::string& arguments_json, const CancellationToken& cancel,
+                        const OutputCallback& on_output) {
     InvokeOptions call = invoke;
     call.cancel = cancel;
+    call.on_output = on_output;
     ExecutionResult result = sessions->Invoke(arguments_json, call);
     return record ? record(std::move(result)) : result;
   };

@@ -121,6 +121,25 @@ class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
   const LogFormat format_;
 };
 
+// Hands each message to a LogHandler (the MCP server's logging notifications).
+class HandlerSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit HandlerSink(LogHandler handler) : handler_(std::move(handler)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const LogLevel level = msg.level <= spdlog::level::debug  ? LogLevel::kDebug
+                           : msg.level == spdlog::level::info ? LogLevel::kInfo
+                           : msg.level == spdlog::level::warn ? LogLevel::kWarning
+                                                              : LogLevel::kError;
+    handler_(level, std::string_view(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+
+ private:
+  const LogHandler handler_;
+};
+
 }  // namespace
 
 StatusOr<std::optional<LogLevel>> ParseLogLevel(std::string_view text) {
@@ -139,12 +158,13 @@ StatusOr<LogFormat> ParseLogFormat(std::string_view text) {
   return InvalidArgument("--log-format is text or json, got \"" + std::string(text) + "\"");
 }
 
-void ApplyLogSettings(const LogSettings& settings) {
+void ApplyLogSettings(const LogSettings& settings, LogHandler also) {
   {
     std::lock_guard lock(SettingsMutex());
     Settings() = settings;
   }
-  SetLogHandler([settings](LogLevel level, std::string_view message) {
+  SetLogHandler([settings, also = std::move(also)](LogLevel level, std::string_view message) {
+    if (also) also(level, message);
     if (!settings.level || level < *settings.level) return;
     WriteStderr(Line(std::chrono::system_clock::now(), LevelName(level), "codeact",
                      SanitizeUtf8(std::string(message)), settings.format));
@@ -156,11 +176,22 @@ LogSettings CurrentLogSettings() {
   return Settings();
 }
 
-std::shared_ptr<spdlog::logger> MakeStderrLogger(const std::string& component, bool enabled) {
+std::shared_ptr<spdlog::logger> MakeStderrLogger(const std::string& component, bool enabled,
+                                                 LogHandler also) {
   const LogSettings settings = CurrentLogSettings();
+  auto stderr_sink = std::make_shared<StderrSink>(component, settings.format);
+  const spdlog::level::level_enum stderr_level =
+      enabled ? SpdlogLevel(settings.level) : spdlog::level::off;
+  if (!also) {
+    auto logger = std::make_shared<spdlog::logger>(component, std::move(stderr_sink));
+    logger->set_level(stderr_level);
+    return logger;
+  }
+  stderr_sink->set_level(stderr_level);
   auto logger = std::make_shared<spdlog::logger>(
-      component, std::make_shared<StderrSink>(component, settings.format));
-  logger->set_level(enabled ? SpdlogLevel(settings.level) : spdlog::level::off);
+      component, spdlog::sinks_init_list{std::move(stderr_sink),
+                                         std::make_shared<HandlerSink>(std::move(also))});
+  logger->set_level(spdlog::level::debug);
   return logger;
 }
 

@@ -29,13 +29,16 @@ struct LogSettings {
 StatusOr<std::optional<LogLevel>> ParseLogLevel(std::string_view text);
 StatusOr<LogFormat> ParseLogFormat(std::string_view text);
 
-// Sets the process's settings and routes the library's messages through them.
-void ApplyLogSettings(const LogSettings& settings);
+// Sets the process's settings and routes the library's messages through them; `also`, when set,
+// gets every library message too, whatever the settings' level (MCP logging's own filter).
+void ApplyLogSettings(const LogSettings& settings, LogHandler also = nullptr);
 LogSettings CurrentLogSettings();
 
 // A logger named `component` ("codeact mcp") writing to stderr as the current settings say;
-// `enabled` false: it writes nothing.
-std::shared_ptr<spdlog::logger> MakeStderrLogger(const std::string& component, bool enabled);
+// `enabled` false: it writes nothing there. `also`, when set, gets every message at debug and
+// above, whatever `enabled` and the settings say.
+std::shared_ptr<spdlog::logger> MakeStderrLogger(const std::string& component, bool enabled,
+                                                 LogHandler also = nullptr);
 
 // The JSON line of one message (no newline), for tests and the sink.
 std::string JsonLogLine(std::string_view time, std::string_view level, std::string_view component,

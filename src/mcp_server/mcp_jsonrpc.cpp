@@ -79,8 +79,9 @@ std::optional<std::string> ProgressToken(const json::object& p) {
 
 }  // namespace
 
-McpProtocol::McpProtocol(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger)
-    : options_(options), logger_(std::move(logger)) {}
+McpProtocol::McpProtocol(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger,
+                         McpLogging& logging)
+    : options_(options), logger_(std::move(logger)), logging_(logging) {}
 
 std::string McpProtocol::OversizedLine() const {
   logger_->warn("request line over {} bytes discarded", options_.max_line_bytes);
@@ -236,6 +237,8 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
     d.response = ResultLine(reply_id, json::object{});
   } else if (name == "tools/list") {
     d.response = ToolsList(reply_id, stateless);
+  } else if (name == "logging/setLevel") {
+    d.response = SetLevel(reply_id, p);
   } else if (IsResourceOrPromptMethod(name)) {
     d.response = ResourcesAndPrompts(name, reply_id, p, stateless);
   } else if (name == "tools/call") {
@@ -257,6 +260,7 @@ void McpProtocol::DispatchRequest(std::string_view name, const json::object& p,
       // the model can read, so they are passed through as they came.
       d.arguments_json = args != nullptr ? SerializeJson(*args) : "{}";
       d.progress_token = ProgressToken(p);
+      if (stateless) d.log_level = ParseMcpLogLevel(std::get<McpRequestMeta>(read).log_level);
     }
   } else {
     d.response = ErrorLine(reply_id, kMethodNotFound, "Method not found: " + std::string(name));
@@ -318,6 +322,21 @@ std::string McpProtocol::ResourcesAndPrompts(std::string_view name, std::string_
   json::object& result = std::get<json::object>(answer);
   if (stateless) MarkStatelessResult(result, Identity());
   return ResultLine(id, result);
+}
+
+// logging/setLevel {"level": L}: from now on the client hears log messages at L and above.
+std::string McpProtocol::SetLevel(std::string_view id, const json::object& p) {
+  const json::value* level = p.if_contains("level");
+  const std::optional<McpLogLevel> parsed =
+      level != nullptr && level->is_string() ? ParseMcpLogLevel(level->as_string()) : std::nullopt;
+  if (!parsed) {
+    return ErrorLine(id, kInvalidParams,
+                     "Invalid params: logging/setLevel needs \"level\": debug, info, notice, "
+                     "warning, error, critical, alert or emergency");
+  }
+  logging_.SetLevel(*parsed);
+  logger_->info("logging/setLevel: {}", McpLogLevelName(*parsed));
+  return ResultLine(id, json::object{});
 }
 
 McpServerIdentity McpProtocol::Identity() const {

@@ -2,9 +2,10 @@
 // which copies each id's text from the request so that it goes back byte for byte, and
 // McpProtocol, which reads one line (a message or a 2025-03-26 batch), checks its envelope and
 // the revision's rules (mcp_revisions.hpp) and answers the lifecycle methods (initialize,
-// server/discover, ping, tools/list), resources/* and prompts/* (mcp_resources.hpp) itself. What it
-// cannot answer at once — a tools/call of execute_code, a notifications/cancelled — it hands back
-// as a Dispatch for the tool calls (mcp_tool_calls.hpp). Thread-safe.
+// server/discover, ping, tools/list, logging/setLevel), resources/* and prompts/*
+// (mcp_resources.hpp) itself. What it cannot answer at once — a tools/call of execute_code, a
+// notifications/cancelled — it hands back as a Dispatch for the tool calls (mcp_tool_calls.hpp).
+// Thread-safe.
 //
 // Internal (codeact::internal); Boost.JSON and spdlog stay inside src/server.
 #pragma once
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mcp_server/mcp_notifications.hpp"
 #include "mcp_server/mcp_revisions.hpp"
 #include "mcp_server/mcp_server.hpp"
 
@@ -53,7 +55,9 @@ class McpProtocol {
     std::string arguments_json;
     bool stateless = false;                     // a 2026-07-28 request: its result is marked
     std::optional<std::string> progress_token;  // params._meta.progressToken, as JSON text
-    std::optional<std::string> cancel_key;      // notifications/cancelled: the request it names
+    // A stateless call's own _meta logLevel: the lowest level of its log notifications.
+    std::optional<McpLogLevel> log_level;
+    std::optional<std::string> cancel_key;  // notifications/cancelled: the request it names
     std::string cancel_reason;
   };
   // A line: one message, a batch of them, or a reply to the line as a whole.
@@ -63,7 +67,9 @@ class McpProtocol {
     std::optional<std::string> response;
   };
 
-  McpProtocol(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger);
+  // logging/setLevel sets `logging`, which must outlive the protocol.
+  McpProtocol(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger,
+              McpLogging& logging);
 
   // One request line (blank: nothing to do). Throws only on a broken invariant.
   Parsed ParseLine(std::string_view line);
@@ -79,6 +85,7 @@ class McpProtocol {
   std::string Negotiated();
   std::string Initialize(std::string_view id, const boost::json::object& p);
   std::string ToolsList(std::string_view id, bool stateless);
+  std::string SetLevel(std::string_view id, const boost::json::object& p);
   // resources/* and prompts/* (mcp_resources.hpp).
   std::string ResourcesAndPrompts(std::string_view name, std::string_view id,
                                   const boost::json::object& p, bool stateless);
@@ -87,6 +94,7 @@ class McpProtocol {
 
   const McpServerOptions& options_;
   const std::shared_ptr<spdlog::logger> logger_;
+  McpLogging& logging_;
   std::mutex version_mu_;
   std::string negotiated_;  // the protocol version of the last initialize; empty before
 };

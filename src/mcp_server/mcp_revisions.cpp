@@ -180,6 +180,8 @@ json::object McpServerCapabilities() {
       {"tools", json::object{{"listChanged", false}}},
       {"resources", json::object{{"listChanged", false}, {"subscribe", false}}},
       {"prompts", json::object{{"listChanged", false}}},
+      // logging/setLevel under the handshake revisions; a 2026-07-28 call's own _meta logLevel.
+      {"logging", json::object{}},
   };
 }
 

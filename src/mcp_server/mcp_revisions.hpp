@@ -108,8 +108,8 @@ struct McpServerIdentity {
 };
 
 // What the server offers, in initialize and server/discover alike: tools (execute_code),
-// resources (the files its calls captured), prompts (its instructions); no list changes are
-// announced and no subscriptions offered.
+// resources (the files its calls captured), prompts (its instructions), logging
+// (mcp_notifications.hpp); no list changes are announced and no subscriptions offered.
 boost::json::object McpServerCapabilities();
 
 // The server/discover result: resultType, supportedVersions (SupportedMcpRevisions),

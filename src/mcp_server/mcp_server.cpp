@@ -16,6 +16,7 @@
 #include "mcp_server/log_setup.hpp"
 #include "mcp_server/mcp_jsonrpc.hpp"
 #include "mcp_server/mcp_line_source.hpp"
+#include "mcp_server/mcp_notifications.hpp"
 #include "mcp_server/mcp_tool_calls.hpp"
 #include "os/pipe_io.hpp"
 
@@ -25,27 +26,81 @@ using jsonrpc::ErrorLine;
 using jsonrpc::kInternalErrorCode;
 using jsonrpc::kNullId;
 
+namespace {
+
+// A log line forwarded as a notification must not forward the lines its own writing logs.
+thread_local bool forwarding_log = false;
+
+McpLogLevel McpLevelOf(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return McpLogLevel::kDebug;
+    case LogLevel::kInfo:
+      return McpLogLevel::kInfo;
+    case LogLevel::kWarning:
+      return McpLogLevel::kWarning;
+    case LogLevel::kError:
+      break;
+  }
+  return McpLogLevel::kError;
+}
+
+}  // namespace
+
 struct McpServer::Impl {
   explicit Impl(const McpServerOptions& o)
       : options(o),
-        logger(MakeStderrLogger("codeact mcp", o.log_to_stderr)),  // text or JSON lines
-        protocol(o, logger),
-        inline_calls(o, logger) {}
+        logger(MakeStderrLogger(  // text or JSON lines, and MCP logging while a loop serves
+            "codeact mcp", o.log_to_stderr,
+            [this](LogLevel level, std::string_view message) {
+              ForwardLog("codeact mcp", level, message);
+            })),
+        protocol(o, logger, logging),
+        inline_calls(o, logger, logging) {}
+
+  // A log line as a notifications/message, while a read loop serves and the client's level
+  // takes it.
+  void ForwardLog(std::string_view component, LogLevel level, std::string_view message) {
+    const McpLogLevel mcp_level = McpLevelOf(level);
+    if (forwarding_log || !logging.Wants(mcp_level)) return;
+    std::lock_guard lock(log_emit_mu);
+    if (!log_emit) return;
+    forwarding_log = true;
+    (*log_emit)(LogNotification(mcp_level, component, message));
+    forwarding_log = false;
+  }
 
   // The read loop shared by both Serve overloads. Returns true when a stop request ended it.
   bool ServeLoop(LineSource& source, const McpLineWriter& write, int stop_fd) {
     std::mutex write_mu;
     const std::function<void(const std::string&)> emit = [&](const std::string& response) {
-      std::lock_guard lock(write_mu);
-      try {
-        write(response);
-      } catch (const std::exception& e) {
-        logger->error("cannot write a response: {}", e.what());
+      std::string failed;
+      {
+        std::lock_guard lock(write_mu);
+        try {
+          write(response);
+        } catch (const std::exception& e) {
+          failed = e.what();
+        }
       }
+      if (!failed.empty()) logger->error("cannot write a response: {}", failed);
     };
+    // The server's and the library's log lines reach the client too, at its level (stdio has a
+    // stream for them; HandleMessage's transports have none outside a call's response).
+    SetLogEmit(&emit);
+    ApplyLogSettings(CurrentLogSettings(), [this](LogLevel level, std::string_view message) {
+      ForwardLog("codeact", level, message);
+    });
+    struct Unhook {
+      Impl& impl;
+      ~Unhook() {
+        ApplyLogSettings(CurrentLogSettings());
+        impl.SetLogEmit(nullptr);
+      }
+    } unhook{*this};
     bool stopped = false;
     {
-      McpCallRunner calls(options, logger, emit);
+      McpCallRunner calls(options, logger, emit, logging);
       std::string line;
       bool oversized = false;
       for (;;) {
@@ -84,7 +139,15 @@ struct McpServer::Impl {
     return stopped;
   }
 
+  void SetLogEmit(const std::function<void(const std::string&)>* emit) {
+    std::lock_guard lock(log_emit_mu);
+    log_emit = emit;
+  }
+
   const McpServerOptions& options;
+  McpLogging logging;  // before the logger, the protocol and the calls, which use it
+  std::mutex log_emit_mu;
+  const std::function<void(const std::string&)>* log_emit = nullptr;  // while ServeLoop runs
   std::shared_ptr<spdlog::logger> logger;
   McpProtocol protocol;
   // HandleMessage's calls in flight, so that a notifications/cancelled handled by another

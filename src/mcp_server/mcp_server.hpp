@@ -44,6 +44,17 @@
 //   1, 2, 3, ... and a message saying how long), never after its response. Clients whose request
 //   timeout should follow progress must say so: the TypeScript SDK extends its timeout on
 //   progress only with `resetTimeoutOnProgress: true` (samples/mcp/README.md).
+// - Streamed output: a tools/call with a progressToken also gets each chunk of its run's output
+//   (codeact/output_stream.hpp) as a `notifications/progress` whose `message` is the chunk (the
+//   same progress count goes on), all before its response.
+// - Logging (2026-07-28 removed setLevel: there a call's own _meta logLevel decides which of its
+//   output chunks are log messages): the server declares `logging`, and
+//   `logging/setLevel` sets the lowest level the client hears (`{}`; an unknown level is -32602).
+//   Once a level is set, each chunk of a run's output is also a `notifications/message` (logger
+//   "stdout" at info, "stderr" at warning), and over stdio the server's and the library's own
+//   log lines at or above the level are too. Before any setLevel the server sends none: the
+//   client has not said it reads them. Over HTTP, notifications travel only on a tools/call's
+//   SSE response, so only a call's output goes there.
 // - On end of input the server waits for the calls in flight, then returns.
 // - Shutdown (Serve on a file descriptor with `stop_fd`, which ServeStdio's caller makes readable
 //   on SIGTERM/SIGINT): no new message is read; calls in flight (and queued) get
@@ -77,12 +88,15 @@ struct McpServerOptions {
   // tools/list so the description follows the provider's current snapshot.
   std::function<std::string()> tool_definition;
   // Runs execute_code with the call's `arguments` serialised as JSON ("{}" when absent); `cancel`
-  // is the call's token (shutdown, notifications/cancelled). Called from pool threads,
-  // concurrently; it must not throw (if it does, the call gets -32603).
-  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel)>
+  // is the call's token (shutdown, notifications/cancelled); `on_output`, when set, is to get the
+  // run's output as it comes (InvokeOptions::on_output). Called from pool threads, concurrently;
+  // it must not throw (if it does, the call gets -32603).
+  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel,
+                                const OutputCallback& on_output)>
       execute;
   // The same for a request of the stateless revision (2026-07-28); empty: `execute`.
-  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel)>
+  std::function<ExecutionResult(const std::string& arguments_json, const CancellationToken& cancel,
+                                const OutputCallback& on_output)>
       execute_stateless;
   // Where captured files other than images are kept for resources/read, and whose they are (the
   // HTTP caller; stdio has one). No store: they travel as embedded resources instead.

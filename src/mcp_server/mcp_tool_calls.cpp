@@ -20,6 +20,7 @@
 #include "json/serialize.hpp"
 #include "mcp_server/mcp_file_store.hpp"
 #include "mcp_server/mcp_line_source.hpp"
+#include "mcp_server/mcp_notifications.hpp"
 #include "mcp_server/mcp_result.hpp"
 #include "mcp_server/mcp_revisions.hpp"
 
@@ -35,6 +36,19 @@ using Clock = std::chrono::steady_clock;
 
 // A stopping server checks this often whether its calls have ended.
 constexpr std::chrono::milliseconds kDrainPoll{50};
+
+// Which log notifications a call's output makes: a handshake-era call's follow the level its
+// session set (logging/setLevel, which may change while it runs); a 2026-07-28 call's, the
+// logLevel of its own _meta (that revision has no setLevel).
+struct CallLogFilter {
+  const McpLogging& session;
+  bool stateless = false;
+  std::optional<McpLogLevel> call_level;
+  bool Wants(McpLogLevel level) const {
+    if (!stateless) return session.Wants(level);
+    return call_level && static_cast<int>(level) >= static_cast<int>(*call_level);
+  }
+};
 
 // tools/call requests in flight, by id, so that notifications/cancelled and shutdown reach them.
 class Flights {
@@ -97,6 +111,22 @@ class Flights {
       line +=
           R"(,"message":"execute_code still running after )" + std::to_string(seconds) + R"( s"}})";
       emit(line);
+    }
+  }
+
+  // One chunk of a call's output: a notifications/progress with the chunk as its message (when
+  // it asked for progress) and a notifications/message (when the client set a level that takes
+  // it; never for a 2026-07-28 call). Under the same lock as SendProgress: the count goes on.
+  void SendOutput(const std::shared_ptr<Flight>& flight, const OutputChunk& chunk,
+                  const McpEmit& emit, const CallLogFilter& logs) {
+    std::lock_guard lock(mu_);
+    if (flight->client_cancelled) return;
+    if (flight->progress_token) {
+      emit(ProgressNotification(*flight->progress_token, ++flight->progress_sent, chunk.data));
+    }
+    const McpLogLevel level = OutputLogLevel(chunk.stream);
+    if (logs.Wants(level)) {
+      emit(LogNotification(level, OutputStreamKindName(chunk.stream), chunk.data));
     }
   }
 
@@ -186,18 +216,29 @@ class ProgressTicker {
   std::thread thread_;
 };
 
+// The run's output as notifications of `flight` (Flights::SendOutput); none when the call asked
+// for no progress and the client hears no log messages.
+OutputCallback OutputNotifier(Flights& flights, const std::shared_ptr<Flights::Flight>& flight,
+                              const McpEmit& emit, const CallLogFilter& logs) {
+  if (!emit || (!flight->progress_token && !logs.Wants(McpLogLevel::kWarning))) return nullptr;
+  return [&flights, flight, &emit, logs](const OutputChunk& chunk) {
+    flights.SendOutput(flight, chunk, emit, logs);
+  };
+}
+
 }  // namespace
 
 std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
                         std::string_view id, const std::string& arguments_json,
-                        const CancellationToken& cancel, std::string& log_line, bool stateless) {
+                        const CancellationToken& cancel, std::string& log_line, bool stateless,
+                        const OutputCallback& on_output) {
   if (!options.execute)
     return ErrorLine(id, kInternalErrorCode, "Internal error: no executor configured");
   ExecutionResult result;
   try {
     result = stateless && options.execute_stateless
-                 ? options.execute_stateless(arguments_json, cancel)
-                 : options.execute(arguments_json, cancel);
+                 ? options.execute_stateless(arguments_json, cancel, on_output)
+                 : options.execute(arguments_json, cancel, on_output);
   } catch (const std::exception& e) {
     logger.error("call {}: execute threw: {}", id, e.what());
     return ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
@@ -235,22 +276,25 @@ std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
 // Declared in the order they must stop in reverse: the pool joins every call first, then the
 // ticker stops, and the calls' records go last.
 struct McpCallRunner::State {
-  State(const McpServerOptions& options, const McpEmit& emit_to)
+  State(const McpServerOptions& options, const McpEmit& emit_to, const McpLogging& log_levels)
       : emit(emit_to),
+        logging(log_levels),
         ticker(options.progress_interval, [this] { flights.SendProgress(emit); }),
         pool(options.max_concurrent_calls, std::max<std::size_t>(options.max_queued_calls, 1)) {}
 
   const McpEmit& emit;
+  const McpLogging& logging;
   Flights flights;
   ProgressTicker ticker;
   TaskThread pool;
 };
 
 McpCallRunner::McpCallRunner(const McpServerOptions& options,
-                             std::shared_ptr<spdlog::logger> logger, const McpEmit& emit)
+                             std::shared_ptr<spdlog::logger> logger, const McpEmit& emit,
+                             const McpLogging& logging)
     : options_(options),
       logger_(std::move(logger)),
-      state_(std::make_unique<State>(options, emit)) {}
+      state_(std::make_unique<State>(options, emit, logging)) {}
 
 McpCallRunner::~McpCallRunner() = default;
 
@@ -270,13 +314,14 @@ void McpCallRunner::Handle(McpProtocol::Parsed& parsed) {
       auto flight = flights.Add(d.id_key, std::move(d.progress_token));
       if (batch) batch->Expect();
       pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
-                 id = std::move(d.id), args = std::move(d.arguments_json),
-                 stateless = d.stateless] {
+                 id = std::move(d.id), args = std::move(d.arguments_json), stateless = d.stateless,
+                 log_level = d.log_level] {
         std::string response;
         std::string log_line;
         try {
-          response = RunToolCall(options_, *logger_, id, args, flight->source.token(), log_line,
-                                 stateless);
+          response = RunToolCall(
+              options_, *logger_, id, args, flight->source.token(), log_line, stateless,
+              OutputNotifier(flights, flight, emit, {state_->logging, stateless, log_level}));
         } catch (const std::exception& e) {
           response = ErrorLine(id, kInternalErrorCode, std::string("Internal error: ") + e.what());
         }
@@ -339,12 +384,14 @@ bool McpCallRunner::Drain(int stop_fd, int stop_requests) {
 }
 
 struct McpInlineCalls::State {
+  explicit State(const McpLogging& log_levels) : logging(log_levels) {}
+  const McpLogging& logging;
   Flights flights;
 };
 
 McpInlineCalls::McpInlineCalls(const McpServerOptions& options,
-                               std::shared_ptr<spdlog::logger> logger)
-    : options_(options), logger_(std::move(logger)), state_(std::make_unique<State>()) {}
+                               std::shared_ptr<spdlog::logger> logger, const McpLogging& logging)
+    : options_(options), logger_(std::move(logger)), state_(std::make_unique<State>(logging)) {}
 
 McpInlineCalls::~McpInlineCalls() = default;
 
@@ -363,15 +410,20 @@ std::string McpInlineCalls::Run(McpProtocol::Dispatch& d, const CancellationToke
   Flights progress;
   std::shared_ptr<Flights::Flight> progress_flight;
   std::optional<ProgressTicker> ticker;
-  if (notify && d.progress_token) {
+  OutputCallback on_output;
+  if (notify) {
     progress_flight = progress.Add(d.id_key, d.progress_token);
-    ticker.emplace(options_.progress_interval, [&] { progress.SendProgress(notify); });
+    if (d.progress_token) {
+      ticker.emplace(options_.progress_interval, [&] { progress.SendProgress(notify); });
+    }
+    on_output = OutputNotifier(progress, progress_flight, notify,
+                               {state_->logging, d.stateless, d.log_level});
   }
   std::string log_line;
   std::string response;
   try {
     response = RunToolCall(options_, *logger_, d.id, d.arguments_json, flight->source.token(),
-                           log_line, d.stateless);
+                           log_line, d.stateless, on_output);
   } catch (...) {
     if (progress_flight) progress.Remove(d.id_key, progress_flight);
     ticker.reset();

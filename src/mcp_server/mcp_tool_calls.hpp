@@ -15,6 +15,7 @@
 
 #include "codeact/cancellation.hpp"
 #include "mcp_server/mcp_jsonrpc.hpp"
+#include "mcp_server/mcp_notifications.hpp"
 #include "mcp_server/mcp_server.hpp"
 
 namespace spdlog {
@@ -30,16 +31,18 @@ using McpEmit = std::function<void(const std::string& line)>;
 // the response is out: with stderr read by the client, a line written first woke the client
 // for it before the answer it waits for. A `stateless` (2026-07-28) call's result carries
 // resultType and the server's identity. Never throws for what `options.execute` throws.
+// `on_output`, when set, gets the run's output as it comes (McpServerOptions::execute).
 std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
                         std::string_view id, const std::string& arguments_json,
                         const CancellationToken& cancel, std::string& log_line,
-                        bool stateless = false);
+                        bool stateless = false, const OutputCallback& on_output = nullptr);
 
 class McpCallRunner {
  public:
-  // `emit` must outlive the runner.
+  // `emit` and `logging` must outlive the runner. A call's output goes to `emit` as
+  // notifications (mcp_notifications.hpp) when it asked for progress or `logging` takes it.
   McpCallRunner(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger,
-                const McpEmit& emit);
+                const McpEmit& emit, const McpLogging& logging);
   // Runs what is still queued and joins every call.
   ~McpCallRunner();
   McpCallRunner(const McpCallRunner&) = delete;
@@ -66,7 +69,9 @@ class McpCallRunner {
 // another HandleMessage (the next POST of the same HTTP session) reaches it. Thread-safe.
 class McpInlineCalls {
  public:
-  McpInlineCalls(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger);
+  // `logging` must outlive it.
+  McpInlineCalls(const McpServerOptions& options, std::shared_ptr<spdlog::logger> logger,
+                 const McpLogging& logging);
   ~McpInlineCalls();
   McpInlineCalls(const McpInlineCalls&) = delete;
   McpInlineCalls& operator=(const McpInlineCalls&) = delete;
@@ -76,7 +81,8 @@ class McpInlineCalls {
 
   // Runs the call `d` to its response line, cancelled by `cancel` (the transport) or by Cancel.
   // With `notify` and a progressToken, progress notifications go to `notify` (from another
-  // thread) every `progress_interval`, never after this returns. A call the client withdrew is
+  // thread) every `progress_interval`, and the run's output as it comes (as McpCallRunner's),
+  // never after this returns. A call the client withdrew is
   // still answered: the HTTP exchange needs a reply.
   std::string Run(McpProtocol::Dispatch& d, const CancellationToken& cancel, const McpEmit& notify);
 

@@ -380,7 +380,7 @@ ExecutionResult CodeActProvider::Vet(
     r.violations.push_back(std::move(*bad));
     return finish(std::move(r));
   }
-  ExecutionRequest to_run{code, options.cancel, approved, std::nullopt};
+  ExecutionRequest to_run{code, options.cancel, approved, std::nullopt, options.on_output};
   if (options_.validate && child_validates) {
     to_run.validate_in_child = snapshot.policy;
   } else if (options_.validate) {

@@ -253,10 +253,23 @@ class Cancellation {
 };
 
 InvokeOptions MakeInvokeOptions(std::optional<bool> approved, const py::object& approve,
-                                const Cancellation* cancel) {
+                                const Cancellation* cancel, const py::object& on_output) {
   InvokeOptions options;
   options.approved = approved;
   if (cancel != nullptr) options.cancel = cancel->token();
+  if (!on_output.is_none()) {
+    // on_output(kind: str, data: bytes), called on the library's delivery thread with the GIL.
+    auto callable = std::make_shared<PyRef>(on_output);
+    options.on_output = [callable](const OutputChunk& chunk) {
+      py::gil_scoped_acquire gil;
+      try {
+        callable->get()(std::string(OutputStreamKindName(chunk.stream)),
+                        py::bytes(chunk.data.data(), chunk.data.size()));
+      } catch (py::error_already_set& e) {
+        e.discard_as_unraisable("codeact on_output");  // a broken consumer loses its chunk
+      }
+    };
+  }
   if (!approve.is_none()) {
     auto callable = std::make_shared<PyRef>(approve);
     options.approve = [callable](const ApprovalRequest& request) {
@@ -275,8 +288,9 @@ class NativeSession {
  public:
   explicit NativeSession(std::shared_ptr<Session> session) : session_(std::move(session)) {}
   std::string Execute(const std::string& code, std::optional<bool> approved,
-                      const py::object& approve, const Cancellation* cancel) {
-    InvokeOptions options = MakeInvokeOptions(approved, approve, cancel);
+                      const py::object& approve, const Cancellation* cancel,
+                      const py::object& on_output) {
+    InvokeOptions options = MakeInvokeOptions(approved, approve, cancel, on_output);
     auto session = session_;
     return OnNativeThread([&] { return ToJson(session->Execute(code, options)); });
   }
@@ -413,8 +427,9 @@ class NativeProvider {
   }
 
   std::string Execute(const std::string& code, std::optional<bool> approved,
-                      const py::object& approve, const Cancellation* cancel) {
-    InvokeOptions options = MakeInvokeOptions(approved, approve, cancel);
+                      const py::object& approve, const Cancellation* cancel,
+                      const py::object& on_output) {
+    InvokeOptions options = MakeInvokeOptions(approved, approve, cancel, on_output);
     auto provider = provider_;
     return OnNativeThread([&] { return ToJson(provider->Execute(code, options)); });
   }
@@ -451,6 +466,31 @@ class NativeProvider {
   std::shared_ptr<CodeActProvider> provider_;
 };
 
+// ProviderConfig's fields, one property each.
+void BindProviderConfig(py::module_& m) {
+  py::class_<ProviderConfig>(m, "ProviderConfig")
+      .def(py::init<>())
+      .def_readwrite("backend", &ProviderConfig::backend)
+      .def_readwrite("isolation", &ProviderConfig::isolation)
+      .def_readwrite("limits", &ProviderConfig::limits)
+      .def_readwrite("policy_json", &ProviderConfig::policy_json)
+      .def_readwrite("always_require_approval", &ProviderConfig::always_require_approval)
+      .def_readwrite("validate", &ProviderConfig::validate)
+      .def_readwrite("working_directory", &ProviderConfig::working_directory)
+      .def_readwrite("environment", &ProviderConfig::environment)
+      .def_readwrite("python_path", &ProviderConfig::python_path)
+      .def_readwrite("warm_pool_size", &ProviderConfig::warm_pool_size)
+      .def_readwrite("validate_in_child", &ProviderConfig::validate_in_child)
+      .def_readwrite("runtime_guard", &ProviderConfig::runtime_guard)
+      .def_readwrite("site_packages", &ProviderConfig::site_packages)
+      .def_readwrite("accept_weaker_limits", &ProviderConfig::accept_weaker_limits)
+      .def_readwrite("session_idle_expiry_ms", &ProviderConfig::session_idle_expiry_ms)
+      .def_readwrite("max_sessions", &ProviderConfig::max_sessions)
+      .def_readwrite("sessions_total_memory_bytes", &ProviderConfig::sessions_total_memory_bytes)
+      .def_readwrite("hyperlight_inputs", &ProviderConfig::hyperlight_inputs)
+      .def_readwrite("hyperlight_sdk_path", &ProviderConfig::hyperlight_sdk_path);
+}
+
 }  // namespace
 }  // namespace codeact::python_module
 
@@ -480,31 +520,12 @@ PYBIND11_MODULE(_native, m) {
       .def("cancel", &Cancellation::Cancel, py::arg("reason"))
       .def_property_readonly("cancelled", &Cancellation::cancelled);
 
-  py::class_<ProviderConfig>(m, "ProviderConfig")
-      .def(py::init<>())
-      .def_readwrite("backend", &ProviderConfig::backend)
-      .def_readwrite("isolation", &ProviderConfig::isolation)
-      .def_readwrite("limits", &ProviderConfig::limits)
-      .def_readwrite("policy_json", &ProviderConfig::policy_json)
-      .def_readwrite("always_require_approval", &ProviderConfig::always_require_approval)
-      .def_readwrite("validate", &ProviderConfig::validate)
-      .def_readwrite("working_directory", &ProviderConfig::working_directory)
-      .def_readwrite("environment", &ProviderConfig::environment)
-      .def_readwrite("python_path", &ProviderConfig::python_path)
-      .def_readwrite("warm_pool_size", &ProviderConfig::warm_pool_size)
-      .def_readwrite("validate_in_child", &ProviderConfig::validate_in_child)
-      .def_readwrite("runtime_guard", &ProviderConfig::runtime_guard)
-      .def_readwrite("site_packages", &ProviderConfig::site_packages)
-      .def_readwrite("accept_weaker_limits", &ProviderConfig::accept_weaker_limits)
-      .def_readwrite("session_idle_expiry_ms", &ProviderConfig::session_idle_expiry_ms)
-      .def_readwrite("max_sessions", &ProviderConfig::max_sessions)
-      .def_readwrite("sessions_total_memory_bytes", &ProviderConfig::sessions_total_memory_bytes)
-      .def_readwrite("hyperlight_inputs", &ProviderConfig::hyperlight_inputs)
-      .def_readwrite("hyperlight_sdk_path", &ProviderConfig::hyperlight_sdk_path);
+  BindProviderConfig(m);
 
   py::class_<NativeSession>(m, "Session")
       .def("execute", &NativeSession::Execute, py::arg("code"), py::arg("approved") = py::none(),
-           py::arg("approve") = py::none(), py::arg("cancel") = nullptr)
+           py::arg("approve") = py::none(), py::arg("cancel") = nullptr,
+           py::arg("on_output") = py::none())
       .def("pause", &NativeSession::Pause)
       .def("resume", &NativeSession::Resume)
       .def("close", &NativeSession::Close)
@@ -528,7 +549,8 @@ PYBIND11_MODULE(_native, m) {
       .def("network_targets", &NativeProvider::NetworkTargets)
       .def("set_limits", &NativeProvider::SetLimits)
       .def("execute", &NativeProvider::Execute, py::arg("code"), py::arg("approved") = py::none(),
-           py::arg("approve") = py::none(), py::arg("cancel") = nullptr)
+           py::arg("approve") = py::none(), py::arg("cancel") = nullptr,
+           py::arg("on_output") = py::none())
       .def("open_session", &NativeProvider::OpenSession, py::arg("name") = "")
       .def("describe", &NativeProvider::Describe, py::arg("format"),
            py::arg("tools_visible_to_model") = false)

@@ -37,38 +37,53 @@ int Fail(IdmapError& error, int err, std::string step) {
 int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error) {
   int gate[2];
   if (::pipe2(gate, O_CLOEXEC) != 0) return Fail(error, errno, "pipe2");
-  // The helper only unshares and waits for the pipe to close: safe after a fork in a
-  // multi-threaded host.
-  const pid_t helper = ::fork();
-  if (helper < 0) {
+  // The helper says on `ready` that it has unshared (a byte; EOF when it could not), so that the
+  // wait is an event: polling its ns link with usleep(50) cost 0.2-1 ms of every namespaces-level
+  // start on the 2-core test VM (a few sleeps, each rounded up by the scheduler).
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
     const int err = errno;
     ::close(gate[0]);
     ::close(gate[1]);
+    return Fail(error, err, "pipe2");
+  }
+  // The helper only unshares, writes a byte and waits for the pipe to close: safe after a fork
+  // in a multi-threaded host.
+  const pid_t helper = ::fork();
+  if (helper < 0) {
+    const int err = errno;
+    for (int fd : {gate[0], gate[1], ready[0], ready[1]}) ::close(fd);
     return Fail(error, err, "fork the idmap helper");
   }
   if (helper == 0) {
     ::close(gate[1]);
+    ::close(ready[0]);
     if (::unshare(CLONE_NEWUSER) != 0) ::_exit(1);
+    if (::write(ready[1], "u", 1) != 1) ::_exit(1);
+    ::close(ready[1]);
     char byte;
     while (::read(gate[0], &byte, 1) < 0 && errno == EINTR) {
     }
     ::_exit(0);
   }
   ::close(gate[0]);
+  ::close(ready[1]);
+  char said = 0;
+  ssize_t got;
+  while ((got = ::read(ready[0], &said, 1)) < 0 && errno == EINTR) {
+  }
+  ::close(ready[0]);
   const std::string proc = "/proc/" + std::to_string(helper);
   int fd = -1;
-  // Wait until the helper is in its own user namespace (its ns link differs from ours).
+  // The helper is in its own user namespace when its ns link differs from ours.
   char mine[64] = {}, its[64] = {};
-  [[maybe_unused]] ssize_t n = ::readlink("/proc/self/ns/user", mine, sizeof mine - 1);
-  for (int i = 0; i < 20000; ++i) {
-    std::memset(its, 0, sizeof its);
-    if (::readlink((proc + "/ns/user").c_str(), its, sizeof its - 1) < 0) break;
-    if (std::strcmp(mine, its) != 0) break;
-    ::usleep(50);
-  }
+  const bool own_namespace = got == 1 &&
+                             ::readlink("/proc/self/ns/user", mine, sizeof mine - 1) > 0 &&
+                             ::readlink((proc + "/ns/user").c_str(), its, sizeof its - 1) > 0 &&
+                             std::strcmp(mine, its) != 0;
   int err = 0;
   std::string step;
-  if (std::strcmp(mine, its) == 0) {
+  if (!own_namespace) {
     err = ECHILD;
     step = "the idmap helper's unshare(CLONE_NEWUSER)";
   } else if ((err = WriteFile(proc + "/uid_map", std::to_string(ns_uid) + " " +

@@ -35,6 +35,35 @@ TEST(CliTest, RunHelloSample) {
   EXPECT_EQ(v.at("output"), bj::parse("[1,1,2,3,4,5,6,9]"));
 }
 
+// --stream prints the output as NDJSON events while the run goes on: a chunk per line printed
+// 0.4 s apart (so at least two), then the result, whose output the chunks add up to.
+TEST(CliTest, RunStreamPrintsChunksThenTheResult) {
+  const Cli c =
+      RunCli({"run", "--stream", "-"}, testing::Program("output_stream/three_lines_apart"));
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  std::istringstream lines(c.out);
+  std::string line;
+  std::vector<bj::object> events;
+  while (std::getline(lines, line)) events.push_back(bj::parse(line).as_object());
+  ASSERT_GE(events.size(), 3u) << c.out;
+  std::string streamed_out;
+  int stdout_chunks = 0;
+  for (std::size_t i = 0; i + 1 < events.size(); ++i) {
+    const std::string event(events[i].at("event").as_string());
+    ASSERT_TRUE(event == "stdout" || event == "stderr") << line;
+    if (event == "stdout") {
+      ++stdout_chunks;
+      streamed_out += events[i].at("data").as_string();
+    }
+  }
+  EXPECT_GE(stdout_chunks, 2) << c.out;
+  const bj::object& last = events.back();
+  EXPECT_EQ(last.at("event").as_string(), "result");
+  EXPECT_EQ(last.at("data").at("outcome").as_string(), "ok");
+  EXPECT_EQ(last.at("data").at("stdout").as_string(), "line 0\nline 1\nline 2\n");
+  EXPECT_EQ(streamed_out, "line 0\nline 1\nline 2\n");
+}
+
 // "As root with TMPDIR a 0700 directory (what mktemp -d makes), every default-level run is
 // setup_error" (issue 32): the runs' own uids could not reach their scratch directory below it.
 // Every level runs, as root and as an unprivileged user, and nothing is left in TMPDIR; on a root

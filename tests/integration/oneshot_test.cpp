@@ -76,6 +76,13 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   const std::string compiled = ReadFile(runner);
   const std::string stored = ReadFile(entry);
   ASSERT_FALSE(stored.empty()) << "no cache entry at " << entry;
+  // With the cache each module is a hard link to the entry named by its bytecode's hash: no
+  // new inode per run.
+  struct stat linked {};
+  ASSERT_EQ(::stat(runner.c_str(), &linked), 0);
+  EXPECT_EQ(linked.st_nlink, 2u) << runner << " is not linked to a cache entry";
+  // A linked file changed later (through the link, so in the cache) is not linked again.
+  std::ofstream(runner, std::ios::binary | std::ios::trunc) << "tampered";
 
   // One flipped byte of bytecode fails its hash: the entry is not used, but compiled anew.
   std::string corrupt = stored;
@@ -94,6 +101,8 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   ASSERT_TRUE(third.ok() && third->has_value());
   EXPECT_EQ(ReadFile(uncached), compiled);
   EXPECT_FALSE(fs::exists(entry));
+  ASSERT_EQ(::stat(uncached.c_str(), &linked), 0);
+  EXPECT_EQ(linked.st_nlink, 1u) << "linked to the cache without it";
 }
 
 // The validator package, for children that validate their code, is staged like the runner: every

@@ -228,10 +228,52 @@ async def test_a_cancelled_run_ends_as_cancelled(deadline):
     assert r.outcome == "cancelled" and r.message == "cancelled: the test cancelled it"
 
 
-async def test_stream_ends_with_the_result(provider):
-    events = [e async for e in provider.stream("print(1)")]
-    assert [e["type"] for e in events] == ["result"]
-    assert events[-1]["result"].stdout == "1\n"
+THREE_LINES_APART = """
+import time
+for i in range(3):
+    print(f"line {i}", flush=True)
+    time.sleep(0.4)
+"""
+
+
+async def test_stream_yields_chunks_while_the_run_goes_on_then_the_result(provider):
+    events = []
+    seen_at = []
+    async for event in provider.stream(THREE_LINES_APART):
+        events.append(event)
+        seen_at.append(asyncio.get_running_loop().time())
+    assert [e.kind for e in events][-1] == "result"
+    chunks = [e for e in events[:-1] if e.kind == "stdout"]
+    assert len(chunks) >= 2, events
+    result = events[-1].result
+    assert result.outcome == "ok"
+    assert "".join(c.data for c in chunks) == result.stdout == "line 0\nline 1\nline 2\n"
+    # The first chunk came while the run went on: the last line is printed 0.8 s after it.
+    assert seen_at[-1] - seen_at[0] >= 0.5
+
+
+async def test_stream_of_a_quiet_run_is_only_its_result(provider):
+    events = [e async for e in provider.stream("1 + 1")]
+    assert [e.kind for e in events] == ["result"]
+    assert events[0].data.output == 2
+
+
+async def test_cancelling_the_consuming_task_cancels_the_streamed_run(deadline):
+    started = asyncio.Event()
+    p = codeact.LocalCodeActProvider(limits={"wall_timeout_ms": 300_000})
+
+    async def consume():
+        async for event in p.stream("print('started', flush=True)\nwhile True:\n    pass"):
+            if event.kind == "stdout":
+                started.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), deadline)
+    task.cancel()
+    # The stream waits for its run's end before the cancellation propagates: the task ends
+    # within the deadline only because the run (300 s of wall clock) was cancelled.
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, deadline)
 
 
 def test_execute_sync_runs_async_tools_without_a_loop(provider):

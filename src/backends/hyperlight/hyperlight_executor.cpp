@@ -313,6 +313,7 @@ class HyperlightExecutor final : public Executor {
     HostLoop loop({child.stdout_fd(), child.stderr_fd(), child.bridge_to_child_fd(),
                    child.bridge_from_child_fd()},
                   snapshot.tools, limits);
+    loop.StreamOutputTo(request.on_output);
     // The worker said ready when it started: a "setup_error" frame is not its to send.
     LoopResult ended = loop.Run(request.code, deadline, /*child_ready=*/true, {}, request.cancel);
     const bool terminal_frame = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError;

@@ -238,6 +238,7 @@ class LocalExecutor final : public Executor {
     HostLoop loop({child->stdout_fd(), child->stderr_fd(), child->bridge_to_child_fd(),
                    child->bridge_from_child_fd()},
                   tools, limits);
+    loop.StreamOutputTo(request.on_output);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     std::optional<RuntimeGuardSpec> guard;
     if (setup_.guard) {

@@ -107,10 +107,11 @@ std::optional<std::string_view> Line(std::string_view text, std::size_t& at) {
 }
 
 // The .pyc of each module (views into `entry`) when `entry` is for `key` and every module matches
-// its hash.
+// its hash; `hashes` gets those hashes (views into `entry` too).
 std::optional<std::vector<std::string_view>> DecodeEntry(const ModuleSet& set,
                                                          const std::string& key,
-                                                         std::string_view entry) {
+                                                         std::string_view entry,
+                                                         std::vector<std::string_view>& hashes) {
   std::size_t at = 0;
   const auto header = Line(entry, at);
   if (!header || *header != std::string(set.magic) + " " + key) return std::nullopt;
@@ -139,6 +140,8 @@ std::optional<std::vector<std::string_view>> DecodeEntry(const ModuleSet& set,
     if (Sha256Hex(pyc.back()) != hash) return std::nullopt;
   }
   if (at != entry.size()) return std::nullopt;
+  hashes.clear();
+  for (const auto& [size, hash] : sizes) hashes.push_back(hash);
   return pyc;
 }
 
@@ -155,11 +158,13 @@ std::vector<std::string> Compile(const ModuleSet& set) {
 }
 
 // A set's bytecode, from the cache or compiled now (and then cached); `compiled` is empty when
-// it could not be compiled. The views point into `entry` or `fresh`.
+// it could not be compiled. The views point into `entry` or `fresh`; `hashes` are the sha256 of
+// each of `compiled` where the entry said (verified), empty after a compile.
 struct SetBytecode {
   std::optional<std::string> entry;
   std::vector<std::string> fresh;
   std::vector<std::string_view> compiled;
+  std::vector<std::string_view> hashes;
 };
 
 void LoadBytecode(const ModuleSet& set, const std::optional<UserCache>& cache, SetBytecode& out) {
@@ -167,7 +172,9 @@ void LoadBytecode(const ModuleSet& set, const std::optional<UserCache>& cache, S
   if (cache && key.ok()) {
     out.entry = cache->Read(EntryName(set, *key), kMaxEntryBytes);
     if (out.entry) {
-      if (auto pyc = DecodeEntry(set, *key, *out.entry)) out.compiled = std::move(*pyc);
+      if (auto pyc = DecodeEntry(set, *key, *out.entry, out.hashes)) {
+        out.compiled = std::move(*pyc);
+      }
     }
   }
   if (!out.compiled.empty()) return;
@@ -178,8 +185,11 @@ void LoadBytecode(const ModuleSet& set, const std::optional<UserCache>& cache, S
   }
 }
 
-// The set's files in `dir` (its .pyc, or its sources where it could not be compiled).
-Status WriteSet(const std::string& dir, const ModuleSet& set, const SetBytecode& code) {
+// The set's files in `dir` (its .pyc, or its sources where it could not be compiled). With the
+// cache each .pyc is a hard link to an entry named by its hash (UserCache::LinkEntry): only where
+// no run can write the cache (RunnerFilesOptions::use_cache), so none can write its link either.
+Status WriteSet(const std::string& dir, const ModuleSet& set, const SetBytecode& code,
+                const std::optional<UserCache>& cache) {
   const std::string to = set.subdir.empty() ? dir : dir + "/" + set.subdir;
   std::error_code made;
   if (!set.subdir.empty() && !fs::create_directory(to, made) && made)
@@ -188,6 +198,13 @@ Status WriteSet(const std::string& dir, const ModuleSet& set, const SetBytecode&
     const std::string& name = set.modules[i];
     const std::string path = to + "/" + name + (code.compiled.empty() ? ".py" : ".pyc");
     std::error_code written;
+    if (cache && !code.compiled.empty() &&
+        cache->LinkEntry(
+            "pyc-" + (code.hashes.size() == code.compiled.size() ? std::string(code.hashes[i])
+                                                                 : Sha256Hex(code.compiled[i])),
+            code.compiled[i], path)) {
+      continue;
+    }
     if (code.compiled.empty()) {
       fs::copy_file(set.source_dir / (name + ".py"), path, written);
     } else {
@@ -222,7 +239,7 @@ StatusOr<std::optional<TempDir>> PrivateRunnerDir(std::string& runner,
   if (!dir.ok())
     return options.required ? StatusOr<std::optional<TempDir>>(dir.status())
                             : std::optional<TempDir>();
-  if (Status s = WriteSet(dir->path(), set, code); !s.ok()) {
+  if (Status s = WriteSet(dir->path(), set, code, cache); !s.ok()) {
     if (options.required) return s;
     return std::optional<TempDir>();
   }
@@ -238,7 +255,7 @@ Status StageValidatorPackage(const std::string& dir, const std::string& package_
   if (use_cache) cache = UserCache::Open();
   SetBytecode code;
   LoadBytecode(*set, cache, code);
-  return WriteSet(dir, *set, code);
+  return WriteSet(dir, *set, code, cache);
 }
 
 }  // namespace codeact::internal

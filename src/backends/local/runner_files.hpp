@@ -19,6 +19,8 @@ struct RunnerFilesOptions {
   bool required = false;
   // Whether the per-user cache may be read and filled: only where no run can write it (the
   // caller's decision: a run of another uid, or one in the sandbox, which does not show it).
+  // With it each .pyc in the private directory is a hard link to a cache entry
+  // (UserCache::LinkEntry), which such runs cannot write through the link either.
   bool use_cache = false;
 };
 

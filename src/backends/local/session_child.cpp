@@ -267,6 +267,7 @@ class LocalSession final : public ExecutorSession {
     HostLoop loop({process.stdout_fd(), process.stderr_fd(), process.bridge_to_child_fd(),
                    process.bridge_from_child_fd()},
                   tools, limits);
+    loop.StreamOutputTo(request.on_output);
     const std::optional<RuntimeGuardSpec> guard = config_.guard(*child);
     // As a stateless run's: what this run wrote to read-write mounts is captured into its
     // result (what an earlier run wrote and left unchanged is not reported again).

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -124,6 +125,33 @@ TEST_F(UserCacheTest, AnEntryOfAnotherOwnerIsAMiss) {
   ASSERT_TRUE(cache->Write("foreign", "value"));
   ASSERT_EQ(::chown((cache_dir_ + "/foreign").c_str(), 65534, 65534), 0);
   EXPECT_EQ(cache->Read("foreign", 100), std::nullopt);
+}
+
+// A linked file is the entry's inode, holding the content asked for: written when absent, and
+// rewritten (a new inode) when the entry was tampered with, so a changed entry is never linked.
+TEST_F(UserCacheTest, LinksAnEntryHoldingTheContentAndRewritesOneThatDiffers) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  const std::string first = base_->path() + "/first.pyc";
+  ASSERT_TRUE(cache->LinkEntry("pyc-a", "bytecode", first));
+  struct stat entry {};
+  struct stat linked {};
+  ASSERT_EQ(::stat((cache_dir_ + "/pyc-a").c_str(), &entry), 0);
+  ASSERT_EQ(::stat(first.c_str(), &linked), 0);
+  EXPECT_EQ(entry.st_ino, linked.st_ino);
+  EXPECT_EQ(entry.st_mode & 0777, 0644u);
+  EXPECT_EQ(cache->Read("pyc-a", 100), "bytecode");
+
+  std::ofstream(cache_dir_ + "/pyc-a", std::ios::trunc) << "tampered";  // through `first` too
+  const std::string second = base_->path() + "/second.pyc";
+  ASSERT_TRUE(cache->LinkEntry("pyc-a", "bytecode", second));
+  std::ifstream in(second);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "bytecode");
+  ASSERT_EQ(::stat(second.c_str(), &linked), 0);
+  EXPECT_NE(linked.st_ino, entry.st_ino) << "the tampered inode was linked";
+
+  EXPECT_FALSE(cache->LinkEntry("pyc-a", "bytecode", second)) << "an existing name is kept";
+  EXPECT_FALSE(cache->LinkEntry("../pyc-a", "bytecode", base_->path() + "/third.pyc"));
 }
 
 TEST_F(UserCacheTest, AnEmptyLocationDisablesTheCache) {

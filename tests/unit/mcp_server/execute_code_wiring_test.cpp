@@ -76,7 +76,7 @@ TEST(ExecuteCodeWiringTest, WithoutARecorderTheResultIsTheSessionsOwn) {
   McpServerOptions options;
   WireExecuteCode(options, *provider, std::make_shared<ClientSessions>(provider), InvokeOptions{});
   ASSERT_TRUE(options.execute);
-  const ExecutionResult r = options.execute(R"({"code": "1"})", CancellationToken());
+  const ExecutionResult r = options.execute(R"({"code": "1"})", CancellationToken(), nullptr);
   EXPECT_EQ(r.outcome, Outcome::kOk);
   EXPECT_EQ(r.stdout_text, "ran\n");
 }

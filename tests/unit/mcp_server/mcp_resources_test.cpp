@@ -29,7 +29,7 @@ McpServerOptions Options(std::shared_ptr<McpFileStore> files, const std::string&
   o.files = std::move(files);
   o.caller = caller;
   o.tool_definition = [] { return std::string(R"({"name":"execute_code","inputSchema":{}})"); };
-  o.execute = [](const std::string&, const CancellationToken&) {
+  o.execute = [](const std::string&, const CancellationToken&, const OutputCallback&) {
     ExecutionResult r;
     r.outcome = Outcome::kOk;
     r.exit_code = 0;

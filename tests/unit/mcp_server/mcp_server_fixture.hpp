@@ -37,6 +37,8 @@ using testing::FakeValidator;
 //   "barrier:<n>"  waits until `barrier_size` runs have been in flight at once, prints <n>
 //   "block"        waits until the run is cancelled (at most 30 s), then ends as `cancelled`
 //   "sleep:<ms>"   takes that long, then prints "slept"
+//   "chunks"       streams "a\n" on stdout and "b\n" on stderr (ExecutionRequest::on_output),
+//                  which are then its output
 //   "raise"        a user exception
 //   anything else  prints "hello", writes "warn" to stderr, returns 42, one tool call
 class ScriptedRuns {
@@ -82,6 +84,17 @@ class ScriptedRuns {
       reached_barrier = reached_barrier && met;
       --in_flight;
       r.stdout_text = code.substr(8) + "\n";
+      r.exit_code = 0;
+      r.outcome = Outcome::kOk;
+      return r;
+    }
+    if (code == "chunks") {
+      if (request.on_output) {
+        request.on_output({OutputStreamKind::kStdout, "a\n"});
+        request.on_output({OutputStreamKind::kStderr, "b\n"});
+      }
+      r.stdout_text = "a\n";
+      r.stderr_text = "b\n";
       r.exit_code = 0;
       r.outcome = Outcome::kOk;
       return r;
@@ -134,12 +147,13 @@ class McpServerTest : public ::testing::Test {
     o.instructions = "use execute_code well";
     o.server_version = "9.9.9";
     o.tool_definition = [function] { return function.Definition(DefinitionFormat::kMcp); };
-    o.execute = [this, function](const std::string& arguments, const CancellationToken& cancel) {
+    o.execute = [this, function](const std::string& arguments, const CancellationToken& cancel,
+                                 const OutputCallback& on_output) {
       {
         std::lock_guard lock(args_mu_);
         seen_arguments_.push_back(arguments);
       }
-      return function.InvokeResult(arguments, {.cancel = cancel});
+      return function.InvokeResult(arguments, {.cancel = cancel, .on_output = on_output});
     };
     o.log_to_stderr = false;
     return o;

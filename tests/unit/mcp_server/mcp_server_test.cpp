@@ -40,7 +40,7 @@ TEST_F(McpServerTest, InitializeAnswersASupportedVersionAsAsked) {
     EXPECT_EQ(result.at("capabilities"),
               json::parse(R"({"tools":{"listChanged":false},)"
                           R"("resources":{"listChanged":false,"subscribe":false},)"
-                          R"("prompts":{"listChanged":false}})"));
+                          R"("prompts":{"listChanged":false},"logging":{}})"));
     EXPECT_EQ(result.at("serverInfo"), json::parse(R"({"name":"codeact","version":"9.9.9"})"));
     EXPECT_EQ(result.at("instructions"), "use execute_code well");
   }
@@ -465,9 +465,8 @@ TEST_F(McpServerTest, ConcurrentCallsRunAtOnceAndKeepTheirIds) {
 
 TEST_F(McpServerTest, ExecuteThatThrowsIsAnInternalError) {
   McpServerOptions o = Options();
-  o.execute = [](const std::string&, const CancellationToken&) -> ExecutionResult {
-    throw std::runtime_error("boom");
-  };
+  o.execute = [](const std::string&, const CancellationToken&,
+                 const OutputCallback&) -> ExecutionResult { throw std::runtime_error("boom"); };
   McpServer server(std::move(o));
   const json::object r = Ask(server, CallLine(1, json::object{{"code", "1"}}));
   EXPECT_EQ(ErrorCode(r), -32603);

@@ -1,0 +1,53 @@
+#include "process/cgroup_lock_warmup.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "os/unique_fd.hpp"
+
+namespace codeact::internal {
+namespace {
+
+// The `pids` hierarchy's group in /proc/thread-self/cgroup ("5:pids:/a/b" gives "/a/b"), or ""
+// when there is no such line (cgroup v2 lists only "0::/path").
+std::string PidsGroup() {
+  UniqueFd fd(::open("/proc/thread-self/cgroup", O_RDONLY | O_CLOEXEC));
+  if (!fd) return "";
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while (text.size() < 65536 && (n = ::read(fd.get(), buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    const std::size_t first = line.find(':');
+    const std::size_t second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second != std::string::npos && line.compare(first + 1, second - first - 1, "pids") == 0) {
+      return line.substr(second + 1);
+    }
+    at = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+void WarmCgroupMigrationLock() {
+  const std::string group = PidsGroup();
+  if (group.empty() || group[0] != '/' || group.find("/..") != std::string::npos) return;
+  const std::string tasks =
+      "/sys/fs/cgroup/pids" + (group == "/" ? std::string() : group) + "/tasks";
+  UniqueFd fd(::open(tasks.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return;
+  const std::string tid = std::to_string(static_cast<long>(::syscall(SYS_gettid)));
+  (void)!::write(fd.get(), tid.data(), tid.size());
+}
+
+}  // namespace codeact::internal
