@@ -45,6 +45,22 @@ std::optional<std::string> ReadText(const std::string& path) {
   return ReadToEnd(fd.get());
 }
 
+// The whole of a small kernel file from its start, read through an fd opened earlier.
+std::optional<std::string> ReadTextAt(int fd) {
+  char buf[4096];
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::optional<std::int64_t> ParseNumber(const std::optional<std::string>& text) {
+  if (!text || text->empty() || (*text)[0] < '0' || (*text)[0] > '9') return std::nullopt;
+  return std::strtoll(text->c_str(), nullptr, 10);
+}
+
 // 0, or the errno of the failed open or write.
 int WriteText(const std::string& path, const std::string& text) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
@@ -61,8 +77,8 @@ Status Write(const std::string& path, const std::string& text) {
 }
 
 // The value of `key` in a "key value" per line file (memory.events, cpu.stat, memory.oom_control).
-std::optional<std::int64_t> KeyedValue(const std::string& path, const std::string& key) {
-  auto text = ReadText(path);
+std::optional<std::int64_t> KeyedValueOf(const std::optional<std::string>& text,
+                                         const std::string& key) {
   if (!text) return std::nullopt;
   std::size_t at = 0;
   while (at < text->size()) {
@@ -76,10 +92,8 @@ std::optional<std::int64_t> KeyedValue(const std::string& path, const std::strin
   return std::nullopt;
 }
 
-std::optional<std::int64_t> Number(const std::string& path) {
-  auto text = ReadText(path);
-  if (!text || text->empty() || (*text)[0] < '0' || (*text)[0] > '9') return std::nullopt;
-  return std::strtoll(text->c_str(), nullptr, 10);
+std::optional<std::int64_t> KeyedValue(const std::string& path, const std::string& key) {
+  return KeyedValueOf(ReadText(path), key);
 }
 
 bool HasWord(const std::string& list, const std::string& word) {
@@ -484,7 +498,23 @@ StatusOr<std::unique_ptr<RunCgroup>> RunCgroup::Create(std::shared_ptr<const Cgr
       }
     }
   }
+  group->OpenUsageFiles();
   return group;
+}
+
+// Opened with the group, while it waits for its run: a read at the run's end is then a pread,
+// without the path walks through the cgroup file system (~0.1 ms a run here). A file that cannot
+// be opened is read by its path at the end, as before.
+void RunCgroup::OpenUsageFiles() {
+  auto open = [](const std::string& path) {
+    return UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  };
+  if (const H* h = With(&H::cpuacct)) {
+    cpu_usage_fd_ = open(Dir(*h) + (h->v2 ? "/cpu.stat" : "/cpuacct.usage"));
+  }
+  if (const H* h = With(&H::memory)) {
+    peak_memory_fd_ = open(Dir(*h) + (h->v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+  }
 }
 
 RunCgroup::~RunCgroup() {
@@ -493,6 +523,8 @@ RunCgroup::~RunCgroup() {
   const auto give_up = Clock::now() + kEmptyDeadline;
   while (!(KillAll() && WaitUntilEmpty(std::chrono::milliseconds(100))) && Clock::now() < give_up) {
   }
+  cpu_usage_fd_.reset();  // no open file of the group outlives it
+  peak_memory_fd_.reset();
   for (const H& h : site_->hierarchies) {
     const std::string dir = Dir(h);
     const auto end = Clock::now() + kRemoveDeadline;
@@ -567,16 +599,20 @@ bool RunCgroup::WaitUntilEmpty(std::chrono::milliseconds timeout) const {
 
 CgroupUsage RunCgroup::Usage() const {
   CgroupUsage usage;
+  auto read = [this](const UniqueFd& fd, const H& h, const char* file) {
+    return fd ? ReadTextAt(fd.get()) : ReadText(Dir(h) + file);
+  };
   if (const H* h = With(&H::cpuacct)) {
     if (h->v2) {
-      if (auto us = KeyedValue(Dir(*h) + "/cpu.stat", "usage_usec")) usage.cpu_ms = *us / 1000;
-    } else if (auto ns = Number(Dir(*h) + "/cpuacct.usage")) {
+      if (auto us = KeyedValueOf(read(cpu_usage_fd_, *h, "/cpu.stat"), "usage_usec"))
+        usage.cpu_ms = *us / 1000;
+    } else if (auto ns = ParseNumber(read(cpu_usage_fd_, *h, "/cpuacct.usage"))) {
       usage.cpu_ms = *ns / 1'000'000;
     }
   }
   if (const H* h = With(&H::memory)) {
-    usage.peak_memory_bytes =
-        Number(Dir(*h) + (h->v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+    usage.peak_memory_bytes = ParseNumber(
+        read(peak_memory_fd_, *h, h->v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
   }
   return usage;
 }

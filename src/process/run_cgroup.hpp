@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "codeact/status.hpp"
+#include "os/unique_fd.hpp"
 
 namespace codeact::internal {
 
@@ -127,10 +128,14 @@ class RunCgroup {
   std::string Dir(const CgroupSite::Hierarchy& h) const { return h.dir + "/" + name_; }
   const CgroupSite::Hierarchy* With(bool CgroupSite::Hierarchy::*controller) const;
   void KillMember(pid_t pid) const;
+  void OpenUsageFiles();
 
   std::shared_ptr<const CgroupSite> site_;
   std::string name_;
   std::vector<std::string> procs_files_;
+  // The files Usage() reads, opened by Create (O_CLOEXEC); closed: read by path.
+  UniqueFd cpu_usage_fd_;
+  UniqueFd peak_memory_fd_;
   std::mutex kill_mu_;
 };
 

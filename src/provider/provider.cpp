@@ -17,6 +17,7 @@
 #include "provider/session_table.hpp"
 #include "provider/tool_names.hpp"
 #include "provider/tool_references.hpp"
+#include "provider/verdict_cache.hpp"
 
 namespace codeact {
 namespace {
@@ -43,7 +44,7 @@ ExecutionResult ArgumentError(const std::string& message) {
 CodeActProvider::CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                                  std::unique_ptr<Executor> executor)
     : options_(std::move(options)),
-      validator_(std::move(validator)),
+      validator_(internal::WithVerdictCache(std::move(validator))),
       executor_(std::move(executor)),
       limits_(options_.limits),
       environment_(options_.environment),

@@ -464,6 +464,51 @@ TEST(ProviderTest, ManyInvokesAtOnce) {
   EXPECT_EQ(fake->runs, 160);
 }
 
+// Counts its calls; refuses code that mentions "refuse".
+class CountingValidator final : public Validator {
+ public:
+  ValidationReport Validate(std::string_view code, const ValidationPolicy&) override {
+    ++calls;
+    ValidationReport r;
+    if (code.find("refuse") != std::string_view::npos) {
+      r.ok = false;
+      r.violations.push_back({1, 0, "name-blocked", "refused", "do not"});
+    }
+    return r;
+  }
+  StatusOr<std::vector<std::string>> AllowedImports(const ValidationPolicy&) override {
+    return std::vector<std::string>{};
+  }
+  PythonVersion EmbeddedVersion() const override { return {3, 11}; }
+  std::string InstallationInterpreter() const override { return "/usr/bin/python3.11"; }
+  std::atomic<int> calls{0};
+};
+
+TEST(ProviderTest, AcceptedCodeIsValidatedOncePerPolicyAndRejectedCodeEveryTime) {
+  auto executor = std::make_unique<FakeExecutor>();
+  FakeExecutor* fake = executor.get();
+  auto validator = std::make_shared<CountingValidator>();
+  auto p = *CodeActProvider::Create({}, std::move(executor), validator);
+  EXPECT_EQ(p->Execute("print(1)").outcome, Outcome::kOk);
+  EXPECT_EQ(p->Execute("print(1)").outcome, Outcome::kOk);
+  EXPECT_EQ(validator->calls, 1);  // the second came from the kept report
+  EXPECT_EQ(p->Execute("print(2)").outcome, Outcome::kOk);
+  EXPECT_EQ(validator->calls, 2);  // other code
+  // A new tool changes the policy (its tool names): the same code is validated again.
+  ASSERT_TRUE(p->AddTool(Tool("lookup")).ok());
+  EXPECT_EQ(p->Execute("print(1)").outcome, Outcome::kOk);
+  EXPECT_EQ(validator->calls, 3);
+  // A rejection is never kept: each call asks the validator, and nothing runs.
+  EXPECT_EQ(p->Execute("refuse()").outcome, Outcome::kValidationFailed);
+  EXPECT_EQ(p->Execute("refuse()").outcome, Outcome::kValidationFailed);
+  EXPECT_EQ(validator->calls, 5);
+  EXPECT_EQ(fake->runs, 4);
+  // Another provider keeps its own.
+  auto other = *CodeActProvider::Create({}, std::make_unique<FakeExecutor>(), validator);
+  EXPECT_EQ(other->Execute("print(1)").outcome, Outcome::kOk);
+  EXPECT_EQ(validator->calls, 6);
+}
+
 TEST(ProviderTest, CodeThatIsNotUtf8IsAViolationNamingTheByte) {
   FakeExecutor* fake = nullptr;
   auto p = TestProvider::Make({}, &fake);
