@@ -33,6 +33,11 @@
 namespace codeact::cli {
 namespace {
 
+// print(n): the MCP rows send each measured call code the provider has not seen before, so its
+// cache of accepted verdicts (which serves code sent again, as a retry does) never shortens a
+// figure: each call is validated, as a model's new code is.
+std::string DistinctPrint(long n) { return "print(" + std::to_string(n) + ")"; }
+
 using Clock = std::chrono::steady_clock;
 using bench::BwrapPrintArgv;
 using bench::FindInPath;
@@ -382,10 +387,9 @@ bool MeasureMcpCall(Bench& b) {
   if (!mcp_server) return false;
   const std::shared_ptr<CodeActProvider>& provider = mcp_server->provider;
   internal::McpServer& server = *mcp_server->server;
-  const std::string call =
-      R"j({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_code","arguments":{"code":"print(1)"}}})j";
   Samples mcp;
   for (int i = 0; i < b.runs; ++i) {
+    const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, DistinctPrint(i));
     WaitForIdleChildren(provider->executor(), 2);
     const auto t0 = Clock::now();
     const std::optional<std::string> response = server.HandleLine(call);
@@ -514,6 +518,12 @@ bool CallSucceeded(const StatusOr<std::string>& response) {
 
 constexpr auto kMcpCallTimeout = std::chrono::seconds(60);
 
+// tools/call of print(id) with the request's id: each call of a sustained stream sends code the
+// server has not seen before (see DistinctPrint).
+bool SendDistinctCall(bench::McpStdioClient& client, long id) {
+  return client.Send(bench::McpStdioClient::ExecuteCodeRequest(id, DistinctPrint(id))).ok();
+}
+
 // A `codeact mcp` at `level` that has answered one tools/call of print(1); null, with the reason
 // printed, when it did not start or that call failed.
 std::unique_ptr<bench::McpStdioClient> AnsweringMcpClient(IsolationLevel level) {
@@ -533,7 +543,6 @@ std::unique_ptr<bench::McpStdioClient> AnsweringMcpClient(IsolationLevel level) 
 bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   const std::unique_ptr<bench::McpStdioClient> client = AnsweringMcpClient(level);
   if (client == nullptr) return false;
-  const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, "print(1)");
   // The same server in this process, called with the same pauses, interleaved call by call: the
   // difference between the two rows is what stdio and the server's threads add.
   std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
@@ -544,6 +553,7 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   const bench::CpuSeconds idle0 = bench::ProcessTreeCpu(client->pid());
   for (int i = 0; i < calls; ++i) {
+    const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, DistinctPrint(i));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto t0 = Clock::now();
     const auto response = client->Call(call, kMcpCallTimeout);
@@ -569,6 +579,7 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   // still making, or none.
   Samples back_to_back;
   for (int i = 0; i < calls; ++i) {
+    const std::string call = bench::McpStdioClient::ExecuteCodeRequest(1, DistinctPrint(calls + i));
     const auto t0 = Clock::now();
     const auto response = client->Call(call, kMcpCallTimeout);
     back_to_back.Add(Clock::now() - t0);
@@ -662,16 +673,14 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
   const auto t0 = Clock::now();
   int sent = 0, answered = 0;
   for (; sent < 2; ++sent) {
-    if (!client->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
-      return false;
+    if (!SendDistinctCall(*client, next_id++)) return false;
   }
   while (answered < total) {
     const auto response = client->Receive(kMcpCallTimeout);
     if (!CallSucceeded(response)) return false;
     if (++answered == kCpuRuns) cpu1 = bench::ProcessTreeCpu(client->pid());
     if (sent < total) {
-      if (!client->Send(bench::McpStdioClient::ExecuteCodeRequest(next_id++, "print(1)")).ok())
-        return false;
+      if (!SendDistinctCall(*client, next_id++)) return false;
       ++sent;
     }
   }
