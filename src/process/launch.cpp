@@ -333,22 +333,23 @@ int CloneChildMain(void* arg) {
 
 std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
                         const LaunchPlan& plan) {
+  // The steps whose call is the same in every launch; the others name the run's details.
+  static constexpr std::pair<Step, const char*> kFixedCalls[] = {
+      {Step::kSignalMask, "sigprocmask(SIG_SETMASK, {})"},
+      {Step::kSetpgid, "setpgid(0, 0)"},
+      {Step::kUnshareMountNs, "unshare(CLONE_NEWNS)"},
+      {Step::kPrivateMounts, "mount(/, MS_REC | MS_PRIVATE)"},
+      {Step::kSetgroups, "setgroups({})"},
+      {Step::kParentDeathSignal, "prctl(PR_SET_PDEATHSIG, SIGKILL)"}};
+  for (const auto& [fixed, call] : kFixedCalls) {
+    if (static_cast<Step>(failure.step) == fixed) {
+      return std::string(call) + " failed: " + ErrnoText(failure.err);
+    }
+  }
   std::string step;
   switch (static_cast<Step>(failure.step)) {
     case Step::kSignalDisposition:
       step = "sigaction(" + std::to_string(failure.detail) + ", SIG_DFL)";
-      break;
-    case Step::kSignalMask:
-      step = "sigprocmask(SIG_SETMASK, {})";
-      break;
-    case Step::kSetpgid:
-      step = "setpgid(0, 0)";
-      break;
-    case Step::kUnshareMountNs:
-      step = "unshare(CLONE_NEWNS)";
-      break;
-    case Step::kPrivateMounts:
-      step = "mount(/, MS_REC | MS_PRIVATE)";
       break;
     case Step::kWorkdirTmpfs:
       step = "mount a tmpfs on the working directory " + plan.working_dir;
@@ -359,17 +360,11 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
                   ? plan.trees[failure.detail].second
                   : std::string("a mount"));
       break;
-    case Step::kSetgroups:
-      step = "setgroups({})";
-      break;
     case Step::kSetresgid:
       step = "setresgid(" + std::to_string(plan.run_as_uid) + ")";
       break;
     case Step::kSetresuid:
       step = "setresuid(" + std::to_string(plan.run_as_uid) + ")";
-      break;
-    case Step::kParentDeathSignal:
-      step = "prctl(PR_SET_PDEATHSIG, SIGKILL)";
       break;
     case Step::kParentExited:
       return "the parent exited while the child was starting (PR_SET_PDEATHSIG would never fire)";

@@ -398,6 +398,19 @@ TEST(ChildTest, AnRlimitTheKernelRefusesFailsTheStart) {
   EXPECT_EQ(CountMyChildren().zombies, children_before.zombies);
 }
 
+TEST(ChildTest, AFixedStepTheKernelRefusesFailsTheStartWithItsCall) {
+  // Dropping to another uid starts by clearing the supplementary groups, which only a privileged
+  // process may do.
+  if (::geteuid() == 0) GTEST_SKIP() << "root may call setgroups; run as a non-root user";
+  const int fds_before = CountOpenFds();
+  LaunchSpec spec = PythonSpec({"-c", "pass"});
+  spec.run_as_uid = ::getuid() + 1;
+  auto child = Child::Start(spec);
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().message(), "setgroups({}) failed: Operation not permitted");
+  EXPECT_EQ(CountOpenFds(), fds_before);
+}
+
 TEST(ChildTest, InvalidSpecsAreRejectedBeforeFork) {
   LaunchSpec relative = PythonSpec({});
   relative.executable = "python3";
