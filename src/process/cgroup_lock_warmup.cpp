@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "os/pipe_io.hpp"
 #include "os/unique_fd.hpp"
 
 namespace codeact::internal {
@@ -17,12 +18,7 @@ namespace {
 std::string PidsGroup() {
   UniqueFd fd(::open("/proc/thread-self/cgroup", O_RDONLY | O_CLOEXEC));
   if (!fd) return "";
-  std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while (text.size() < 65536 && (n = ::read(fd.get(), buffer, sizeof buffer)) > 0) {
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
+  const std::string text = ReadToEnd(fd.get(), 65536).value_or("");
   std::size_t at = 0;
   while (at < text.size()) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
