@@ -102,41 +102,46 @@ struct McpServer::Impl {
     {
       McpCallRunner calls(options, logger, emit, logging);
       std::string line;
-      bool oversized = false;
-      for (;;) {
-        const LineSource::Next next = source.Read(line, oversized);
-        if (next == LineSource::Next::kEnd) {
-          logger->info("end of input; waiting for the calls in flight");
-          break;
-        }
-        if (next == LineSource::Next::kStop) {
-          stopped = true;
-          logger->info(
-              "stop requested: reading no more requests; calls in flight have {} ms to finish",
-              options.shutdown_grace.count());
-          break;
-        }
-        if (oversized) {
-          emit(protocol.OversizedLine());
-          continue;
-        }
-        McpProtocol::Parsed parsed;
-        try {
-          parsed = protocol.ParseLine(line);
-        } catch (const std::exception& e) {
-          logger->error("internal error: {}", e.what());
-          parsed.response =
-              ErrorLine(kNullId, kInternalErrorCode, std::string("Internal error: ") + e.what());
-        }
-        if (parsed.response) {
-          emit(*parsed.response);
-          continue;
-        }
-        calls.Handle(parsed);
-      }
+      calls.ReadUntilEnd([&] { return ReadOne(source, line, calls, emit, stopped); });
       stopped = calls.Drain(stop_fd, stopped ? source.stop_requests() : 0);
-    }  // the pool runs what is still queued and joins here, before `emit` goes out of scope
+    }  // the loop runs what is still queued and joins here, before `emit` goes out of scope
     return stopped;
+  }
+
+  // One turn of the read loop, on whichever of the loop's threads reads now: reads a line and
+  // answers it, or hands its calls to `calls`. False at the end of the input or on a stop.
+  bool ReadOne(LineSource& source, std::string& line, McpCallRunner& calls, const McpEmit& emit,
+               bool& stopped) {
+    bool oversized = false;
+    const LineSource::Next next = source.Read(line, oversized);
+    if (next == LineSource::Next::kEnd) {
+      logger->info("end of input; waiting for the calls in flight");
+      return false;
+    }
+    if (next == LineSource::Next::kStop) {
+      stopped = true;
+      logger->info("stop requested: reading no more requests; calls in flight have {} ms to finish",
+                   options.shutdown_grace.count());
+      return false;
+    }
+    if (oversized) {
+      emit(protocol.OversizedLine());
+      return true;
+    }
+    McpProtocol::Parsed parsed;
+    try {
+      parsed = protocol.ParseLine(line);
+    } catch (const std::exception& e) {
+      logger->error("internal error: {}", e.what());
+      parsed.response =
+          ErrorLine(kNullId, kInternalErrorCode, std::string("Internal error: ") + e.what());
+    }
+    if (parsed.response) {
+      emit(*parsed.response);
+      return true;
+    }
+    calls.Handle(parsed);
+    return true;
   }
 
   void SetLogEmit(const std::function<void(const std::string&)>* emit) {

@@ -34,8 +34,11 @@
 //   a batch where batches do not exist / a line over `max_line_bytes`, -32601 unknown method,
 //   -32602 bad params. Notifications never get a response; responses from the client are
 //   ignored (the server sends no requests). Blank lines are skipped.
-// - `tools/call` runs on a pool of `max_concurrent_calls` threads; more calls queue (up to
-//   `max_queued_calls`, then the reader waits). Responses are written whole, one line each,
+// - At most `max_concurrent_calls` `tools/call`s run at once; more queue (up to
+//   `max_queued_calls`, then the reading waits). A call read while a slot is free runs on the
+//   thread that read it, which first hands the reading to another thread (so no second thread's
+//   wake-up stands between the request and its run, and cancellations are still read while it
+//   runs; common/leader_followers.hpp). Responses are written whole, one line each,
 //   under one lock. `notifications/cancelled` (with the request's id) cancels that call: its run
 //   is killed and, as the spec says, the server does not answer it (the log says it ran and
 //   was cancelled).

@@ -1,4 +1,4 @@
-// RunToolCall and McpCallRunner (mcp_tool_calls.hpp).
+// RunToolCall, McpCallRunner and McpInlineCalls (mcp_tool_calls.hpp).
 #include "mcp_server/mcp_tool_calls.hpp"
 
 #include <poll.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "codeact_build_config.hpp"
-#include "common/task_thread.hpp"
+#include "common/leader_followers.hpp"
 #include "json/result_json.hpp"
 #include "json/serialize.hpp"
 #include "mcp_server/mcp_file_store.hpp"
@@ -273,20 +273,20 @@ std::string RunToolCall(const McpServerOptions& options, spdlog::logger& logger,
   return ResultLine(id, reply);
 }
 
-// Declared in the order they must stop in reverse: the pool joins every call first, then the
+// Declared in the order they must stop in reverse: the loop joins every call first, then the
 // ticker stops, and the calls' records go last.
 struct McpCallRunner::State {
   State(const McpServerOptions& options, const McpEmit& emit_to, const McpLogging& log_levels)
       : emit(emit_to),
         logging(log_levels),
         ticker(options.progress_interval, [this] { flights.SendProgress(emit); }),
-        pool(options.max_concurrent_calls, std::max<std::size_t>(options.max_queued_calls, 1)) {}
+        loop(options.max_concurrent_calls, options.max_queued_calls) {}
 
   const McpEmit& emit;
   const McpLogging& logging;
   Flights flights;
   ProgressTicker ticker;
-  TaskThread pool;
+  LeaderFollowers loop;
 };
 
 McpCallRunner::McpCallRunner(const McpServerOptions& options,
@@ -298,8 +298,12 @@ McpCallRunner::McpCallRunner(const McpServerOptions& options,
 
 McpCallRunner::~McpCallRunner() = default;
 
+void McpCallRunner::ReadUntilEnd(const std::function<bool()>& read_line) {
+  state_->loop.ReadUntilEnd(read_line);
+}
+
 void McpCallRunner::Handle(McpProtocol::Parsed& parsed) {
-  TaskThread& pool = state_->pool;
+  LeaderFollowers& loop = state_->loop;
   Flights& flights = state_->flights;
   const McpEmit& emit = state_->emit;
   std::shared_ptr<BatchReply> batch;
@@ -313,7 +317,7 @@ void McpCallRunner::Handle(McpProtocol::Parsed& parsed) {
     if (d.is_call) {
       auto flight = flights.Add(d.id_key, std::move(d.progress_token));
       if (batch) batch->Expect();
-      pool.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
+      loop.Post([this, &emit, &flights, flight, batch, i, key = std::move(d.id_key),
                  id = std::move(d.id), args = std::move(d.arguments_json), stateless = d.stateless,
                  log_level = d.log_level] {
         std::string response;
@@ -345,17 +349,17 @@ void McpCallRunner::Handle(McpProtocol::Parsed& parsed) {
 }
 
 bool McpCallRunner::Drain(int stop_fd, int stop_requests) {
-  TaskThread& pool = state_->pool;
+  LeaderFollowers& loop = state_->loop;
   Flights& flights = state_->flights;
   bool stopped = stop_requests > 0;
-  if (stop_fd < 0) return stopped;  // the pool's destructor waits for every call
+  if (stop_fd < 0) return stopped;  // the loop's destructor waits for every call
   std::optional<Clock::time_point> cancel_at;
   if (stop_requests == 1) cancel_at = Clock::now() + options_.shutdown_grace;
   if (stop_requests > 1) {
     cancel_at = Clock::now();
     logger_->info("second stop request: cancelling the calls in flight now");
   }
-  while (!pool.Idle()) {
+  while (!loop.Idle()) {
     auto wait = kDrainPoll;
     if (cancel_at) {
       wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(*cancel_at - Clock::now()),

@@ -1,6 +1,8 @@
 // The MCP server's tool calls (mcp_server.hpp describes the behaviour): RunToolCall turns one
-// execute_code call into its response line, and McpCallRunner runs the calls of one Serve on a
-// pool of `max_concurrent_calls` threads — keeping the calls in flight by id so that
+// execute_code call into its response line, and McpCallRunner reads the lines of one Serve and
+// runs their calls on the threads of a leader/followers loop (common/leader_followers.hpp: a
+// call read while fewer than `max_concurrent_calls` run runs on the thread that read it, which
+// hands the reading to another) — keeping the calls in flight by id so that
 // notifications/cancelled, progress notifications and shutdown reach them, and answering a batch
 // as one array once its last call has ended. McpInlineCalls does the same for the calls that
 // HandleMessage runs on its caller's thread.
@@ -48,8 +50,15 @@ class McpCallRunner {
   McpCallRunner(const McpCallRunner&) = delete;
   McpCallRunner& operator=(const McpCallRunner&) = delete;
 
-  // The messages of one line: answers written, cancellations applied, calls posted to the pool
-  // (blocking while its queue is full, so a client that floods calls is slowed down).
+  // Calls `read_line` on the loop's threads, one at a time, until it returns false (the end of
+  // the input, or a stop); the calls it Handles may still run when this returns. `read_line`
+  // reads one line and answers it or Handles it.
+  void ReadUntilEnd(const std::function<bool()>& read_line);
+
+  // From `read_line` only: the messages of one line: answers written, cancellations applied,
+  // calls posted to the loop — the first runs on this thread once `read_line` returns when a
+  // slot is free; the rest queue, and the reading blocks while the queue is full, so a client
+  // that floods calls is slowed down.
   void Handle(McpProtocol::Parsed& parsed);
 
   // After the read loop: waits for the calls in flight. Once a stop was requested (before:

@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <thread>
 #include <vector>
@@ -329,6 +330,132 @@ TEST_F(McpServerTest, NoProgressWithoutATokenOrWithAnIntervalOfZero) {
   const auto lines = serve.WaitForLines([](const auto&) { return true; });
   ASSERT_EQ(lines.size(), 1u) << lines.front();
   EXPECT_TRUE(Progress(lines).empty());
+}
+
+// ---- the read loop's threads (common/leader_followers.hpp) ----
+
+// A stream that gives one line per refill of its buffer and records which thread read each.
+class LineByLineBuf : public std::streambuf {
+ public:
+  explicit LineByLineBuf(std::vector<std::string> lines) : lines_(std::move(lines)) {}
+  std::vector<std::thread::id> read_on;  // per line; read after Serve returned
+
+ protected:
+  int_type underflow() override {
+    if (next_ == lines_.size()) return traits_type::eof();
+    current_ = lines_[next_++] + "\n";
+    read_on.push_back(std::this_thread::get_id());
+    setg(current_.data(), current_.data(), current_.data() + current_.size());
+    return traits_type::to_int_type(current_[0]);
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  std::size_t next_ = 0;
+  std::string current_;
+};
+
+TEST_F(McpServerTest, ACallReadWhileASlotIsFreeRunsOnTheThreadThatReadIt) {
+  McpServerOptions o = Options();
+  o.max_concurrent_calls = 4;
+  std::mutex mu;
+  std::map<std::string, std::thread::id> ran_on;  // by the call's arguments
+  o.execute = [&mu, &ran_on, inner = o.execute](const std::string& arguments,
+                                                const CancellationToken& cancel,
+                                                const OutputCallback& on_output) {
+    {
+      std::lock_guard lock(mu);
+      ran_on[arguments] = std::this_thread::get_id();
+    }
+    return inner(arguments, cancel, on_output);
+  };
+  McpServer server(std::move(o));
+  std::vector<std::string> lines = {R"({"jsonrpc":"2.0","id":"p","method":"ping"})"};
+  for (int i = 1; i <= 3; ++i)  // fewer than the slots: each finds one free
+    lines.push_back(CallLine(i, json::object{{"code", "print(" + std::to_string(i) + ")"}}));
+  LineByLineBuf buf(lines);
+  std::istream in(&buf);
+  std::vector<std::string> out;
+  server.Serve(in, [&](std::string_view line) {
+    std::lock_guard lock(mu);
+    out.emplace_back(line);
+  });
+  EXPECT_EQ(out.size(), 4u);
+  ASSERT_EQ(buf.read_on.size(), 4u);
+  ASSERT_EQ(ran_on.size(), 3u);
+  for (int i = 1; i <= 3; ++i) {
+    const std::string arguments =
+        json::serialize(json::object{{"code", "print(" + std::to_string(i) + ")"}});
+    ASSERT_TRUE(ran_on.count(arguments)) << arguments;
+    EXPECT_EQ(ran_on[arguments], buf.read_on[static_cast<std::size_t>(i)]) << "call " << i;
+    EXPECT_NE(ran_on[arguments], std::this_thread::get_id()) << "Serve's caller only waits";
+  }
+}
+
+// With every slot taken, another thread still reads: the cancellations reach the running calls.
+TEST_F(McpServerTest, ACancellationReachesTheCallsWhileEverySlotIsTaken) {
+  McpServerOptions o = Options();
+  o.max_concurrent_calls = 2;
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  serve.Send(CallLine(1, json::object{{"code", "block"}}));
+  serve.Send(CallLine(2, json::object{{"code", "block"}}));
+  ASSERT_TRUE(WaitStarted(*script_, 2));
+  for (int id : {1, 2}) {
+    serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+               std::to_string(id) + R"(,"reason":"enough"}})");
+  }
+  serve.Send(R"({"jsonrpc":"2.0","id":3,"method":"ping"})");
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  EXPECT_EQ(serve.Lines(), 1u);  // the ping only: cancelled calls are not answered
+  EXPECT_TRUE(serve.ById().count("3"));
+  std::lock_guard lock(script_->mu);
+  EXPECT_EQ(script_->cancel_reasons,
+            (std::vector<std::string>{"the client cancelled the request: enough",
+                                      "the client cancelled the request: enough"}));
+}
+
+// N+1 calls with N slots: the last waits (the reading goes on past it) and starts when one ends.
+TEST_F(McpServerTest, AtMostMaxConcurrentCallsRunAndTheNextStartsWhenOneEnds) {
+  McpServerOptions o = Options();
+  o.max_concurrent_calls = 2;
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  for (int id : {1, 2, 3}) serve.Send(CallLine(id, json::object{{"code", "block"}}));
+  serve.Send(R"({"jsonrpc":"2.0","id":9,"method":"ping"})");
+  ASSERT_EQ(serve.WaitForLines([](const auto& l) { return !l.empty(); }).size(), 1u);
+  ASSERT_TRUE(WaitStarted(*script_, 2));
+  {
+    std::lock_guard lock(script_->mu);
+    EXPECT_EQ(script_->started, 2) << "a third call started while two ran";
+  }
+  serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  ASSERT_TRUE(WaitStarted(*script_, 3));
+  for (int id : {2, 3}) {
+    serve.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+               std::to_string(id) + "}}");
+  }
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  std::lock_guard lock(script_->mu);
+  EXPECT_EQ(script_->cancel_reasons.size(), 3u);
+}
+
+// The end of the input is no shutdown: every queued call runs and is answered.
+TEST_F(McpServerTest, EndOfInputAnswersEveryQueuedCall) {
+  McpServerOptions o = Options();
+  o.max_concurrent_calls = 1;
+  o.max_queued_calls = 2;
+  McpServer server(std::move(o));
+  FdServe serve(server);
+  for (int id = 1; id <= 5; ++id) serve.Send(CallLine(id, json::object{{"code", "sleep:20"}}));
+  serve.CloseInput();
+  EXPECT_FALSE(serve.Join());
+  const auto by_id = serve.ById();
+  ASSERT_EQ(by_id.size(), 5u);
+  for (const auto& [id, response] : by_id)
+    EXPECT_EQ(response.at("result").at("structuredContent").at("stdout"), "slept\n") << id;
 }
 
 }  // namespace
