@@ -603,7 +603,7 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   b.figures.push_back(Latency("MCP ping over stdio, 0.3 s apart" + level_name, ping, "reference"));
   b.figures.push_back(
       Latency("MCP tools/call in process, 0.3 s apart" + level_name, direct, "reference"));
-  // What the stdio surface (the pipes, the reader's hand-off to a call worker) adds.
+  // What the stdio surface (the pipes, the server's read loop and its threads) adds.
   b.figures.push_back({"MCP over stdio - in process, 0.3 s apart (p50)" + level_name, "usec", 0, 0,
                        0, latency.PercentileUs(50) - direct.PercentileUs(50), "<= 300 us"});
   // The server's CPU over the calls 0.3 s apart (its pings included), its idle wake-ups too.

@@ -458,5 +458,32 @@ TEST_F(McpServerTest, EndOfInputAnswersEveryQueuedCall) {
     EXPECT_EQ(response.at("result").at("structuredContent").at("stdout"), "slept\n") << id;
 }
 
+// A batch longer than the slots and the queue together: the reader cannot run the call it kept
+// while it waits for room, so another thread does; the answer is still one array in order.
+TEST_F(McpServerTest, ABatchLongerThanTheSlotsAndTheQueueIsOneArrayInItsOrder) {
+  McpServerOptions o = Options();
+  o.max_concurrent_calls = 1;
+  o.max_queued_calls = 1;
+  McpServer server(std::move(o));
+  std::string batch;
+  for (int id = 1; id <= 5; ++id)
+    batch += (batch.empty() ? "[" : ",") + CallLine(id, json::object{{"code", "sleep:10"}});
+  std::istringstream in(InitializeLine("2025-03-26") + "\n" + batch + "]\n");
+  std::mutex mu;
+  std::vector<std::string> lines;
+  server.Serve(in, [&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  ASSERT_EQ(lines.size(), 2u);  // initialize, and the batch's one answer
+  const json::value v = json::parse(lines[1]);
+  ASSERT_TRUE(v.is_array()) << lines[1];
+  ASSERT_EQ(v.as_array().size(), 5u) << lines[1];
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(v.as_array()[i].at("id"), i + 1);
+    EXPECT_EQ(v.as_array()[i].at("result").at("structuredContent").at("stdout"), "slept\n");
+  }
+}
+
 }  // namespace
 }  // namespace codeact
