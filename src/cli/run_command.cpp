@@ -9,7 +9,6 @@
 #include <iostream>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "backends/executor_introspection.hpp"
 #include "cli/commands.hpp"
@@ -18,7 +17,6 @@
 #include "common/utf8.hpp"
 #include "files/bounded_read.hpp"
 #include "json/serialize.hpp"
-#include "process/cgroup_lock_warmup.hpp"
 #include "validation/background_validator.hpp"
 #include "validation/source_decoding.hpp"
 
@@ -94,9 +92,6 @@ int CmdRun(const std::vector<std::string>& argv) {
     return kExitUsage;
   }
   internal::PrestartThread();  // before the validator's thread loads libpython (its doc)
-  // The kernel's cgroup migration lock, warmed while the executor is built (its header); a
-  // thread of its own, as the wait is in the kernel and the prestart thread starts the child.
-  const std::jthread warm_cgroup_lock(internal::WarmCgroupMigrationLock);
   // The local backend's child validates the code itself (ExecutorOptions::validate_in_child),
   // so the embedded interpreter starts only for what still needs it: the --tools names' check,
   // the tools of --mcp-server, a backend that validates in the host, the guard's import list

@@ -257,6 +257,14 @@ class Zygote {
     Check(::setenv("CODEACT_RUN_TOKEN", token.c_str(), 1) == 0);
   }
 
+  // The run's cgroup: "0" (this child, single-threaded) to each join file the host passed after
+  // the run's fds (RunCgroup::join_files).
+  static void JoinRunCgroup(const std::vector<int>& fds) {
+    for (std::size_t i = protocol::kForkRunFds; i < fds.size(); ++i) {
+      Check(::write(fds[i], "0", 1) == 1);
+    }
+  }
+
   static void TakeRunFds(const std::vector<int>& fds) {
     for (int target = 0; target < protocol::kForkRunFds; ++target) {
       Check(::dup3(fds[static_cast<std::size_t>(target)], target, target < 3 ? 0 : O_CLOEXEC) ==
@@ -274,6 +282,7 @@ class Zygote {
   void BecomeRunChild(const protocol::ForkRequest& f, const std::vector<int>& fds) const {
     const auto cpu = static_cast<rlim_t>(options_.run_cpu_seconds);
     LeaveZygote(f.token, cpu, cpu + 1);
+    JoinRunCgroup(fds);
     if (f.uid >= 0) {
       const auto uid = static_cast<uid_t>(f.uid);
       if (f.workdir_bytes > 0) {
@@ -306,7 +315,7 @@ class Zygote {
     spec.uid = static_cast<uid_t>(f.uid);
     spec.tmp_bytes = f.tmp_bytes;
     spec.work_bytes = f.workdir_bytes;
-    spec.cgroup_procs_fds.assign(fds.begin() + protocol::kForkRunFds, fds.end());
+    spec.cgroup_join_fds.assign(fds.begin() + protocol::kForkRunFds, fds.end());
     ContainZygoteChild(spec);
     KeepRunFdsOnly();
   }

@@ -187,7 +187,7 @@ LaunchPlan PlanFor(const LaunchSpec& spec, const std::string& token) {
   plan.run_as_uid = spec.run_as_uid;
   plan.private_workdir_bytes = spec.private_workdir_bytes;
   plan.trees = spec.trees;
-  plan.cgroup_procs = spec.cgroup_procs;
+  plan.cgroup_join = spec.cgroup_join;
   std::vector<std::string> environment;
   environment.reserve(spec.environment.size() + 1);
   for (const auto& [key, value] : spec.environment) {

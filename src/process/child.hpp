@@ -50,9 +50,9 @@ struct LaunchSpec {
   // (metadata_supervisor.hpp) instead of /dev/null; the runtime guard hands it the child's
   // metadata listener and puts /dev/null there. The supervisor lives as long as the Child.
   bool metadata_channel = false;
-  // cgroup.procs files the child joins before exec (the run's cgroup, run_cgroup.hpp); empty: it
-  // stays in the host's.
-  std::vector<std::string> cgroup_procs;
+  // The run's cgroup's join files (RunCgroup::join_files), which the child joins before exec;
+  // empty: it stays in the host's.
+  std::vector<std::string> cgroup_join;
 };
 
 struct ExitInfo {

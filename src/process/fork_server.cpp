@@ -230,10 +230,10 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     }
     std::vector<int> fds = {metadata_end.get(), out.write.get(), err.write.get(), to.read.get(),
                             from.write.get()};
-    if (identity.cgroup_procs.size() > kMaxForkCgroupFds)
+    if (identity.cgroup_join.size() > kMaxForkCgroupFds)
       return InvalidArgument("too many cgroup hierarchies for a forked child");
     std::vector<UniqueFd> cgroup_fds;
-    for (const auto& procs : identity.cgroup_procs) {
+    for (const auto& procs : identity.cgroup_join) {
       cgroup_fds.emplace_back(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
       if (!cgroup_fds.back()) return ErrnoStatus("open " + procs, errno);
       fds.push_back(cgroup_fds.back().get());

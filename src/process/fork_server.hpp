@@ -47,13 +47,14 @@ namespace codeact::internal {
 
 // A root host: the uid a forked child becomes (-1: the zygote's), and the size of the private
 // tmpfs its working directory becomes (0: none; needs `uid`). A namespaces zygote's child
-// (sandbox/zygote_child.hpp) also has a private /tmp of `tmp_bytes` and joins its run's cgroup
-// itself through these cgroup.procs files, which the host opens and passes.
+// (sandbox/zygote_child.hpp) also has a private /tmp of `tmp_bytes`. The child joins its run's
+// cgroup itself, at either level, through these join files (RunCgroup::join_files), which the host
+// opens and passes.
 struct ForkIdentity {
   std::int64_t uid = -1;
   std::int64_t workdir_bytes = 0;
   std::int64_t tmp_bytes = 0;  // > 0: a namespaces zygote's child
-  std::vector<std::string> cgroup_procs;
+  std::vector<std::string> cgroup_join;
 };
 
 class ForkServer final : public ChildControl, public std::enable_shared_from_this<ForkServer> {

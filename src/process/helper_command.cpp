@@ -290,7 +290,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       auto made = RunCgroup::Create(CgroupSite::ForThisProcess(), kCommandGroupLimits);
       if (made.ok()) {
         group = std::move(*made);
-        plan.cgroup_procs = group->procs_files();
+        plan.cgroup_join = group->join_files();
       } else {
         no_group = made.status().message();
         plan.own_pid_namespace = true;

@@ -91,7 +91,7 @@ struct ChildSetup {
   int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
   int fd_count = 0;
   const char* working_dir = nullptr;
-  const char* cgroup_procs[kMaxCgroupProcsFiles] = {};
+  const char* cgroup_join[kMaxCgroupProcsFiles] = {};
   int cgroup_count = 0;
   LimitSetting limits[ResourceLimits::kMax + 1] = {};  // RLIMIT_CORE and the plan's
   int limit_count = 0;
@@ -108,18 +108,6 @@ struct ChildSetup {
   // A 12-byte write to a pipe is atomic; if it fails there is no one else to tell.
   [[maybe_unused]] ssize_t ignored = ::write(report_fd, &record, sizeof record);
   ::_exit(127);
-}
-
-// `value` in decimal into `out` (at least 10 bytes); the length. Async-signal-safe.
-std::size_t FormatDecimal(unsigned value, char* out) {
-  char reversed[10];
-  std::size_t n = 0;
-  do {
-    reversed[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  for (std::size_t i = 0; i < n; ++i) out[i] = reversed[n - 1 - i];
-  return n;
 }
 
 int CloseRange(unsigned first, unsigned last) {
@@ -188,14 +176,13 @@ void ResetSignals(int report_fd) {
   }
 }
 
-// Writes the child's pid into each of the run's cgroup.procs files.
+// Joins the run's cgroup: "0" (the child itself, single-threaded) to each of its join files
+// (RunCgroup::join_files).
 void JoinCgroups(const ChildSetup& setup, int report_fd) {
-  char pid_text[16];
-  const std::size_t pid_len = FormatDecimal(static_cast<unsigned>(::getpid()), pid_text);
   for (int i = 0; i < setup.cgroup_count; ++i) {
-    const int fd = ::open(setup.cgroup_procs[i], O_WRONLY | O_CLOEXEC);
+    const int fd = ::open(setup.cgroup_join[i], O_WRONLY | O_CLOEXEC);
     if (fd < 0) FailSetup(report_fd, Step::kJoinCgroup, errno, i);
-    const bool written = ::write(fd, pid_text, pid_len) == static_cast<ssize_t>(pid_len);
+    const bool written = ::write(fd, "0", 1) == 1;
     const int err = errno;
     ::close(fd);
     if (!written) FailSetup(report_fd, Step::kJoinCgroup, err, i);
@@ -370,7 +357,7 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
       return "the parent exited while the child was starting (PR_SET_PDEATHSIG would never fire)";
     case Step::kJoinCgroup:
       step = "write pid to " + (failure.detail >= 0 && failure.detail < setup.cgroup_count
-                                    ? std::string(setup.cgroup_procs[failure.detail])
+                                    ? std::string(setup.cgroup_join[failure.detail])
                                     : std::string("a cgroup.procs file"));
       break;
     case Step::kChdir:
@@ -444,10 +431,10 @@ Status ValidatePlan(const LaunchPlan& plan) {
         return InvalidArgument("resource limits must not be negative");
     }
   }
-  if (plan.cgroup_procs.size() > static_cast<std::size_t>(kMaxCgroupProcsFiles)) {
+  if (plan.cgroup_join.size() > static_cast<std::size_t>(kMaxCgroupProcsFiles)) {
     return Internal("LaunchProcess got more cgroup.procs files than hierarchies exist");
   }
-  for (const std::string& file : plan.cgroup_procs) {
+  for (const std::string& file : plan.cgroup_join) {
     if (file.empty() || has_nul(file)) return InvalidArgument("unusable cgroup.procs path");
   }
   return Status::Ok();
@@ -485,8 +472,8 @@ void FillSetup(const LaunchPlan& plan, ChildSetup& setup, std::string& workdir_t
   setup.fd_count = static_cast<int>(plan.child_fds.size());
   for (int i = 0; i < setup.fd_count; ++i) setup.fds[i] = plan.child_fds[i];
   setup.working_dir = plan.working_dir.empty() ? nullptr : plan.working_dir.c_str();
-  for (const std::string& file : plan.cgroup_procs)
-    setup.cgroup_procs[setup.cgroup_count++] = file.c_str();
+  for (const std::string& file : plan.cgroup_join)
+    setup.cgroup_join[setup.cgroup_count++] = file.c_str();
   if (plan.limits) {
     AddLimit(setup, RLIMIT_CORE, 0, 0);
     for (const Rlimit& l : *plan.limits) {

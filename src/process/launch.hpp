@@ -36,8 +36,8 @@ struct LaunchPlan {
   std::int64_t run_as_uid = -1;
   std::int64_t private_workdir_bytes = 0;
   std::vector<std::pair<int, std::string>> trees;
-  // cgroup.procs files the child writes its pid to, to join the run's cgroup (run_cgroup.hpp).
-  std::vector<std::string> cgroup_procs;
+  // The run's cgroup's join files, which the child writes "0" to (RunCgroup::join_files).
+  std::vector<std::string> cgroup_join;
   // The child is pid 1 of a new pid namespace (cloned with CLONE_NEWPID, and CLONE_NEWUSER on a
   // host that is not root, where the child then sees itself as the overflow uid 65534): when it
   // exits or is killed, the kernel kills every process left in the namespace, so none of its

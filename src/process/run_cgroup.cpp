@@ -456,7 +456,10 @@ StatusOr<std::vector<std::string>> SetUpUserCgroups(const std::string& root, uid
 
 RunCgroup::RunCgroup(std::shared_ptr<const CgroupSite> site, std::string name)
     : site_(std::move(site)), name_(std::move(name)) {
-  for (const H& h : site_->hierarchies) procs_files_.push_back(Dir(h) + "/cgroup.procs");
+  for (const H& h : site_->hierarchies) {
+    procs_files_.push_back(Dir(h) + "/cgroup.procs");
+    join_files_.push_back(Dir(h) + (h.v2 ? "/cgroup.procs" : "/tasks"));
+  }
 }
 
 StatusOr<std::unique_ptr<RunCgroup>> RunCgroup::Create(std::shared_ptr<const CgroupSite> site,

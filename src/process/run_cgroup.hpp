@@ -100,7 +100,13 @@ class RunCgroup {
   RunCgroup(const RunCgroup&) = delete;
   RunCgroup& operator=(const RunCgroup&) = delete;
 
-  // The cgroup.procs files a process writes its own pid to, one per hierarchy.
+  // The files a process joins the group through, writing "0" (itself), one per hierarchy: v1's
+  // `tasks`, v2's cgroup.procs. On v1, "0" written to `tasks` moves the writing thread without
+  // the kernel's global lock that cgroup.procs (or any pid) takes, whose first writer after a
+  // quiet spell waits for an RCU grace period (5-30 ms); the joiner is single-threaded then (a
+  // launcher or a forked child before exec or code), so the thread is the whole process.
+  const std::vector<std::string>& join_files() const { return join_files_; }
+  // The cgroup.procs files, one per hierarchy: what the group holds, to read.
   const std::vector<std::string>& procs_files() const { return procs_files_; }
   // Moves `pid` into the group (every hierarchy), e.g. a fork server's child before it runs code.
   Status Join(pid_t pid) const;
@@ -133,6 +139,7 @@ class RunCgroup {
   std::shared_ptr<const CgroupSite> site_;
   std::string name_;
   std::vector<std::string> procs_files_;
+  std::vector<std::string> join_files_;
   // The files Usage() reads, opened by Create (O_CLOEXEC); closed: read by path.
   UniqueFd cpu_usage_fd_;
   UniqueFd peak_memory_fd_;

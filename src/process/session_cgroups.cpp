@@ -106,7 +106,7 @@ StatusOr<std::shared_ptr<SessionParentGroup>> SessionParentGroup::Create(
 
 FreezerGroup::FreezerGroup(std::string dir, Kind kind, bool own_dir)
     : dir_(std::move(dir)), kind_(kind), own_dir_(own_dir) {
-  if (kind_ == Kind::kV1) procs_files_.push_back(dir_ + "/cgroup.procs");
+  if (kind_ == Kind::kV1) join_files_.push_back(dir_ + "/tasks");
 }
 
 std::unique_ptr<FreezerGroup> FreezerGroup::ForSignals(const RunCgroup& group) {

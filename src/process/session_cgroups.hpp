@@ -9,7 +9,7 @@
 //
 // FreezerGroup: on cgroup v2 the session group's own cgroup.freeze; on v1 a group of its own in
 // the freezer hierarchy (`<root>/freezer/<CgroupSubtreeName>/<name>`), which the session's child
-// joins with its other groups (procs_files). Freezing waits until the kernel reports the group
+// joins with its other groups (join_files). Freezing waits until the kernel reports the group
 // frozen: then none of its processes runs, and none can leave or fork. Where neither exists (a v1
 // host without the freezer hierarchy), ForSignals stops the group's processes with SIGSTOP
 // instead (every thread of each, a group stop) and waits until every thread is stopped; SIGCONT
@@ -64,8 +64,9 @@ class FreezerGroup {
   FreezerGroup(const FreezerGroup&) = delete;
   FreezerGroup& operator=(const FreezerGroup&) = delete;
 
-  // The v1 group's cgroup.procs, for the child to join with its other groups; empty on v2.
-  const std::vector<std::string>& procs_files() const { return procs_files_; }
+  // The v1 group's `tasks`, for the child to join with its other groups (RunCgroup::join_files);
+  // empty on v2.
+  const std::vector<std::string>& join_files() const { return join_files_; }
 
   // Until the kernel says frozen (or `timeout`: DEADLINE_EXCEEDED, and the group is thawed).
   Status Freeze(std::chrono::milliseconds timeout);
@@ -83,7 +84,7 @@ class FreezerGroup {
   Kind kind_ = Kind::kV2;
   bool own_dir_ = false;  // v1: made here, removed here
   bool frozen_ = false;
-  std::vector<std::string> procs_files_;
+  std::vector<std::string> join_files_;
 };
 
 }  // namespace codeact::internal

@@ -64,10 +64,8 @@ std::string EncodeFork(const ForkRequest& r) {
                        {field::kUid, r.uid},
                        {field::kWorkdirBytes, r.workdir_bytes},
                        {field::kWorkdir, r.workdir}};
-  if (r.tmp_bytes > 0) {
-    message[field::kTmpBytes] = r.tmp_bytes;
-    message[field::kCgroupFds] = r.cgroup_fds;
-  }
+  if (r.tmp_bytes > 0) message[field::kTmpBytes] = r.tmp_bytes;
+  if (r.cgroup_fds > 0) message[field::kCgroupFds] = r.cgroup_fds;
   return SerializeJson(message);
 }
 

@@ -14,7 +14,8 @@
 namespace codeact::internal::protocol {
 
 // The fds that travel with a fork (SCM_RIGHTS): the child's five (stdin, stdout, stderr, bridge
-// in, bridge out), then a namespaces zygote's child's cgroup.procs files (one per v1 hierarchy).
+// in, bridge out), then the child's cgroup join files (RunCgroup::join_files, one per v1
+// hierarchy), which it writes "0" to.
 inline constexpr int kForkRunFds = 5;
 inline constexpr int kMaxForkCgroupFds = 8;
 
@@ -27,9 +28,9 @@ struct ForkRequest {
   std::int64_t workdir_bytes = 0;  // the size of its working directory's private tmpfs; 0: none
   std::string workdir;             // its working directory (UTF-8)
   // The namespaces zygote's child (sandbox/zygote_child.hpp): the size of its private /tmp (0:
-  // not such a child), and how many cgroup.procs fds follow its five fds.
+  // not such a child).
   std::int64_t tmp_bytes = 0;
-  std::int64_t cgroup_fds = 0;
+  std::int64_t cgroup_fds = 0;  // how many cgroup join files follow its five fds
 };
 std::string EncodeFork(const ForkRequest& request);
 // {"type":"kill","pid":N}: SIGKILL the child's process group while it is unreaped.

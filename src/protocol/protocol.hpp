@@ -116,7 +116,7 @@ inline constexpr std::string_view kUid = "uid";
 inline constexpr std::string_view kWorkdirBytes = "workdir_bytes";
 inline constexpr std::string_view kWorkdir = "workdir";
 inline constexpr std::string_view kTmpBytes = "tmp_bytes";    // a namespaces zygote's child
-inline constexpr std::string_view kCgroupFds = "cgroup_fds";  // a namespaces zygote's child
+inline constexpr std::string_view kCgroupFds = "cgroup_fds";  // the child's join files
 inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuUs = "cpu_us";
 }  // namespace field

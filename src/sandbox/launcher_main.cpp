@@ -115,7 +115,7 @@ int Main(int argc, char** argv) {
   if (!config.ok()) FailStep("arguments", EINVAL, config.status().message());
   const pid_t host = ::getppid();
 
-  JoinCgroup(config->cgroup_procs);
+  JoinCgroup(config->cgroup_join);
   if (IsZygote(*config)) {
     PrepareTreesAsRoot(*config);
     EnterUserNamespaceAsZygote(*config);

@@ -23,8 +23,8 @@ void WriteProcFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-void JoinCgroup(const std::vector<std::string>& procs_files) {
-  for (const auto& file : procs_files) WriteProcFile(file, std::to_string(::getpid()));
+void JoinCgroup(const std::vector<std::string>& join_files) {
+  for (const auto& file : join_files) WriteProcFile(file, "0");
 }
 
 void EnterUserNamespace() {

@@ -9,10 +9,10 @@
 
 namespace codeact::internal {
 
-// Moves the launcher into the run's cgroup, writing its pid to each cgroup.procs file (one per
-// v1 hierarchy), before the user namespace, while the host's credentials still own the cgroup
-// files; its descendants stay in it.
-void JoinCgroup(const std::vector<std::string>& procs_files);
+// Moves the launcher into the run's cgroup, writing "0" to each of its join files
+// (RunCgroup::join_files), before the user namespace, while the host's credentials still own the
+// cgroup files; its descendants stay in it.
+void JoinCgroup(const std::vector<std::string>& join_files);
 
 void EnterUserNamespace();
 // For the children of the caller: the pid namespace applies to the next fork.

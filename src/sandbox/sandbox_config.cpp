@@ -47,7 +47,7 @@ std::vector<std::string> EncodeSandboxArgs(const SandboxConfig& c) {
     out.insert(out.end(), {"--zygote-uids", std::to_string(c.zygote_uids_first),
                            std::to_string(c.zygote_uids_count)});
   }
-  for (const auto& p : c.cgroup_procs) out.insert(out.end(), {"--cgroup-procs", p});
+  for (const auto& p : c.cgroup_join) out.insert(out.end(), {"--cgroup-join", p});
   for (const auto& p : c.system_paths) out.insert(out.end(), {"--system", p});
   for (const auto& b : c.binds)
     out.insert(out.end(), {b.read_only ? "--bind-ro" : "--bind-rw", b.host_path, b.sandbox_path});
@@ -69,7 +69,7 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
       c.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
       break;
     }
-    if (a == "--scratch" || a == "--system" || a == "--cgroup-procs") {
+    if (a == "--scratch" || a == "--system" || a == "--cgroup-join") {
       auto v = value(a);
       if (!v.ok()) return v.status();
       if (!IsAbsoluteClean(*v)) return InvalidArgument(a + " needs an absolute path: " + *v);
@@ -78,7 +78,7 @@ StatusOr<SandboxConfig> DecodeSandboxArgs(const std::vector<std::string>& args) 
       } else if (a == "--system") {
         c.system_paths.push_back(*v);
       } else {
-        c.cgroup_procs.push_back(*v);
+        c.cgroup_join.push_back(*v);
       }
     } else if (a == "--tmp-bytes" || a == "--work-bytes" || a == "--run-as" || a == "--nproc") {
       auto v = value(a);

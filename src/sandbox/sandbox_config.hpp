@@ -50,9 +50,9 @@ struct SandboxConfig {
   // own: set before, a non-root host's own processes (every other run of the same user among
   // them) would count against the run's limit and starve its start.
   std::int64_t nproc = -1;
-  // The run's cgroup: its cgroup.procs files (one per v1 hierarchy), which the launcher joins
-  // first (empty: none could be made).
-  std::vector<std::string> cgroup_procs;
+  // The run's cgroup: its join files (RunCgroup::join_files, one per v1 hierarchy), which the
+  // launcher joins first (empty: none could be made).
+  std::vector<std::string> cgroup_join;
   // A root host's zygote (resources/runner_zygote.py, started with run_as_uid as its own uid): the
   // command is uid 0 of the sandbox's user namespace, with its capabilities there and without the
   // seccomp filter, so that it can fork each run's child into namespaces of its own

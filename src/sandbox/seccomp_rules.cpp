@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -263,8 +265,20 @@ RuleStatus DenyMemoryFiles(scmp_filter_ctx ctx) {
   return ByName(ctx, SCMP_ACT_ERRNO(EPERM), {"memfd_create", "memfd_secret"});
 }
 
+int SyscallTableEnd() {
+  for (int nr = kMaxSyscallNumber - 1; nr >= 0; --nr) {
+    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (name != nullptr) {
+      std::free(name);
+      return nr + 1;
+    }
+  }
+  return 0;
+}
+
 RuleStatus DenyUnknownSystemCalls(scmp_filter_ctx ctx) {
-  for (int nr = 0; nr < kMaxSyscallNumber; ++nr) {
+  const int end = SyscallTableEnd();
+  for (int nr = 0; nr < end; ++nr) {
     char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
     if (name != nullptr) {
       std::free(name);
@@ -310,6 +324,26 @@ RuleStatus AddLauncherRules(scmp_filter_ctx ctx) {
   return {};
 }
 
+namespace {
+
+// "A native system call number from SyscallTableEnd() up: ENOSYS", for the start of a program.
+// Another architecture, and the x32 numbers (bit 30), go on to libseccomp's program, which
+// kills the process for them.
+std::vector<sock_filter> UnknownTailPrefix() {
+  const auto end = static_cast<std::uint32_t>(SyscallTableEnd());
+  constexpr std::uint32_t kX32Bit = 0x40000000;
+  return {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(), 0, 4),  // else: the program
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 2, 0),  // x32: the program
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, end, 0, 1),      // below the end: the program
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+  };
+}
+
+}  // namespace
+
 std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx),
                                              std::string& error) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -329,6 +363,7 @@ std::vector<sock_filter> BuildSeccompProgram(RuleStatus (*add)(scmp_filter_ctx),
   } else if (out == nullptr || seccomp_export_bpf(ctx, fileno(out)) != 0) {
     error = "seccomp_export_bpf failed";
   } else {
+    program = UnknownTailPrefix();
     std::rewind(out);
     sock_filter insn;
     while (std::fread(&insn, sizeof insn, 1, out) == 1) program.push_back(insn);

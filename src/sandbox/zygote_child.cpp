@@ -19,7 +19,7 @@ namespace codeact::internal {
 void ContainZygoteChild(const ZygoteChildSpec& spec) {
   Must(::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) == 0,
        "unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)");
-  for (int fd : spec.cgroup_procs_fds) {
+  for (int fd : spec.cgroup_join_fds) {
     const bool joined = ::write(fd, "0", 1) == 1;
     const int err = errno;
     ::close(fd);

@@ -5,7 +5,7 @@
 // its CPU limit is a hard one: SIGKILL, not SIGXCPU). Then, in this order:
 //   new mount, network and IPC namespaces: no abstract socket, SysV object or mount of a sibling
 //     is reachable;
-//   the run's cgroup, by writing 0 to each cgroup.procs the host opened and passed; then a new
+//   the run's cgroup, by writing 0 to each join file the host opened and passed; then a new
 //     cgroup namespace rooted there;
 //   /proc of its own pid namespace (masked as the launcher masks it), and a private /tmp and
 //     working directory (kSandboxWorkDir, owned by its uid), each a sized tmpfs;
@@ -27,7 +27,7 @@ struct ZygoteChildSpec {
   uid_t uid = 0;  // the run's own uid (also its gid), mapped to itself in the zygote's namespace
   std::int64_t tmp_bytes = 0;
   std::int64_t work_bytes = 0;
-  std::vector<int> cgroup_procs_fds;  // closed here
+  std::vector<int> cgroup_join_fds;  // closed here
 };
 
 // Returns only when every step succeeded.

@@ -356,7 +356,7 @@ TEST(CgroupTest, TheNextStartRemovesTheGroupsOfADeadOwner) {
   left.bridge = false;
   for (const auto& h : Site()->hierarchies) {
     ASSERT_EQ(mkdir((h.dir + "/" + name).c_str(), 0755), 0) << h.dir;
-    left.cgroup_procs.push_back(h.dir + "/" + name + "/cgroup.procs");
+    left.cgroup_join.push_back(h.dir + "/" + name + "/cgroup.procs");
   }
   auto sleeper = internal::Child::Start(left);
   ASSERT_TRUE(sleeper.ok()) << sleeper.status().ToString();

@@ -146,7 +146,7 @@ class CgroupV2Test : public ::testing::Test {
     spec.args = {"3600"};
     spec.bridge = false;
     spec.environment = std::move(env);
-    if (group != nullptr) spec.cgroup_procs = group->procs_files();
+    if (group != nullptr) spec.cgroup_join = group->join_files();
     auto child = internal::Child::Start(spec);
     if (!child.ok()) ADD_FAILURE() << child.status().ToString();
     return child.ok() ? std::move(*child) : nullptr;
@@ -207,7 +207,7 @@ TEST_F(CgroupV2Test, ARunsGroupIsMadeInTheSubtreeAndProcessesJoinIt) {
   EXPECT_TRUE(std::regex_match(name, std::regex(std::to_string(getpid()) + "-[0-9]+-[0-9]+")))
       << name;
   EXPECT_TRUE(fs::is_directory(dir));
-  EXPECT_EQ((*group)->procs_files(), std::vector<std::string>{dir + "/cgroup.procs"});
+  EXPECT_EQ((*group)->join_files(), std::vector<std::string>{dir + "/cgroup.procs"});
   // Limits land only where the controller is: none here.
   EXPECT_EQ(fs::exists(dir + "/pids.max"), site->pids());
   EXPECT_EQ(fs::exists(dir + "/memory.max"), site->memory());
@@ -264,7 +264,7 @@ TEST_F(CgroupV2Test, AForkStormIsKilledByCgroupKillWithNoSurvivors) {
                "while :; do sleep 0.2; done"};
   spec.environment = {{"CODEACT_STORM", marker}, {"PATH", "/usr/bin:/bin"}};
   spec.bridge = false;
-  spec.cgroup_procs = (*group)->procs_files();
+  spec.cgroup_join = (*group)->join_files();
   auto storm_root = internal::Child::Start(spec);
   ASSERT_TRUE(storm_root.ok()) << storm_root.status().ToString();
   auto storm = [&] { return ProcessesWithEnv("CODEACT_STORM=" + marker); };
@@ -302,7 +302,7 @@ TEST_F(CgroupV2Test, CpuStatGivesTheGroupsCpuTime) {
   spec.executable = "/bin/sh";
   spec.args = {"-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"};
   spec.bridge = false;
-  spec.cgroup_procs = (*group)->procs_files();
+  spec.cgroup_join = (*group)->join_files();
   auto busy = internal::Child::Start(spec);
   ASSERT_TRUE(busy.ok()) << busy.status().ToString();
   const internal::ExitInfo exit = (*busy)->Wait();
@@ -326,7 +326,7 @@ TEST_F(CgroupV2Test, TheGroupsOfADeadOwnerAreRemovedWithWhatIsInThem) {
   left.executable = "/bin/sleep";
   left.args = {"3600"};
   left.bridge = false;
-  left.cgroup_procs = {dir + "/cgroup.procs"};
+  left.cgroup_join = {dir + "/cgroup.procs"};
   auto sleeper = internal::Child::Start(left);
   ASSERT_TRUE(sleeper.ok()) << sleeper.status().ToString();
 
@@ -453,7 +453,7 @@ TEST_F(CgroupV2Test, ASessionsGroupFreezesAndThawsThroughItsOwnCgroupFreeze) {
   spec.executable = "/bin/sh";
   spec.args = {"-c", "while :; do :; done"};  // never sleeps while it may run
   spec.bridge = false;
-  spec.cgroup_procs = (*group)->procs_files();
+  spec.cgroup_join = (*group)->join_files();
   auto busy = internal::Child::Start(spec);
   ASSERT_TRUE(busy.ok()) << busy.status().ToString();
   const pid_t pid = (*busy)->pid();
@@ -478,7 +478,7 @@ TEST_F(CgroupV2Test, ASessionsGroupFreezesAndThawsThroughItsOwnCgroupFreeze) {
 
   auto freezer = internal::FreezerGroup::Create(*site, **group);
   ASSERT_TRUE(freezer.ok()) << freezer.status().ToString();
-  EXPECT_TRUE((*freezer)->procs_files().empty()) << "v2: the group's own file, no group to join";
+  EXPECT_TRUE((*freezer)->join_files().empty()) << "v2: the group's own file, no group to join";
   ASSERT_TRUE((*freezer)->Freeze(std::chrono::seconds(10)).ok());
   EXPECT_TRUE((*freezer)->frozen());
   EXPECT_NE(testing::ReadFile(dir + "/cgroup.events").find("frozen 1"), std::string::npos);

@@ -223,7 +223,7 @@ StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode 
   if (uid && !setup_.sandbox) {
     CODEACT_RETURN_IF_ERROR(RunAsOwnUid(snapshot, uid->uid(), workdir.path(), spec, trees));
   }
-  const std::vector<std::string> procs = group ? group->procs_files() : std::vector<std::string>{};
+  const std::vector<std::string> procs = group ? group->join_files() : std::vector<std::string>{};
   CODEACT_RETURN_IF_ERROR(
       ApplyLevelAndGroups(snapshot, workdir.path(), procs, uid ? &*uid : nullptr, spec));
   CODEACT_ASSIGN_OR_RETURN(std::unique_ptr<Child> child, Child::Start(spec));
@@ -248,7 +248,7 @@ Status ChildStarter::ApplyLevelAndGroups(const RunSnapshot& snapshot, const std:
                                          const std::vector<std::string>& procs, const UidLease* uid,
                                          LaunchSpec& spec) const {
   if (!setup_.sandbox) {
-    spec.cgroup_procs = procs;
+    spec.cgroup_join = procs;
     return Status::Ok();
   }
   const std::int64_t run_as = uid ? static_cast<std::int64_t>(uid->uid()) : -1;
@@ -296,10 +296,10 @@ StatusOr<std::unique_ptr<SessionChild>> ChildStarter::StartSessionChild(
   if (made->uid && !setup_.sandbox) {
     CODEACT_RETURN_IF_ERROR(RunAsOwnUid(snapshot, made->uid->uid(), scratch, spec, trees));
   }
-  std::vector<std::string> procs = made->cgroup->procs_files();
+  std::vector<std::string> procs = made->cgroup->join_files();
   if (made->freezer) {
-    procs.insert(procs.end(), made->freezer->procs_files().begin(),
-                 made->freezer->procs_files().end());
+    procs.insert(procs.end(), made->freezer->join_files().begin(),
+                 made->freezer->join_files().end());
   }
   CODEACT_RETURN_IF_ERROR(
       ApplyLevelAndGroups(snapshot, scratch, procs, made->uid ? &*made->uid : nullptr, spec));
@@ -450,9 +450,8 @@ StatusOr<std::shared_ptr<ForkServer>> ChildStarter::StartZygote(const RunSnapsho
 
 // A child forked from `zygote` that has reported ready, or nullopt (the caller then starts one).
 // On a root host it becomes `uid` with its working directory a private tmpfs, as a cold child.
-// The host moves it into the run's cgroup as soon as the zygote names its pid: until the child
-// has said ready and been sent its request it runs only the runner's own setup, so nothing of
-// the run can start outside the group. `uid` is taken only when the fork succeeds.
+// It joins the run's cgroup first after the fork, before anything of the runner runs, through
+// files the host opens and passes. `uid` is taken only when the fork succeeds.
 std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapshot& snapshot,
                                              std::optional<UidLease>& uid) {
   const bool sandboxed = setup_.sandbox.has_value();
@@ -474,14 +473,12 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
     }
     if (!sandboxed && !HandScratchTo(workdir.path(), uid->uid()).ok()) return std::nullopt;
   }
-  if (sandboxed) {
-    // The child joins its cgroup itself, from inside (ApplySandboxPlan sizes /tmp the same).
-    identity.tmp_bytes = snapshot.limits.max_file_size_bytes;
-    identity.cgroup_procs = (*group)->procs_files();
-  }
+  // ApplySandboxPlan sizes /tmp the same.
+  if (sandboxed) identity.tmp_bytes = snapshot.limits.max_file_size_bytes;
+  // The child joins its cgroup itself, before its request (fork_server.hpp).
+  if (*group) identity.cgroup_join = (*group)->join_files();
   auto child = zygote.Fork(sandboxed ? kSandboxWorkDir : ProcessWorkDir(workdir.path()), identity);
   if (!child.ok()) return std::nullopt;
-  if (!sandboxed && *group && !(*group)->Join((*child)->pid()).ok()) return std::nullopt;
   ReadyChild ready(std::nullopt, std::move(*group), std::move(workdir), std::move(*child),
                    /*frame_read=*/true);
   // Forked children always arm ahead of their request (runner.py), like pooled ones.

@@ -172,16 +172,16 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts) {
 }
 
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
-                        const std::string& scratch_dir,
-                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid,
-                        LaunchSpec& spec, const UidRangeSpec* zygote_uids) {
+                        const std::string& scratch_dir, const std::vector<std::string>& cgroup_join,
+                        std::int64_t run_as_uid, LaunchSpec& spec,
+                        const UidRangeSpec* zygote_uids) {
   SandboxConfig c;
   if (zygote_uids != nullptr) {
     c.zygote_uids_first = zygote_uids->first;
     c.zygote_uids_count = zygote_uids->count;
   }
   c.scratch_dir = scratch_dir;
-  c.cgroup_procs = cgroup_procs;
+  c.cgroup_join = cgroup_join;
   c.run_as_uid = run_as_uid;
   c.system_paths = plan.system_paths;
   if (Status s = CheckSandboxMounts(snapshot.mounts); !s.ok()) return s;

@@ -39,13 +39,13 @@ Status CheckSandboxMounts(const std::vector<FileMount>& mounts);
 
 // Turns `spec` (which runs `python python_args...` with `scratch_dir` as its directory) into the
 // same run inside the sandbox; arguments in the resource dir become their paths inside. The
-// working directory is a tmpfs inside. `cgroup_procs`: the run's cgroup (RunCgroup::procs_files),
+// working directory is a tmpfs inside. `cgroup_join`: the run's cgroup (RunCgroup::join_files),
 // which the launcher joins first, or empty. `run_as_uid`: on a root host the child's own
 // unprivileged uid, else -1 (the caller's). `zygote_uids`: the child is a root host's zygote
 // (SandboxConfig::zygote_uids_first; run_as_uid is its own uid, from that range).
 Status ApplySandboxPlan(const SandboxPlan& plan, const RunSnapshot& snapshot,
-                        const std::string& scratch_dir,
-                        const std::vector<std::string>& cgroup_procs, std::int64_t run_as_uid,
-                        LaunchSpec& spec, const UidRangeSpec* zygote_uids = nullptr);
+                        const std::string& scratch_dir, const std::vector<std::string>& cgroup_join,
+                        std::int64_t run_as_uid, LaunchSpec& spec,
+                        const UidRangeSpec* zygote_uids = nullptr);
 
 }  // namespace codeact::internal

@@ -273,6 +273,9 @@ TEST(GuardSeccompTest, RefusesWhatTheGuardRefusesAndLetsThreadsAndSocketpairsBe)
        }},
       {"an unknown system call", ENOSYS, [] { return syscall(500); }},
       {"a number in the gap of the table", ENOSYS, [] { return syscall(400); }},
+      // Past the table's end, and known to this kernel (EFAULT without the filter, from 6.8).
+      {"listmount, newer than the table", ENOSYS,
+       [] { return syscall(458, nullptr, nullptr, 0, 0); }},
       {"ptrace", EPERM, [] { return syscall(SYS_ptrace, 0, 0, 0, 0); }},
       {"unshare", EPERM, [] { return static_cast<long>(unshare(CLONE_NEWUSER)); }},
       {"personality", EPERM, [] { return syscall(SYS_personality, 0xffffffff); }},
@@ -449,6 +452,8 @@ TEST(LauncherSeccompTest, SharesTheGuardsRulesButLetsProcessesBe) {
       {"socket AF_INET", EPERM, [] { return static_cast<long>(socket(AF_INET, SOCK_STREAM, 0)); }},
       {"chmod setuid", EPERM, [&] { return static_cast<long>(chmod(file.c_str(), 04755)); }},
       {"an unknown system call", ENOSYS, [] { return syscall(500); }},
+      {"listmount, newer than the table", ENOSYS,
+       [] { return syscall(458, nullptr, nullptr, 0, 0); }},
       {"fchmodat2", ENOSYS, [&] { return syscall(452, AT_FDCWD, file.c_str(), 0755, 0); }},
       {"mount", EPERM, [] { return syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, nullptr); }},
   };

@@ -189,7 +189,7 @@ TEST(RunCgroupTest, AChildThatCannotJoinItsGroupDoesNotStart) {
   LaunchSpec spec;
   spec.executable = "/bin/true";
   spec.bridge = false;
-  spec.cgroup_procs = {"/nonexistent-codeact-cgroup/cgroup.procs"};
+  spec.cgroup_join = {"/nonexistent-codeact-cgroup/cgroup.procs"};
   auto child = Child::Start(spec);
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(
@@ -204,7 +204,7 @@ TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {
   {
     auto group = RunCgroup::Create(site, {7, 96LL << 20});
     ASSERT_TRUE(group.ok()) << group.status().ToString();
-    EXPECT_EQ((*group)->procs_files().size(), site->hierarchies.size());
+    EXPECT_EQ((*group)->join_files().size(), site->hierarchies.size());
     for (const auto& h : site->hierarchies) {
       const std::string dir = h.dir + "/" + (*group)->name();
       dirs.push_back(dir);
@@ -237,7 +237,7 @@ TEST(RunCgroupTest, AJoinedChildAndItsSetsidForkStormAreKilledTogether) {
       testing::Program("run_cgroup/a_joined_child_and_its_setsid_fork_storm_are_killed_together")};
   spec.working_dir = "/";
   spec.bridge = false;
-  spec.cgroup_procs = (*group)->procs_files();
+  spec.cgroup_join = (*group)->join_files();
   auto child = Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   // The storm fills the group up to pids.max.
@@ -278,7 +278,7 @@ TEST(RunCgroupTest, MemfdPagesCountAndEndInAnOomKill) {
   spec.args = {"-I", "-c", testing::Program("run_cgroup/memfd_pages_count_and_end_in_an_oom_kill")};
   spec.working_dir = "/";
   spec.bridge = false;
-  spec.cgroup_procs = (*group)->procs_files();
+  spec.cgroup_join = (*group)->join_files();
   auto child = Child::Start(spec);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   const ExitInfo exit = (*child)->Wait();
@@ -330,7 +330,7 @@ TEST(RunCgroupTest, StaleGroupsOfADeadOwnerAreRemovedWithTheirProcesses) {
   spec.executable = "/bin/sleep";
   spec.args = {"3600"};
   spec.bridge = false;
-  spec.cgroup_procs = procs;
+  spec.cgroup_join = procs;
   auto left = Child::Start(spec);
   ASSERT_TRUE(left.ok()) << left.status().ToString();
 
@@ -371,7 +371,7 @@ TEST(RunCgroupTest, StaleSessionGroupsAreRemovedNestedAndFrozen) {
   spec.executable = "/bin/sleep";
   spec.args = {"3600"};
   spec.bridge = false;
-  spec.cgroup_procs = procs;
+  spec.cgroup_join = procs;
   auto left = Child::Start(spec);
   ASSERT_TRUE(left.ok()) << left.status().ToString();
   if (frozen) {

@@ -187,6 +187,10 @@ TEST(ProtocolTest, ForkMessagesRoundTripThroughTheirJson) {
   EXPECT_EQ(EncodeFork({"0123abcd", 1234, 1 << 20, "/work", 1 << 10, 4}),
             R"({"type":"fork","token":"0123abcd","uid":1234,"workdir_bytes":1048576,)"
             R"("workdir":"/work","tmp_bytes":1024,"cgroup_fds":4})");
+  // A process-level child joins its cgroup through fds too, with no /tmp of its own.
+  EXPECT_EQ(EncodeFork({"0123abcd", -1, 0, "/w", 0, 4}),
+            R"({"type":"fork","token":"0123abcd","uid":-1,"workdir_bytes":0,)"
+            R"("workdir":"/w","cgroup_fds":4})");
   EXPECT_EQ(EncodeKill(42), R"({"type":"kill","pid":42})");
   auto ready = DecodeZygoteMessage(R"({"type":"zygote_ready","pid":7})");
   ASSERT_TRUE(ready.ok()) << ready.status().message();
