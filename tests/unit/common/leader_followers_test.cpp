@@ -1,13 +1,15 @@
 // LeaderFollowers: a task read while a slot is free runs on the thread that read it, the reading
 // goes on on another thread while it runs, at most max_running run at once on at most
 // max_running + 1 threads, a Post beyond the queue's bound waits (even for a batch longer than
-// the queue), and nothing posted is lost, not even when `read` throws.
+// the queue), nothing posted is lost, not even when `read` throws, and no thread outlives it.
 #include "common/leader_followers.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -18,6 +20,12 @@ namespace codeact::internal {
 namespace {
 
 constexpr auto kGenerous = std::chrono::seconds(30);
+
+// This process's threads now.
+std::ptrdiff_t ThreadCount() {
+  return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                       std::filesystem::directory_iterator());
+}
 
 // What the tests' reads and tasks share, under one lock.
 struct Shared {
@@ -85,9 +93,10 @@ TEST(LeaderFollowersTest, TheReadingGoesOnWhileTheOnlySlotIsTaken) {
   EXPECT_TRUE(task_saw_it) << "no read happened while the task ran";
 }
 
-TEST(LeaderFollowersTest, AtMostMaxRunningRunAtOnceOnAtMostOneThreadMore) {
+TEST(LeaderFollowersTest, AtMostMaxRunningRunAtOnceOnAtMostOneThreadMoreAllJoined) {
   Shared s;
   int reads = 0;
+  const std::ptrdiff_t threads_before = ThreadCount();
   {
     LeaderFollowers loop(2, 8);
     loop.ReadUntilEnd([&]() -> bool {
@@ -122,6 +131,7 @@ TEST(LeaderFollowersTest, AtMostMaxRunningRunAtOnceOnAtMostOneThreadMore) {
   EXPECT_EQ(s.max_in_flight, 2);
   EXPECT_LE(s.threads.size(), 3u);
   EXPECT_EQ(s.threads.count(std::this_thread::get_id()), 0u);
+  EXPECT_EQ(ThreadCount(), threads_before) << "a thread outlived the loop";
 }
 
 TEST(LeaderFollowersTest, APostBeyondTheQueueWaitsForRoomAndTasksRunInOrder) {
