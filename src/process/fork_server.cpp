@@ -17,6 +17,7 @@
 
 #include "common/status_macros.hpp"
 #include "common/utf8.hpp"
+#include "os/background_thread.hpp"
 #include "os/errno_status.hpp"
 #include "os/pipe.hpp"
 #include "os/resource_limits.hpp"
@@ -148,6 +149,7 @@ bool ForkServer::alive() const {
 }
 
 void ForkServer::ReadLoop() {
+  YieldOnWakeUp();  // exit reports and fork answers: a run waits for neither while it runs
   char buf[kMaxMessage];
   while (true) {
     pollfd fds[2] = {{socket_fd_, POLLIN, 0}, {stop_read_, POLLIN, 0}};

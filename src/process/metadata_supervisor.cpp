@@ -18,6 +18,7 @@
 #include <cstring>
 #include <thread>
 
+#include "os/background_thread.hpp"
 #include "os/errno_status.hpp"
 #include "sandbox/metadata_filter.hpp"
 
@@ -333,6 +334,7 @@ bool MetadataSupervisor::State::Handshake() {
 }
 
 void MetadataSupervisor::State::Run() {
+  YieldOnWakeUp();  // woken by the child's calls, and by its exit after the run's reply is due
   try {
     if (!Handshake()) return;
     while (WaitFor(listener.get(), stop.get())) {

@@ -6,12 +6,14 @@
 
 #include "backends/local/warm_pool.hpp"
 #include "common/task_thread.hpp"
+#include "os/background_thread.hpp"
 
 namespace codeact::internal {
 
 class Reaper {
  public:
-  Reaper() = default;
+  // Its thread yields on wake-up (os/background_thread.hpp): the finishing is off the path.
+  Reaper() { thread_.Post(YieldOnWakeUp); }
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "os/background_thread.hpp"
+
 namespace codeact::internal {
 namespace {
 constexpr int kMaxStartFailures = 3;
@@ -180,6 +182,7 @@ void WarmPool::Sweep(std::vector<ReadyChild>& dropped, std::vector<std::string>&
 }
 
 void WarmPool::Loop() {
+  YieldOnWakeUp();  // refills are started off the runs' path
   std::unique_lock lock(mu_);
   while (!stopping_) {
     std::vector<ReadyChild> dropped;
