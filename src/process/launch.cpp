@@ -356,9 +356,9 @@ std::string StepMessage(const SetupFailure& failure, const ChildSetup& setup,
     case Step::kParentExited:
       return "the parent exited while the child was starting (PR_SET_PDEATHSIG would never fire)";
     case Step::kJoinCgroup:
-      step = "write pid to " + (failure.detail >= 0 && failure.detail < setup.cgroup_count
-                                    ? std::string(setup.cgroup_join[failure.detail])
-                                    : std::string("a cgroup.procs file"));
+      step = "write 0 (join) to " + (failure.detail >= 0 && failure.detail < setup.cgroup_count
+                                         ? std::string(setup.cgroup_join[failure.detail])
+                                         : std::string("a cgroup join file"));
       break;
     case Step::kChdir:
       step = "chdir(" + plan.working_dir + ")";

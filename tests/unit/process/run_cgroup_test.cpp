@@ -189,12 +189,12 @@ TEST(RunCgroupTest, AChildThatCannotJoinItsGroupDoesNotStart) {
   LaunchSpec spec;
   spec.executable = "/bin/true";
   spec.bridge = false;
-  spec.cgroup_join = {"/nonexistent-codeact-cgroup/cgroup.procs"};
+  spec.cgroup_join = {"/nonexistent-codeact-cgroup/tasks"};
   auto child = Child::Start(spec);
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(
       child.status().message(),
-      "write pid to /nonexistent-codeact-cgroup/cgroup.procs failed: No such file or directory");
+      "write 0 (join) to /nonexistent-codeact-cgroup/tasks failed: No such file or directory");
 }
 
 TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {
@@ -205,6 +205,12 @@ TEST(RunCgroupTest, LimitsAreWrittenAndTheGroupIsRemovedAfterwards) {
     auto group = RunCgroup::Create(site, {7, 96LL << 20});
     ASSERT_TRUE(group.ok()) << group.status().ToString();
     EXPECT_EQ((*group)->join_files().size(), site->hierarchies.size());
+    for (std::size_t i = 0; i < site->hierarchies.size(); ++i) {
+      // A v1 group is joined through `tasks` (no global lock), a v2 one through cgroup.procs.
+      const auto& h = site->hierarchies[i];
+      EXPECT_EQ((*group)->join_files()[i],
+                h.dir + "/" + (*group)->name() + (h.v2 ? "/cgroup.procs" : "/tasks"));
+    }
     for (const auto& h : site->hierarchies) {
       const std::string dir = h.dir + "/" + (*group)->name();
       dirs.push_back(dir);
