@@ -108,7 +108,8 @@ class RunCgroup {
   const std::vector<std::string>& join_files() const { return join_files_; }
   // The cgroup.procs files, one per hierarchy: what the group holds, to read.
   const std::vector<std::string>& procs_files() const { return procs_files_; }
-  // Moves `pid` into the group (every hierarchy), e.g. a fork server's child before it runs code.
+  // Moves `pid` into the group (every hierarchy) through cgroup.procs, for a process that cannot
+  // join itself (a Hyperlight worker); it takes the global lock that join_files() avoids.
   Status Join(pid_t pid) const;
 
   // SIGKILL to every process of the group, such that none can fork or run user code again: v2
