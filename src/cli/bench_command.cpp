@@ -459,7 +459,9 @@ bool MeasureOneShot(Bench& b) {
       commands.pop_back();
     }
   }
-  const int runs = std::max(10, b.runs / 4);
+  // Half the section's runs, at least 20: a p50 of 10 moved by +-0.1x of a bare start from run
+  // to run of the same build.
+  const int runs = std::max(20, b.runs / 2);
   bench::AdoptOrphans(true);
   for (int i = 0; i < runs; ++i) {
     for (std::size_t k = 0; k < commands.size(); ++k) {
@@ -547,7 +549,9 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   // difference between the two rows is what stdio and the server's threads add.
   std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
   if (!in_process) return false;
-  const int calls = std::clamp(b.runs / 4, 10, 60);
+  // Half the section's runs, 20 to 60: the difference of two p50s of 10 calls moved by more than
+  // the 0.3 ms it is held to.
+  const int calls = std::clamp(b.runs / 2, 20, 60);
   Samples latency, ping, direct;
   // The CPU rows count from here: the server's pool and fork servers have finished starting.
   std::this_thread::sleep_for(std::chrono::seconds(1));
