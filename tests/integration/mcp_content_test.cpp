@@ -12,7 +12,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +31,7 @@ using testing::Bearer;
 using testing::HttpCall;
 using testing::HttpResponse;
 using testing::ServeProcess;
+using testing::TokenServe;
 
 // A 1x1 PNG, and the code that writes it as /out/pixel.dat next to a CSV.
 const std::string kPngBase64 =
@@ -244,22 +244,15 @@ const std::string kBob = "token-content-bob-0123456789";
 class McpContentServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("mcp-content-serve-" + std::to_string(::getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_ / "tmp");
-    fs::create_directories(*dir_ / "out");
-    std::ofstream(*dir_ / "tokens") << kAlice << "\n" << kBob << "\n";
-    server_ = new ServeProcess({"--token-file", (*dir_ / "tokens").string(), "--mount",
-                                (*dir_ / "out").string() + ":/out:rw", "--timeout", "20"},
-                               (*dir_ / "tmp").string());
+    serve_ = new TokenServe("mcp-content-serve", {kAlice, kBob}, [](const fs::path& dir) {
+      fs::create_directories(dir / "out");
+      return std::vector<std::string>{"--mount", (dir / "out").string() + ":/out:rw", "--timeout",
+                                      "20"};
+    });
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    fs::remove_all(*dir_);
-    delete dir_;
-  }
-  void SetUp() override { ASSERT_NE(server_->port(), 0) << server_->Stderr(); }
+  static void TearDownTestSuite() { delete serve_; }
+  static ServeProcess& server() { return serve_->server(); }
+  void SetUp() override { ASSERT_NE(server().port(), 0) << server().Stderr(); }
 
   // POST /mcp as `token`: a 2026-07-28 message with its mirrored headers, or a handshake-era one
   // in the MCP session `session`.
@@ -274,14 +267,12 @@ class McpContentServeTest : public ::testing::Test {
     } else {
       h.emplace_back("Mcp-Session-Id", session);
     }
-    return HttpCall(server_->port(), "POST", "/mcp", body, Bearer(token, std::move(h)));
+    return HttpCall(server().port(), "POST", "/mcp", body, Bearer(token, std::move(h)));
   }
 
-  static fs::path* dir_;
-  static ServeProcess* server_;
+  static TokenServe* serve_;
 };
-fs::path* McpContentServeTest::dir_ = nullptr;
-ServeProcess* McpContentServeTest::server_ = nullptr;
+TokenServe* McpContentServeTest::serve_ = nullptr;
 
 TEST_F(McpContentServeTest, ALinkedFileIsReadableByItsCallerOnlyAcrossSessions) {
   const HttpResponse call =
@@ -299,7 +290,7 @@ TEST_F(McpContentServeTest, ALinkedFileIsReadableByItsCallerOnlyAcrossSessions) 
 
   // So does an MCP session of the same caller (2025-11-25): files are the caller's.
   const HttpResponse init =
-      HttpCall(server_->port(), "POST", "/mcp",
+      HttpCall(server().port(), "POST", "/mcp",
                Message(3, "initialize",
                        bj::object{{"protocolVersion", "2025-11-25"},
                                   {"capabilities", bj::object{}},

@@ -9,7 +9,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -29,6 +28,7 @@ using testing::Bearer;
 using testing::HttpCall;
 using testing::HttpResponse;
 using testing::ServeProcess;
+using testing::TokenServe;
 
 const std::string kToken = "token-revisions-0123456789";
 
@@ -123,26 +123,18 @@ TEST(McpRevisionsStdioTest, InitializeNegotiates20251125AndUnknownMetaVersionIsM
 class McpRevisionsServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ =
-        new fs::path(fs::temp_directory_path() / ("mcp-revisions-" + std::to_string(::getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_ / "tmp");
-    std::ofstream(*dir_ / "tokens") << kToken << "\n";
-    server_ = new ServeProcess(
-        {"--token-file", (*dir_ / "tokens").string(), "--isolation", "process", "--timeout", "20"},
-        (*dir_ / "tmp").string());
+    serve_ = new TokenServe("mcp-revisions", {kToken}, [](const fs::path&) {
+      return std::vector<std::string>{"--isolation", "process", "--timeout", "20"};
+    });
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    fs::remove_all(*dir_);
-    delete dir_;
-  }
-  void SetUp() override { ASSERT_NE(server_->port(), 0) << server_->Stderr(); }
+  static void TearDownTestSuite() { delete serve_; }
+  static ServeProcess& server() { return serve_->server(); }
+  void SetUp() override { ASSERT_NE(server().port(), 0) << server().Stderr(); }
 
   // POST /mcp with the token and Accept of a Streamable HTTP client, plus `headers`.
   static HttpResponse Post(const std::string& body, testing::Headers headers = {}) {
     headers.emplace_back("Accept", "application/json, text/event-stream");
-    return HttpCall(server_->port(), "POST", "/mcp", body, Bearer(kToken, std::move(headers)));
+    return HttpCall(server().port(), "POST", "/mcp", body, Bearer(kToken, std::move(headers)));
   }
   // The headers a 2026-07-28 client mirrors from a body of `method` (and `name`).
   static testing::Headers Mirrored(const std::string& method, const std::string& name = "") {
@@ -151,11 +143,9 @@ class McpRevisionsServeTest : public ::testing::Test {
     return h;
   }
 
-  static fs::path* dir_;
-  static ServeProcess* server_;
+  static TokenServe* serve_;
 };
-fs::path* McpRevisionsServeTest::dir_ = nullptr;
-ServeProcess* McpRevisionsServeTest::server_ = nullptr;
+TokenServe* McpRevisionsServeTest::serve_ = nullptr;
 
 TEST_F(McpRevisionsServeTest, StatelessDiscoverAndToolsCallNeedNoSession) {
   const HttpResponse discover = Post(Discover(1), Mirrored("server/discover"));
@@ -230,7 +220,7 @@ TEST_F(McpRevisionsServeTest, TransportRefusalsAreJsonRpcErrorObjects) {
       Post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", {{"Mcp-Session-Id", "mcp_x"}});
   EXPECT_EQ(unknown.status, 404);
   EXPECT_EQ(unknown.Json().at("error").at("data").at("reason"), "mcp_session_not_found");
-  const HttpResponse anonymous = HttpCall(server_->port(), "POST", "/mcp", Discover(1));
+  const HttpResponse anonymous = HttpCall(server().port(), "POST", "/mcp", Discover(1));
   EXPECT_EQ(anonymous.status, 401);
   EXPECT_EQ(anonymous.Json().at("error").at("code"), -32600);
   EXPECT_EQ(anonymous.Header("www-authenticate"), "Bearer");
@@ -249,7 +239,7 @@ TEST_F(McpRevisionsServeTest, LoopbackOriginsAreAllowedAndPreflightsAnswered) {
   EXPECT_EQ(evil.Json().at("error").at("data").at("reason"), "forbidden_origin");
   EXPECT_TRUE(evil.Header("access-control-allow-origin").empty());
   const HttpResponse preflight =
-      HttpCall(server_->port(), "OPTIONS", "/mcp", "",
+      HttpCall(server().port(), "OPTIONS", "/mcp", "",
                {{"Origin", "http://127.0.0.1:5173"},
                 {"Access-Control-Request-Method", "POST"},
                 {"Access-Control-Request-Headers", "mcp-protocol-version, content-type"}});
@@ -292,7 +282,7 @@ TEST_F(McpRevisionsServeTest, NotificationsCancelledEndsARunOverHttp) {
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.Json().at("result").at("structuredContent").at("outcome"), "cancelled")
       << reply.body;
-  const HttpResponse metrics = HttpCall(server_->port(), "GET", "/metrics", "", Bearer(kToken, {}));
+  const HttpResponse metrics = HttpCall(server().port(), "GET", "/metrics", "", Bearer(kToken, {}));
   EXPECT_NE(metrics.body.find("codeact_executions_total{outcome=\"cancelled\"}"), std::string::npos)
       << metrics.body;
 }

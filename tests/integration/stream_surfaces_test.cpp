@@ -10,7 +10,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +28,7 @@ using testing::Bearer;
 using testing::HttpCall;
 using testing::HttpResponse;
 using testing::ServeProcess;
+using testing::TokenServe;
 
 const std::string kToken = "token-stream-0123456789abcdef";
 const std::string kLines = "line 0\nline 1\nline 2\n";
@@ -113,19 +113,29 @@ void ExpectStreamed(const Heard& heard, bool logged, const std::string& where) {
 
 // ---- stdio ---------------------------------------------------------------------------------
 
-TEST(StreamSurfacesTest, McpStdioSendsEachChunkAsProgressAndAsALogMessage) {
-  const std::string input =
-      Initialize(1) + "\n" + SetLevel(2, "info") + "\n" + StreamedCall(3) + "\n";
+// What `codeact mcp` wrote to stdout, given `input` on stdin, a line each.
+std::vector<std::string> McpStdioLines(const std::string& input) {
   auto r =
       internal::RunCommand({CODEACT_BINARY, "mcp"}, input, std::chrono::seconds(120), 64 << 20);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  Heard heard;
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status().ToString();
+    return {};
+  }
+  std::vector<std::string> out;
   std::istringstream lines(r->stdout_text);
-  std::string line;
+  for (std::string line; std::getline(lines, line);) out.push_back(line);
+  return out;
+}
+
+TEST(StreamSurfacesTest, McpStdioSendsEachChunkAsProgressAndAsALogMessage) {
+  const std::vector<std::string> lines =
+      McpStdioLines(Initialize(1) + "\n" + SetLevel(2, "info") + "\n" + StreamedCall(3) + "\n");
+  ASSERT_FALSE(lines.empty());
+  Heard heard;
   bool level_answered = false;
   bool logging_declared = false;
   bool server_lines_heard = false;
-  while (std::getline(lines, line)) {
+  for (const std::string& line : lines) {
     const bj::value v = bj::parse(line);
     const bj::object& m = v.as_object();
     if (m.contains("id") && m.at("id") == 2) level_answered = m.at("result").as_object().empty();
@@ -144,20 +154,19 @@ TEST(StreamSurfacesTest, McpStdioSendsEachChunkAsProgressAndAsALogMessage) {
     }
   }
   EXPECT_TRUE(server_lines_heard) << "the server's own log lines at info reach the client";
-  EXPECT_TRUE(logging_declared) << r->stdout_text;
-  EXPECT_TRUE(level_answered) << r->stdout_text;
+  std::string stdout_text;
+  for (const std::string& line : lines) stdout_text += line + "\n";
+  EXPECT_TRUE(logging_declared) << stdout_text;
+  EXPECT_TRUE(level_answered) << stdout_text;
   ExpectStreamed(heard, /*logged=*/true, "stdio");
 }
 
 TEST(StreamSurfacesTest, McpStdioWithoutALevelSendsNoLogMessages) {
-  const std::string input = Initialize(1) + "\n" + StreamedCall(3) + "\n";
-  auto r =
-      internal::RunCommand({CODEACT_BINARY, "mcp"}, input, std::chrono::seconds(120), 64 << 20);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::vector<std::string> lines =
+      McpStdioLines(Initialize(1) + "\n" + StreamedCall(3) + "\n");
+  ASSERT_FALSE(lines.empty());
   Heard heard;
-  std::istringstream lines(r->stdout_text);
-  std::string line;
-  while (std::getline(lines, line)) {
+  for (const std::string& line : lines) {
     EXPECT_EQ(line.find("notifications/message"), std::string::npos) << line;
     Hear(bj::parse(line), heard);
   }
@@ -169,31 +178,22 @@ TEST(StreamSurfacesTest, McpStdioWithoutALevelSendsNoLogMessages) {
 class StreamServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() / ("stream-serve-" + std::to_string(::getpid())));
-    fs::remove_all(*dir_);
-    fs::create_directories(*dir_ / "tmp");
-    std::ofstream(*dir_ / "tokens") << kToken << "\n";
-    server_ = new ServeProcess(
-        {"--token-file", (*dir_ / "tokens").string(), "--isolation", "process", "--timeout", "60"},
-        (*dir_ / "tmp").string());
+    serve_ = new TokenServe("stream-serve", {kToken}, [](const fs::path&) {
+      return std::vector<std::string>{"--isolation", "process", "--timeout", "60"};
+    });
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    fs::remove_all(*dir_);
-    delete dir_;
-  }
-  void SetUp() override { ASSERT_NE(server_->port(), 0) << server_->Stderr(); }
+  static void TearDownTestSuite() { delete serve_; }
+  static ServeProcess& server() { return serve_->server(); }
+  void SetUp() override { ASSERT_NE(server().port(), 0) << server().Stderr(); }
 
   static HttpResponse Post(const std::string& path, const std::string& body,
                            testing::Headers headers) {
-    return HttpCall(server_->port(), "POST", path, body, Bearer(kToken, std::move(headers)));
+    return HttpCall(server().port(), "POST", path, body, Bearer(kToken, std::move(headers)));
   }
 
-  static fs::path* dir_;
-  static ServeProcess* server_;
+  static TokenServe* serve_;
 };
-fs::path* StreamServeTest::dir_ = nullptr;
-ServeProcess* StreamServeTest::server_ = nullptr;
+TokenServe* StreamServeTest::serve_ = nullptr;
 
 // The events of an SSE body: (event name, data), the data lines of one event joined by "\n".
 std::vector<std::pair<std::string, std::string>> SseEvents(const std::string& body) {
@@ -288,7 +288,7 @@ TEST_F(StreamServeTest, ClosingTheRestStreamCancelsTheRun) {
   namespace net = boost::asio;
   net::io_context ioc;
   net::ip::tcp::socket socket(ioc);
-  socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), server_->port()));
+  socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), server().port()));
   net::write(socket, net::buffer(request));
   std::string seen;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -306,12 +306,12 @@ TEST_F(StreamServeTest, ClosingTheRestStreamCancelsTheRun) {
   socket.close();
   EXPECT_TRUE(testing::Eventually(
       [&] {
-        const HttpResponse m = HttpCall(server_->port(), "GET", "/metrics", "", Bearer(kToken));
+        const HttpResponse m = HttpCall(server().port(), "GET", "/metrics", "", Bearer(kToken));
         return m.body.find("codeact_executions_total{outcome=\"cancelled\"} 1") !=
                std::string::npos;
       },
       std::chrono::seconds(20)))
-      << server_->Stderr();
+      << server().Stderr();
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -253,6 +255,39 @@ class ServeProcess {
   std::thread stderr_thread_;
   std::mutex mu_;
   std::string stderr_;
+};
+
+// A test suite's `codeact serve` with a directory of its own, `<name>-<pid>` under the temp
+// directory: `tmp/` is the server's TMPDIR, `tokens` its --token-file (one token a line).
+// `args(dir)` gives the server's other flags, after making in `dir` what they name. Destroying
+// it stops the server, then removes the directory.
+class TokenServe {
+ public:
+  TokenServe(const std::string& name, const std::vector<std::string>& tokens,
+             const std::function<std::vector<std::string>(const std::filesystem::path&)>& args)
+      : dir_(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "tmp");
+    {
+      std::ofstream file(dir_ / "tokens");
+      for (const auto& token : tokens) file << token << "\n";
+    }
+    std::vector<std::string> flags = {"--token-file", (dir_ / "tokens").string()};
+    for (auto& flag : args(dir_)) flags.push_back(std::move(flag));
+    server_.emplace(std::move(flags), (dir_ / "tmp").string());
+  }
+  ~TokenServe() {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  TokenServe(const TokenServe&) = delete;
+  TokenServe& operator=(const TokenServe&) = delete;
+
+  ServeProcess& server() { return *server_; }
+
+ private:
+  const std::filesystem::path dir_;
+  std::optional<ServeProcess> server_;
 };
 
 }  // namespace codeact::testing
