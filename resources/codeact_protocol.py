@@ -20,7 +20,11 @@ the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr
   host  -> child {"type":"request","code":str,"tools":[str,...],"max_output_bytes":N,
                   "max_frame_bytes":N,"max_tool_calls":N,   (limits optional: REQUEST_DEFAULTS)
                   "guard":{<the fields of the guard frame>,"imports":[pattern,...]},  (optional)
-                  "validate":{<a validator policy: validator/policy.py's keys>}}     (optional)
+                  "validate":{<a validator policy: validator/policy.py's keys>},     (optional)
+                  "await_verdict":true}                                                (optional)
+  host  -> child {"type":"verdict","ok":true}   after a request with "await_verdict", whose code
+                 the host validates while the child compiles it: the child runs none of it
+                 before this frame (runner.py's _run); a rejected run's child is killed instead
   child -> host  {"type":"validated","ok":true} or {"type":"validated","ok":false,
                  "violations":[{"line","col","rule","message","hint"},...],
                  "violations_dropped":N?}, then exit 1: the first frame after a request with
@@ -74,11 +78,12 @@ TABLE = {
     "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"), ("tmp", "max_threads")),
     "request": ("bridge", "host", ("code",),
                 ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard",
-                 "validate")),
+                 "validate", "await_verdict")),
     "tool_result": ("bridge", "host", ("id", "ok"), ("result", "error_type", "message")),
     "configure": ("bridge", "host", ("fingerprint", "tools", "input_dir", "output_dir", "network",
                                      "environment", "cpu_time_s", "heap_size", "stack_size",
                                      "max_file_size_bytes"), ()),
+    "verdict": ("bridge", "host", ("ok",), ()),
     "ready": ("bridge", "child", (), ("python", "pid", "session")),
     "setup_error": ("bridge", "child", ("message",), ("step", "errno")),
     "guard_error": ("bridge", "child", ("message",), ()),

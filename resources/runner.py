@@ -24,7 +24,9 @@ frames are cut to fit max_frame_bytes (message and traceback to a quarter of it 
 compact JSON. After the terminal frame the runner exits: 0 after complete, 1 after error, limit
 or guard_error. A malformed host frame ends the run with an error frame of error_type
 "BridgeError". EOF on the read fd before a request: exit 0 without a word (the host shut a
-pooled child down). A failed write to the host: exit 3 at once. The process ends with os._exit:
+pooled child down). A request with "await_verdict" is compiled, then waits for the host's
+"verdict" frame: EOF or a verdict other than "ok": true ends the process with none of the code
+run. A failed write to the host: exit 3 at once. The process ends with os._exit:
 no atexit handlers, no finalizers of user objects, pending tasks are dropped; what the code
 wrote to files it left open is flushed first, as an interpreter's exit would. The write fd is
 non-blocking: while the host is not reading, the runner keeps reading its answers, so a host
@@ -272,6 +274,14 @@ def _read_request(todo, kind="request"):
             abort_bridge("request frame larger than %d bytes" % len(buf))
 
 
+def _await_verdict():
+    """A request with "await_verdict": the host validates the code while this child compiles
+    it, and none of it runs before the host's verdict. The host kills a rejected run's child;
+    a verdict other than "ok": true ends it here as well, with nothing run."""
+    if _read_request([], "verdict").get("ok") is not True:
+        _exit(1)
+
+
 def _request_fields(req):
     """(code, tool names) of the request, with its limits in state."""
     st = state
@@ -396,6 +406,8 @@ def _run(req):
     try:
         code_obj, has_output = compile_user_code(code)
         g = _user_globals(tools)
+        if req.get("await_verdict") is True:
+            _await_verdict()
         if not st.session:
             if not st.heap_frozen:  # a fork server's child has a frozen heap already
                 _gc_freeze()  # what flush_std walks: the objects the code makes

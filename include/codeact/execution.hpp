@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,12 @@ struct ExecutionRequest {
   // Set: what the run prints reaches it in chunks while the run goes on (output_stream.hpp says
   // when, how big and on which thread). Unset: no thread, no wake-up, nothing changes.
   OutputCallback on_output;
+  // Set (only for a backend whose traits say overlaps_validation): the provider's validation of
+  // the code, which the backend calls once the code is in its child and before any of it runs,
+  // so that validating and the child's compiling overlap. A rejection is a validation_failed
+  // result with the violations, as the provider's own validation gives, and none of the code
+  // runs. The run's wall clock includes the call.
+  std::function<ValidationReport()> host_verdict;
 };
 
 struct CapturedFile {

@@ -176,6 +176,9 @@ struct BackendTraits {
   // The backend validates a stateless run's code in its child when the request asks
   // (ExecutionRequest::validate_in_child); the provider then does not.
   bool validates_in_child = false;
+  // The backend takes the provider's validation of a stateless run while its child compiles the
+  // code (ExecutionRequest::host_verdict); the provider then does not validate first.
+  bool overlaps_validation = false;
   // What the isolation level means for the code, in one sentence for the model (ending in '.');
   // empty: the description names the level only.
   std::string isolation_meaning;

@@ -178,13 +178,18 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
  private:
   friend class internal::ProviderSession;
   Status CheckToolName(const std::string& name) const;
+  // Where the code is validated, when the provider validates at all.
+  enum class ValidationSite {
+    kFirst,       // by the provider, before `run`
+    kChild,       // by the run's child (ExecutionRequest::validate_in_child)
+    kOverlapped,  // by the provider, inside `run` while the child compiles it (host_verdict)
+  };
   // Approval, the code's checks and validation, then `run` with the snapshot as approved (a gated
-  // tool of an approved run unmarked): Execute's steps for any executor. `child_validates`: the
-  // validation is left to the run's child (ExecutionRequest::validate_in_child).
+  // tool of an approved run unmarked): Execute's steps for any executor.
   ExecutionResult Vet(
       const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
       const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run,
-      bool child_validates = false);
+      ValidationSite site = ValidationSite::kFirst);
 
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);

@@ -297,6 +297,7 @@ struct LoopSettings {
   bool guarded = false;        // RunExtras::guard was set: the runner may answer with guard_error
   std::int64_t max_output_bytes = 0;
   OutputStreamer* streamer = nullptr;  // HostLoop::StreamOutputTo, or null
+  const std::function<ValidationReport()>* host_verdict = nullptr;  // RunExtras::host_verdict
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -321,6 +322,7 @@ class RunLoop {
       fcntl(s_.channels.to_child_fd, F_SETFL, fcntl(s_.channels.to_child_fd, F_GETFL) | O_NONBLOCK);
     }
     while (!finished_ && !StopsBeforePoll()) PollOnce();
+    if (host_verdict_pending_) TakeHostVerdict();  // the loop ended before the request was out
     return std::move(result_);
   }
 
@@ -380,6 +382,9 @@ class RunLoop {
   // The first frame after a request that asked for validation: true when it was taken (the
   // verdict, or the protocol error of its absence).
   bool TakeVerdict(protocol::ChildFrame& frame);
+  // RunExtras::host_verdict, taken once: as soon as the request is written (the child compiles
+  // the code meanwhile), or when the loop ended before that.
+  void TakeHostVerdict();
 
   const LoopSettings& s_;
   Completions& box_;
@@ -401,6 +406,7 @@ class RunLoop {
   // runner's only as the first.
   int frames_after_request_ = 0;
   bool verdict_pending_ = s_.verdict_first;  // the child's "validated" frame has not come yet
+  bool host_verdict_pending_ = s_.host_verdict != nullptr;
   char buf_[64 * 1024];
 };
 
@@ -456,7 +462,30 @@ void RunLoop::WriteOutbox(short revents) {
   } else {
     outbox_.clear();  // the reader is gone; its exit shows on the bridge
   }
+  if (outbox_.empty() && host_verdict_pending_) TakeHostVerdict();
   tools_.StartWaiting(outbox_.size());  // the child read some: calls waiting may start
+}
+
+void RunLoop::TakeHostVerdict() {
+  host_verdict_pending_ = false;
+  ValidationReport report;
+  try {
+    report = (*s_.host_verdict)();
+  } catch (const std::exception& e) {
+    report.ok = false;
+    report.violations.push_back({0, 0, "internal-error",
+                                 std::string("the validator failed: ") + e.what(),
+                                 "report this as a bug"});
+  }
+  if (report.ok) {
+    outbox_ += protocol::EncodeVerdict();
+    return;
+  }
+  // As the provider's validation before the run would have: the rejection is the result, and
+  // whatever the child did meanwhile (compiling, at most) is not.
+  result_ = LoopResult{};
+  result_.violations = std::move(report.violations);
+  EndWith(LoopEnd::kRejected, "");
 }
 
 void RunLoop::ReadBridge() {
@@ -668,7 +697,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                                  limits_.max_frame_bytes,
                                  limits_.max_tool_calls,
                                  extras.guard,
-                                 extras.validate};
+                                 extras.validate,
+                                 extras.host_verdict != nullptr};
   for (const auto& t : tools_) request.tools.push_back(t.name);
   const LoopSettings settings{channels_,
                               &stdout_,
@@ -680,7 +710,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               extras.validate != nullptr,
                               extras.guard != nullptr,
                               limits_.max_output_bytes,
-                              streamer_.get()};
+                              streamer_.get(),
+                              extras.host_verdict};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,8 +40,9 @@ enum class LoopEnd {
   kSetupError,     // the sandbox launcher's "setup_error" frame before the runner's "ready", or the
                    // runner's "guard_error" (its runtime guard could not be armed; nothing ran)
   kCancelled,      // the request's token was cancelled; `message` holds its reason
-  kRejected,       // the child validated the code (RunExtras::validate) and rejected it: nothing
-                   // ran; `violations` say why, `message` how many did not fit in its frame
+  kRejected,       // the child validated the code (RunExtras::validate) and rejected it, or the
+                   // host's verdict (RunExtras::host_verdict) did: nothing ran; `violations` say
+                   // why, `message` how many did not fit in the child's frame
 };
 
 struct LoopResult {
@@ -77,6 +79,11 @@ struct RunExtras {
   // request's "validate" field), and its first frame after the request must be its verdict, or
   // the run ends as kProtocolError: only then is a rejection known to come before any code.
   const ValidationPolicy* validate = nullptr;
+  // Not null: the host's verdict on the code (ExecutionRequest::host_verdict). The request says
+  // "await_verdict"; the loop takes the verdict once the request is written, while the child
+  // compiles the code, and sends the child its "verdict" frame on a pass. A rejection ends the
+  // run as kRejected, whatever else happened: none of the code ran.
+  const std::function<ValidationReport()>* host_verdict = nullptr;
 };
 
 class HostLoop {

@@ -202,7 +202,12 @@ std::string EncodeRequest(const RequestFrame& r) {
       {field::kMaxFrameBytes, r.max_frame_bytes},  {field::kMaxToolCalls, r.max_tool_calls}};
   if (r.guard != nullptr) frame[field::kGuard] = GuardRequestJson(*r.guard);
   if (r.validate != nullptr) frame[field::kValidate] = PolicyForValidator(*r.validate);
+  if (r.await_verdict) frame[field::kAwaitVerdict] = true;
   return EncodeFrame(frame);
+}
+
+std::string EncodeVerdict() {
+  return EncodeFrame({{field::kType, Name(MessageType::kVerdict)}, {field::kOk, true}});
 }
 
 std::string EncodeGuard(const RuntimeGuardSpec& spec) {

@@ -26,6 +26,7 @@ enum class MessageType {
   kRequest,     // the run: code, tool names, limits, the guard
   kToolResult,  // the answer to one tool_call
   kConfigure,   // hyperlight worker: the sandbox of the next run
+  kVerdict,     // the host's verdict on a request with "await_verdict": the code may run
   // Bridge, child -> host.
   kReady,        // the child is waiting for its request
   kSetupError,   // the sandbox launcher failed before the runner started
@@ -68,6 +69,9 @@ inline constexpr std::string_view kGuard = "guard";
 // request: the validator's policy (validator/policy.py's keys) when the child validates the code
 // itself before running any of it; it answers with a "validated" frame first
 inline constexpr std::string_view kValidate = "validate";
+// request: true when the host validates the code while the child prepares it; the child compiles
+// it, then waits for the host's "verdict" frame ("ok" true) before it runs any of it
+inline constexpr std::string_view kAwaitVerdict = "await_verdict";
 // validated: "ok", and when it is false the violations ([{line, col, rule, message, hint}]),
 // the first of them when not all fit in a frame, and how many more there were
 inline constexpr std::string_view kViolations = "violations";
@@ -143,7 +147,7 @@ inline constexpr std::string_view kGuardRequired[] = {kExec, kRead, kWrite, kBri
 inline constexpr std::string_view kGuardOptional[] = {kTmp, kMaxThreads};
 inline constexpr std::string_view kRequestRequired[] = {kCode};
 inline constexpr std::string_view kRequestOptional[] = {
-    kTools, kMaxOutputBytes, kMaxFrameBytes, kMaxToolCalls, kGuard, kValidate};
+    kTools, kMaxOutputBytes, kMaxFrameBytes, kMaxToolCalls, kGuard, kValidate, kAwaitVerdict};
 inline constexpr std::string_view kToolResultRequired[] = {kId, kOk};
 inline constexpr std::string_view kToolResultOptional[] = {kResult, kErrorType, kMessage};
 inline constexpr std::string_view kConfigureRequired[] = {
@@ -178,6 +182,7 @@ inline constexpr std::array kTable = {
     MessageSpec{MessageType::kToolResult, "tool_result", B, H, kToolResultRequired,
                 kToolResultOptional},
     MessageSpec{MessageType::kConfigure, "configure", B, H, kConfigureRequired, None()},
+    MessageSpec{MessageType::kVerdict, "verdict", B, H, kOkOnly, None()},
     MessageSpec{MessageType::kReady, "ready", B, C, None(), kReadyOptional},
     MessageSpec{MessageType::kSetupError, "setup_error", B, C, kMessageOnly, kSetupErrorOptional},
     MessageSpec{MessageType::kGuardError, "guard_error", B, C, kMessageOnly, None()},

@@ -300,18 +300,21 @@ ExecutionResult CodeActProvider::Execute(const std::string& code, const RunSnaps
     of_tenant.tenant = options.tenant;
     return Execute(code, of_tenant, options);
   }
+  const BackendTraits traits = executor_->Traits(snapshot);
   return Vet(
       code, snapshot, options,
       [&](const ExecutionRequest& request, const RunSnapshot& vetted) {
         return executor_->Execute(request, vetted);
       },
-      executor_->Traits(snapshot).validates_in_child);
+      traits.validates_in_child    ? ValidationSite::kChild
+      : traits.overlaps_validation ? ValidationSite::kOverlapped
+                                   : ValidationSite::kFirst);
 }
 
 ExecutionResult CodeActProvider::Vet(
     const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
     const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run,
-    bool child_validates) {
+    ValidationSite site) {
   const auto start = Clock::now();
   auto finish = [&](ExecutionResult r) {
     // Every result, whether it reached the executor or not, is stamped and fitted here, once.
@@ -381,8 +384,15 @@ ExecutionResult CodeActProvider::Vet(
     return finish(std::move(r));
   }
   ExecutionRequest to_run{code, options.cancel, approved, std::nullopt, options.on_output};
-  if (options_.validate && child_validates) {
+  // Code over the policy's size limit is rejected before it goes anywhere.
+  const bool oversized = snapshot.policy.max_code_bytes > 0 &&
+                         static_cast<std::int64_t>(code.size()) > snapshot.policy.max_code_bytes;
+  if (options_.validate && site == ValidationSite::kChild) {
     to_run.validate_in_child = snapshot.policy;
+  } else if (options_.validate && site == ValidationSite::kOverlapped && !oversized) {
+    to_run.host_verdict = [this, &code, &snapshot] {
+      return validator_->Validate(code, snapshot.policy);
+    };
   } else if (options_.validate) {
     ValidationReport report = validator_->Validate(code, snapshot.policy);
     if (!report.ok) return finish(internal::RejectedResult(std::move(report.violations)));

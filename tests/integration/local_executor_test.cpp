@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "codeact/executor.hpp"
 #include "common/egress_target.hpp"
@@ -129,6 +130,53 @@ TEST(LocalExecutorTest, ValidationInTheChildIsRefusedWhereTheExecutorDoesNotOffe
   EXPECT_EQ(rejected.stdout_text, "");
   ASSERT_EQ(rejected.violations.size(), 1u);
   EXPECT_EQ(rejected.violations[0].rule, "import-blocked");
+}
+
+// The host validates while the child compiles (ExecutionRequest::host_verdict), and the child
+// runs none of the code before the verdict: a verdict that takes its time and then rejects
+// leaves no trace of code that would have written its marker at once; one that passes lets the
+// same code run. At both levels.
+TEST(LocalExecutorTest, NoCodeRunsBeforeTheHostsVerdict) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("codeact-verdict-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    const std::shared_ptr<Executor> executor = LocalExecutor(level);
+    RunSnapshot snapshot = Snapshot();
+    snapshot.mounts.push_back({dir.string(), "/out", MountMode::kReadWrite, 1 << 20});
+    snapshot.environment["RW"] = dir.string();
+    EXPECT_TRUE(executor->Traits(snapshot).overlaps_validation);
+    ExecutionRequest request{
+        "import os\n"
+        "open(('/out' if os.path.isdir('/out') else os.environ['RW']) + '/marker', 'w')"
+        ".write('ran')\n"};
+    std::atomic<int> verdicts{0};
+    request.host_verdict = [&] {
+      ++verdicts;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      ValidationReport report;
+      report.ok = false;
+      report.violations.push_back({1, 0, "call-blocked", "open is not allowed", ""});
+      return report;
+    };
+    const ExecutionResult rejected = executor->Execute(request, snapshot);
+    EXPECT_EQ(rejected.outcome, Outcome::kValidationFailed) << rejected.message;
+    ASSERT_EQ(rejected.violations.size(), 1u);
+    EXPECT_EQ(rejected.violations[0].rule, "call-blocked");
+    EXPECT_EQ(verdicts.load(), 1);
+    EXPECT_FALSE(std::filesystem::exists(dir / "marker")) << IsolationName(level);
+
+    request.host_verdict = [&] {
+      ++verdicts;
+      return ValidationReport{};
+    };
+    const ExecutionResult passed = executor->Execute(request, snapshot);
+    EXPECT_EQ(passed.outcome, Outcome::kOk) << passed.message << passed.stderr_text;
+    EXPECT_EQ(verdicts.load(), 2);
+    EXPECT_TRUE(std::filesystem::exists(dir / "marker")) << IsolationName(level);
+    std::filesystem::remove(dir / "marker");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A malformed target never gets here: CodeActProvider::AddNetworkTarget refuses it (ProviderTest).

@@ -136,6 +136,7 @@ class LocalExecutor final : public Executor {
       t.network_tools.assign(kEgressToolNames.begin(), kEgressToolNames.end());
     }
     t.validates_in_child = setup_.validate_in_child;
+    t.overlaps_validation = true;
     t.isolation_meaning =
         setup_.sandbox ? "Own namespaces: only its own files and processes."
         : setup_.guard ? "A confined host process: no network or new processes, writes only to "
@@ -152,7 +153,8 @@ class LocalExecutor final : public Executor {
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    result.interpreter = setup_.python;
+    // A rejected run's code reached no interpreter (it never ran).
+    if (result.outcome != Outcome::kValidationFailed) result.interpreter = setup_.python;
     return result;
   }
 
@@ -248,9 +250,10 @@ class LocalExecutor final : public Executor {
     }
     const ValidationPolicy* validate =
         request.validate_in_child ? &*request.validate_in_child : nullptr;
-    LoopResult ended = loop.Run(
-        request.code, deadline, ready->ready_frame_read,
-        {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate}, stop.token());
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
+                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true,
+                                 validate, request.host_verdict ? &request.host_verdict : nullptr},
+                                stop.token());
     const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
                                  ended.end == LoopEnd::kOutputLimit ||
                                  ended.end == LoopEnd::kRejected
@@ -259,7 +262,8 @@ class LocalExecutor final : public Executor {
     const std::string over_disk = (*watch)->Stop();  // and a last walk, the processes killed
     reaper_.Finish(
         std::move(*ready));  // the exits of the rest and the removals, off the caller's path
-    // The child's verdict came before any code: the result is the provider's own rejection.
+    // The verdict (the child's, or the host's while the child compiled) came before any code: the
+    // result is the provider's own rejection.
     if (ended.end == LoopEnd::kRejected)
       return RejectedResult(std::move(ended.violations), ended.message);
 

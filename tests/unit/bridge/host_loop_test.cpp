@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <sstream>
@@ -273,6 +274,92 @@ TEST(HostLoopTest, AValidatingChildAnswersWithItsVerdictFirst) {
     const LoopResult r = RunOverValidatingChild(std::string(malformed) + "\n" + complete);
     EXPECT_EQ(r.end, LoopEnd::kProtocolError) << malformed;
   }
+}
+
+// Runs the loop with a host verdict (RunExtras::host_verdict) over a "child" that reads the
+// request, then waits for the verdict frame and completes only after one. `child_got` is all it
+// read; `request_first` whether the request was in the child when the verdict was taken.
+LoopResult RunWithHostVerdict(bool pass, std::string& child_got, bool& request_first) {
+  Pipe from_child;
+  Pipe to_child;
+  std::atomic<bool> has_request{false};
+  std::thread child([&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(to_child.read_fd, buf, sizeof buf)) > 0) {
+      child_got.append(buf, static_cast<std::size_t>(n));
+      if (child_got.find('\n') != std::string::npos) has_request = true;
+      if (child_got.find(R"({"type":"verdict","ok":true})") != std::string::npos) {
+        const std::string complete = R"({"type":"complete","output_present":false})"
+                                     "\n";
+        EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+                  static_cast<ssize_t>(complete.size()));
+        break;
+      }
+    }
+    close(from_child.write_fd);
+    from_child.write_fd = -1;
+  });
+  const std::function<ValidationReport()> verdict = [&] {
+    request_first = Eventually([&] { return has_request.load(); }, 5s);
+    ValidationReport report;
+    report.ok = pass;
+    if (!pass) report.violations.push_back({1, 0, "import-blocked", "no", "use math"});
+    return report;
+  };
+  const std::vector<HostTool> tools;
+  const ExecutionLimits limits;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const LoopResult result =
+      loop.Run("print(1)", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true,
+               {nullptr, /*bridge_closes_after_run=*/true, nullptr, &verdict});
+  close(to_child.write_fd);  // a rejected run's child reads EOF: what the executor's kill does
+  to_child.write_fd = -1;
+  child.join();
+  return result;
+}
+
+// The host validates while the child compiles: the request says "await_verdict", the verdict
+// is taken once the request is in the child, and the child gets the "verdict" frame only on a
+// pass. A rejection ends the run with its violations, and the child gets nothing more.
+TEST(HostLoopTest, TheHostsVerdictIsTakenAfterTheRequestAndSentOnlyOnAPass) {
+  std::string got;
+  bool request_first = false;
+  const LoopResult passed = RunWithHostVerdict(true, got, request_first);
+  EXPECT_EQ(passed.end, LoopEnd::kComplete) << passed.message;
+  EXPECT_TRUE(request_first);
+  const std::size_t request_end = got.find('\n');
+  ASSERT_NE(request_end, std::string::npos) << got;
+  EXPECT_NE(got.substr(0, request_end).find(R"("await_verdict":true)"), std::string::npos) << got;
+  EXPECT_EQ(got.substr(request_end + 1), R"({"type":"verdict","ok":true})"
+                                         "\n");
+
+  got.clear();
+  request_first = false;
+  const LoopResult rejected = RunWithHostVerdict(false, got, request_first);
+  EXPECT_EQ(rejected.end, LoopEnd::kRejected);
+  EXPECT_TRUE(request_first);
+  ASSERT_EQ(rejected.violations.size(), 1u);
+  EXPECT_EQ(rejected.violations[0].rule, "import-blocked");
+  EXPECT_EQ(got.find(R"("type":"verdict")"), std::string::npos) << got;
+  EXPECT_EQ(got.find('\n'), got.size() - 1) << "only the request: " << got;
+}
+
+// A rejection wins over whatever the child said meanwhile, as the provider's validation before
+// the run would have: here a complete frame the child wrote before the verdict was taken.
+TEST(HostLoopTest, TheHostsRejectionWinsOverWhatTheChildSentMeanwhile) {
+  const std::function<ValidationReport()> reject = [] {
+    ValidationReport report;
+    report.ok = false;
+    report.violations.push_back({1, 0, "call-blocked", "no", ""});
+    return report;
+  };
+  const LoopResult r = RunOverFrames(R"({"type":"complete","output_present":false})"
+                                     "\n",
+                                     /*child_ready=*/true, {nullptr, true, nullptr, &reject});
+  EXPECT_EQ(r.end, LoopEnd::kRejected);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].rule, "call-blocked");
 }
 
 TEST(HostLoopTest, TheRequestCarriesTheGuardAndAPooledChildItsSystemPartAhead) {
