@@ -113,18 +113,36 @@ std::string Trimmed(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(" \n") - begin + 1);
 }
 
-// Whether this process's /proc/self/cgroup lists a cgroup v1 hierarchy holding `controller`
-// ("4:memory:/..."): the kernel then offers it to no cgroup v2 group (a hybrid host).
-bool BoundToV1(const std::string& controller) {
+// One line of /proc/self/cgroup, "<id>:<controllers>:<path>": "4:memory:/..." for a v1
+// hierarchy, "0::/..." for the v2 group.
+struct SelfCgroupLine {
+  std::string id;
+  std::string controllers;
+  std::string path;
+};
+
+std::vector<SelfCgroupLine> SelfCgroupLines() {
   const std::string text = ReadText("/proc/self/cgroup").value_or("");
+  std::vector<SelfCgroupLine> lines;
   std::size_t at = 0;
   while (at < text.size()) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
     const std::size_t first = text.find(':', at);
     const std::size_t second = first < end ? text.find(':', first + 1) : std::string::npos;
-    if (second < end && HasWord(text.substr(first + 1, second - first - 1), controller))
-      return true;
+    if (second < end) {
+      lines.push_back({text.substr(at, first - at), text.substr(first + 1, second - first - 1),
+                       text.substr(second + 1, end - second - 1)});
+    }
     at = end + 1;
+  }
+  return lines;
+}
+
+// Whether this process is in a cgroup v1 hierarchy holding `controller`: the kernel then offers
+// it to no cgroup v2 group (a hybrid host).
+bool BoundToV1(const std::string& controller) {
+  for (const SelfCgroupLine& line : SelfCgroupLines()) {
+    if (HasWord(line.controllers, controller)) return true;
   }
   return false;
 }
@@ -296,12 +314,8 @@ CgroupSite DiscoverV2(const std::string& root, uid_t uid, const std::string& sel
 }
 
 std::string SelfV2Path() {
-  const std::string text = ReadText("/proc/self/cgroup").value_or("");
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    if (text.compare(at, 3, "0::") == 0) return text.substr(at + 3, end - at - 3);
-    at = end + 1;
+  for (const SelfCgroupLine& line : SelfCgroupLines()) {
+    if (line.id == "0" && line.controllers.empty()) return line.path;
   }
   return "";
 }

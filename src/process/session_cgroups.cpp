@@ -14,7 +14,6 @@
 #include <sstream>
 #include <thread>
 
-#include "common/enum_names.hpp"
 #include "os/errno_status.hpp"
 
 namespace codeact::internal {
@@ -112,14 +111,6 @@ FreezerGroup::FreezerGroup(std::string dir, Kind kind, bool own_dir)
 std::unique_ptr<FreezerGroup> FreezerGroup::ForSignals(const RunCgroup& group) {
   return std::unique_ptr<FreezerGroup>(
       new FreezerGroup(group.procs_files().front(), Kind::kSignals, false));
-}
-
-const char* FreezerGroup::mechanism() const {
-  // The rows are literals, so each name ends in a NUL.
-  static constexpr auto kMechanisms = MakeEnumNames<Kind>("", {{Kind::kV2, "cgroup v2 freezer"},
-                                                               {Kind::kV1, "cgroup v1 freezer"},
-                                                               {Kind::kSignals, "SIGSTOP"}});
-  return kMechanisms.Name(kind_).data();
 }
 
 StatusOr<std::unique_ptr<FreezerGroup>> FreezerGroup::Create(const CgroupSite& site,

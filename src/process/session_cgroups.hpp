@@ -72,8 +72,6 @@ class FreezerGroup {
   Status Freeze(std::chrono::milliseconds timeout);
   Status Thaw();
   bool frozen() const { return frozen_; }
-  // "cgroup v2 freezer", "cgroup v1 freezer" or "SIGSTOP", for the docs and the notes.
-  const char* mechanism() const;
 
  private:
   enum class Kind { kV2, kV1, kSignals };
