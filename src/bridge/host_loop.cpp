@@ -297,7 +297,7 @@ struct LoopSettings {
   bool guarded = false;        // RunExtras::guard was set: the runner may answer with guard_error
   std::int64_t max_output_bytes = 0;
   OutputStreamer* streamer = nullptr;  // HostLoop::StreamOutputTo, or null
-  const std::function<ValidationReport()>* host_verdict = nullptr;  // RunExtras::host_verdict
+  const std::function<std::optional<LoopResult>()>* gate = nullptr;  // RunExtras::gate
 };
 
 // One run's loop over the child's fds: the request and answers out, frames and output in, until
@@ -322,7 +322,7 @@ class RunLoop {
       fcntl(s_.channels.to_child_fd, F_SETFL, fcntl(s_.channels.to_child_fd, F_GETFL) | O_NONBLOCK);
     }
     while (!finished_ && !StopsBeforePoll()) PollOnce();
-    if (host_verdict_pending_) TakeHostVerdict();  // the loop ended before the request was out
+    if (gate_pending_) PassGate();  // the loop ended before the request was out
     return std::move(result_);
   }
 
@@ -382,9 +382,9 @@ class RunLoop {
   // The first frame after a request that asked for validation: true when it was taken (the
   // verdict, or the protocol error of its absence).
   bool TakeVerdict(protocol::ChildFrame& frame);
-  // RunExtras::host_verdict, taken once: as soon as the request is written (the child compiles
-  // the code meanwhile), or when the loop ended before that.
-  void TakeHostVerdict();
+  // RunExtras::gate, once: as soon as the request is written (the child compiles the code
+  // meanwhile), or when the loop ended before that.
+  void PassGate();
 
   const LoopSettings& s_;
   Completions& box_;
@@ -406,7 +406,7 @@ class RunLoop {
   // runner's only as the first.
   int frames_after_request_ = 0;
   bool verdict_pending_ = s_.verdict_first;  // the child's "validated" frame has not come yet
-  bool host_verdict_pending_ = s_.host_verdict != nullptr;
+  bool gate_pending_ = s_.gate != nullptr;
   char buf_[64 * 1024];
 };
 
@@ -462,30 +462,28 @@ void RunLoop::WriteOutbox(short revents) {
   } else {
     outbox_.clear();  // the reader is gone; its exit shows on the bridge
   }
-  if (outbox_.empty() && host_verdict_pending_) TakeHostVerdict();
+  if (outbox_.empty() && gate_pending_) PassGate();
   tools_.StartWaiting(outbox_.size());  // the child read some: calls waiting may start
 }
 
-void RunLoop::TakeHostVerdict() {
-  host_verdict_pending_ = false;
-  ValidationReport report;
+void RunLoop::PassGate() {
+  gate_pending_ = false;
+  std::optional<LoopResult> end;
   try {
-    report = (*s_.host_verdict)();
+    end = (*s_.gate)();
   } catch (const std::exception& e) {
-    report.ok = false;
-    report.violations.push_back({0, 0, "internal-error",
-                                 std::string("the validator failed: ") + e.what(),
-                                 "report this as a bug"});
+    end.emplace();
+    end->end = LoopEnd::kSetupError;
+    end->message = std::string("the host's preparation of the run failed: ") + e.what();
   }
-  if (report.ok) {
+  if (!end) {
     outbox_ += protocol::EncodeVerdict();
     return;
   }
-  // As the provider's validation before the run would have: the rejection is the result, and
-  // whatever the child did meanwhile (compiling, at most) is not.
-  result_ = LoopResult{};
-  result_.violations = std::move(report.violations);
-  EndWith(LoopEnd::kRejected, "");
+  // As the host's steps before the run would have: this is the result, and whatever the child
+  // did meanwhile (compiling, at most) is not.
+  result_ = std::move(*end);
+  finished_ = true;
 }
 
 void RunLoop::ReadBridge() {
@@ -698,7 +696,7 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                                  limits_.max_tool_calls,
                                  extras.guard,
                                  extras.validate,
-                                 extras.host_verdict != nullptr};
+                                 extras.gate != nullptr};
   for (const auto& t : tools_) request.tools.push_back(t.name);
   const LoopSettings settings{channels_,
                               &stdout_,
@@ -711,7 +709,7 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                               extras.guard != nullptr,
                               limits_.max_output_bytes,
                               streamer_.get(),
-                              extras.host_verdict};
+                              extras.gate};
   LoopResult result =
       RunLoop(settings, *box, dispatcher, cancel).Run(protocol::EncodeRequest(request));
   box->Close();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,8 @@ enum class LoopEnd {
                    // runner's "guard_error" (its runtime guard could not be armed; nothing ran)
   kCancelled,      // the request's token was cancelled; `message` holds its reason
   kRejected,       // the child validated the code (RunExtras::validate) and rejected it, or the
-                   // host's verdict (RunExtras::host_verdict) did: nothing ran; `violations` say
-                   // why, `message` how many did not fit in the child's frame
+                   // host's validation in the gate (RunExtras::gate) did: nothing ran;
+                   // `violations` say why, `message` how many did not fit in the child's frame
 };
 
 struct LoopResult {
@@ -79,11 +80,12 @@ struct RunExtras {
   // request's "validate" field), and its first frame after the request must be its verdict, or
   // the run ends as kProtocolError: only then is a rejection known to come before any code.
   const ValidationPolicy* validate = nullptr;
-  // Not null: the host's verdict on the code (ExecutionRequest::host_verdict). The request says
-  // "await_verdict"; the loop takes the verdict once the request is written, while the child
-  // compiles the code, and sends the child its "verdict" frame on a pass. A rejection ends the
-  // run as kRejected, whatever else happened: none of the code ran.
-  const std::function<ValidationReport()>* host_verdict = nullptr;
+  // Not null: what the host does before any of the code may run, while the child compiles it.
+  // The request says "await_verdict"; the loop calls the gate once the request is written (or,
+  // should the loop end before that, when it ends) and sends the child its "verdict" frame when
+  // the gate returns nothing. What it returns instead (kRejected with the violations, kSetupError
+  // with a message) is the run's end, whatever else happened: none of the code ran.
+  const std::function<std::optional<LoopResult>()>* gate = nullptr;
 };
 
 class HostLoop {

@@ -218,22 +218,38 @@ class LocalExecutor final : public Executor {
     StatusOr<ReadyChild> ready = starter_.TakeOrStart(snapshot);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
-    const MountSnapshot before = MountSnapshot::Take(snapshot.mounts, capture_limits);
     // The disk watch (run_disk_bounds.hpp) ends the run through `stop`, as the caller's cancel.
     CancellationSource stop;
     const CancellationRegistration forward =
         request.cancel.OnCancel([&] { stop.Cancel(request.cancel.reason()); });
     std::atomic<bool> watch_ended_run{false};
-    auto watch =
-        DiskWatch::Start(RunDiskBounds(snapshot, ready->workdir.path(), setup_.sandbox.has_value(),
-                                       setup_.scratch_in_memory),
-                         [&](const std::string& over) {
-                           if (stop.Cancel(over)) watch_ended_run = true;
-                         });
-    if (!watch.ok()) {
-      reaper_.Finish(std::move(*ready));
-      return NotRunResult(Outcome::kSetupError, watch.status().message());
-    }
+    // What must be in place before any of the code runs, made while the child compiles it (the
+    // loop's gate, once the request is written): the mounts' snapshot, the disk watch, then the
+    // provider's validation (ExecutionRequest::host_verdict).
+    std::optional<MountSnapshot> before;
+    std::unique_ptr<DiskWatch> watch;
+    const std::function<std::optional<LoopResult>()> gate = [&]() -> std::optional<LoopResult> {
+      before = MountSnapshot::Take(snapshot.mounts, capture_limits);
+      auto started =
+          DiskWatch::Start(RunDiskBounds(snapshot, ready->workdir.path(),
+                                         setup_.sandbox.has_value(), setup_.scratch_in_memory),
+                           [&](const std::string& over) {
+                             if (stop.Cancel(over)) watch_ended_run = true;
+                           });
+      LoopResult end;
+      if (!started.ok()) {
+        end.end = LoopEnd::kSetupError;
+        end.message = started.status().message();
+        return end;
+      }
+      watch = std::move(*started);
+      if (!request.host_verdict) return std::nullopt;
+      ValidationReport report = request.host_verdict();
+      if (report.ok) return std::nullopt;
+      end.end = LoopEnd::kRejected;
+      end.violations = std::move(report.violations);
+      return end;
+    };
     const std::unique_ptr<Child>& child = ready->child;
 
     const std::vector<HostTool> tools = admission_.ToolsForRun(snapshot);
@@ -250,16 +266,17 @@ class LocalExecutor final : public Executor {
     }
     const ValidationPolicy* validate =
         request.validate_in_child ? &*request.validate_in_child : nullptr;
-    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
-                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true,
-                                 validate, request.host_verdict ? &request.host_verdict : nullptr},
-                                stop.token());
+    LoopResult ended =
+        loop.Run(request.code, deadline, ready->ready_frame_read,
+                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate, &gate},
+                 stop.token());
     const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
                                  ended.end == LoopEnd::kOutputLimit ||
                                  ended.end == LoopEnd::kRejected
                              ? EndAfterTerminalFrame(*ready, loop)
                              : EndWithoutTerminalFrame(*ready, loop, ended, deadline, stop.token());
-    const std::string over_disk = (*watch)->Stop();  // and a last walk, the processes killed
+    // And a last walk, the processes killed. No watch: the loop ended before its gate.
+    const std::string over_disk = watch ? watch->Stop() : "";
     reaper_.Finish(
         std::move(*ready));  // the exits of the rest and the removals, off the caller's path
     // The verdict (the child's, or the host's while the child compiled) came before any code: the
@@ -274,8 +291,8 @@ class LocalExecutor final : public Executor {
       r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
     }
     // The provider fits the result to its budget (result_budget.hpp).
-    if (EndsAsDiskLimit(over_disk, watch_ended_run, r)) return r;
-    Capture capture = CaptureChanges(before, snapshot.mounts, capture_limits);
+    if (EndsAsDiskLimit(over_disk, watch_ended_run, r) || !before) return r;
+    Capture capture = CaptureChanges(*before, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     return r;

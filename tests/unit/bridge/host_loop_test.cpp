@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -276,10 +277,12 @@ TEST(HostLoopTest, AValidatingChildAnswersWithItsVerdictFirst) {
   }
 }
 
-// Runs the loop with a host verdict (RunExtras::host_verdict) over a "child" that reads the
-// request, then waits for the verdict frame and completes only after one. `child_got` is all it
-// read; `request_first` whether the request was in the child when the verdict was taken.
-LoopResult RunWithHostVerdict(bool pass, std::string& child_got, bool& request_first) {
+// Runs the loop with a gate (RunExtras::gate) over a "child" that reads the request, then waits
+// for the verdict frame and completes only after one. `child_got` is all it read;
+// `request_first` whether the request was in the child when the gate was called. `end`: what the
+// gate returns.
+LoopResult RunWithGate(const std::optional<LoopResult>& end, std::string& child_got,
+                       bool& request_first) {
   Pipe from_child;
   Pipe to_child;
   std::atomic<bool> has_request{false};
@@ -300,32 +303,34 @@ LoopResult RunWithHostVerdict(bool pass, std::string& child_got, bool& request_f
     close(from_child.write_fd);
     from_child.write_fd = -1;
   });
-  const std::function<ValidationReport()> verdict = [&] {
+  int calls = 0;
+  const std::function<std::optional<LoopResult>()> gate = [&] {
+    ++calls;
     request_first = Eventually([&] { return has_request.load(); }, 5s);
-    ValidationReport report;
-    report.ok = pass;
-    if (!pass) report.violations.push_back({1, 0, "import-blocked", "no", "use math"});
-    return report;
+    return end;
   };
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
   const LoopResult result =
       loop.Run("print(1)", std::chrono::steady_clock::now() + 10s, /*child_ready=*/true,
-               {nullptr, /*bridge_closes_after_run=*/true, nullptr, &verdict});
-  close(to_child.write_fd);  // a rejected run's child reads EOF: what the executor's kill does
+               {nullptr, /*bridge_closes_after_run=*/true, nullptr, &gate});
+  close(to_child.write_fd);  // a refused run's child reads EOF: what the executor's kill does
   to_child.write_fd = -1;
   child.join();
+  EXPECT_EQ(calls, 1);
   return result;
 }
 
-// The host validates while the child compiles: the request says "await_verdict", the verdict
-// is taken once the request is in the child, and the child gets the "verdict" frame only on a
-// pass. A rejection ends the run with its violations, and the child gets nothing more.
-TEST(HostLoopTest, TheHostsVerdictIsTakenAfterTheRequestAndSentOnlyOnAPass) {
+// The host prepares and validates while the child compiles: the request says "await_verdict",
+// the gate is called once the request is in the child, and the child gets the "verdict" frame
+// only when the gate lets the code run. Otherwise what the gate returns ends the run (a
+// rejection with its violations, a setup error with its message), and the child gets nothing
+// more.
+TEST(HostLoopTest, TheGateIsPassedAfterTheRequestAndTheVerdictSentOnlyThen) {
   std::string got;
   bool request_first = false;
-  const LoopResult passed = RunWithHostVerdict(true, got, request_first);
+  const LoopResult passed = RunWithGate(std::nullopt, got, request_first);
   EXPECT_EQ(passed.end, LoopEnd::kComplete) << passed.message;
   EXPECT_TRUE(request_first);
   const std::size_t request_end = got.find('\n');
@@ -334,25 +339,33 @@ TEST(HostLoopTest, TheHostsVerdictIsTakenAfterTheRequestAndSentOnlyOnAPass) {
   EXPECT_EQ(got.substr(request_end + 1), R"({"type":"verdict","ok":true})"
                                          "\n");
 
-  got.clear();
-  request_first = false;
-  const LoopResult rejected = RunWithHostVerdict(false, got, request_first);
-  EXPECT_EQ(rejected.end, LoopEnd::kRejected);
-  EXPECT_TRUE(request_first);
-  ASSERT_EQ(rejected.violations.size(), 1u);
-  EXPECT_EQ(rejected.violations[0].rule, "import-blocked");
-  EXPECT_EQ(got.find(R"("type":"verdict")"), std::string::npos) << got;
-  EXPECT_EQ(got.find('\n'), got.size() - 1) << "only the request: " << got;
+  LoopResult rejection;
+  rejection.end = LoopEnd::kRejected;
+  rejection.violations.push_back({1, 0, "import-blocked", "no", "use math"});
+  LoopResult setup;
+  setup.end = LoopEnd::kSetupError;
+  setup.message = "cannot measure the mount";
+  for (const LoopResult& end : {rejection, setup}) {
+    got.clear();
+    request_first = false;
+    const LoopResult refused = RunWithGate(end, got, request_first);
+    EXPECT_EQ(refused.end, end.end);
+    EXPECT_EQ(refused.message, end.message);
+    EXPECT_EQ(refused.violations.size(), end.violations.size());
+    EXPECT_TRUE(request_first);
+    EXPECT_EQ(got.find(R"("type":"verdict")"), std::string::npos) << got;
+    EXPECT_EQ(got.find('\n'), got.size() - 1) << "only the request: " << got;
+  }
 }
 
-// A rejection wins over whatever the child said meanwhile, as the provider's validation before
-// the run would have: here a complete frame the child wrote before the verdict was taken.
-TEST(HostLoopTest, TheHostsRejectionWinsOverWhatTheChildSentMeanwhile) {
-  const std::function<ValidationReport()> reject = [] {
-    ValidationReport report;
-    report.ok = false;
-    report.violations.push_back({1, 0, "call-blocked", "no", ""});
-    return report;
+// What the gate returns wins over whatever the child said meanwhile, as the host's steps before
+// the run would have: here a complete frame the child wrote before the gate was called.
+TEST(HostLoopTest, TheGatesEndWinsOverWhatTheChildSentMeanwhile) {
+  const std::function<std::optional<LoopResult>()> reject = [] {
+    LoopResult end;
+    end.end = LoopEnd::kRejected;
+    end.violations.push_back({1, 0, "call-blocked", "no", ""});
+    return std::optional<LoopResult>(end);
   };
   const LoopResult r = RunOverFrames(R"({"type":"complete","output_present":false})"
                                      "\n",
