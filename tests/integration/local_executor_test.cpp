@@ -164,6 +164,7 @@ TEST(LocalExecutorTest, NoCodeRunsBeforeTheHostsVerdict) {
     ASSERT_EQ(rejected.violations.size(), 1u);
     EXPECT_EQ(rejected.violations[0].rule, "call-blocked");
     EXPECT_EQ(verdicts.load(), 1);
+    EXPECT_EQ(rejected.interpreter, "") << "no interpreter ran the code";
     EXPECT_FALSE(std::filesystem::exists(dir / "marker")) << IsolationName(level);
 
     request.host_verdict = [&] {

@@ -293,6 +293,8 @@ TEST(OneShotTest, TheChildsVerdictIsTheEmbeddedValidatorsAndComesBeforeAnyCode) 
       EXPECT_EQ(v.at("violations"), report.at("violations")) << level << " " << got.out;
       EXPECT_EQ(v.at("stdout").as_string(), "") << "user code ran before the verdict";
       EXPECT_EQ(v.at("exit_code").as_int64(), -1);
+      // Unlike the host's rejection, the child's names the interpreter that validated.
+      EXPECT_TRUE(v.at("interpreter").is_string()) << level << " " << got.out;
       EXPECT_FALSE(fs::exists(work->path() + "/ran.txt")) << level;
     }
   }

@@ -153,8 +153,9 @@ class LocalExecutor final : public Executor {
     if (std::string note = OpenFilesNote(snapshot.limits); !note.empty()) {
       result.message = result.message.empty() ? note : result.message + "; " + note;
     }
-    // A rejected run's code reached no interpreter (it never ran).
-    if (result.outcome != Outcome::kValidationFailed) result.interpreter = setup_.python;
+    // The host's rejection reached no interpreter; the child's names the one that validated.
+    if (result.outcome != Outcome::kValidationFailed || request.validate_in_child)
+      result.interpreter = setup_.python;
     return result;
   }
 
