@@ -22,9 +22,10 @@ the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr
                   "guard":{<the fields of the guard frame>,"imports":[pattern,...]},  (optional)
                   "validate":{<a validator policy: validator/policy.py's keys>},     (optional)
                   "await_verdict":true}                                                (optional)
-  host  -> child {"type":"verdict","ok":true}   after a request with "await_verdict", whose code
-                 the host validates while the child compiles it: the child runs none of it
-                 before this frame (runner.py's _run); a rejected run's child is killed instead
+  host  -> child {"type":"verdict","ok":true}   after a request with "await_verdict": the host
+                 prepares the run and validates its code while the child compiles it, and the
+                 child runs none of it before this frame (runner.py's _run); a rejected run's
+                 child is killed instead
   child -> host  {"type":"validated","ok":true} or {"type":"validated","ok":false,
                  "violations":[{"line","col","rule","message","hint"},...],
                  "violations_dropped":N?}, then exit 1: the first frame after a request with

@@ -275,9 +275,10 @@ def _read_request(todo, kind="request"):
 
 
 def _await_verdict():
-    """A request with "await_verdict": the host validates the code while this child compiles
-    it, and none of it runs before the host's verdict. The host kills a rejected run's child;
-    a verdict other than "ok": true ends it here as well, with nothing run."""
+    """A request with "await_verdict": the host prepares the run and validates the code while
+    this child compiles it, and none of it runs before the host's verdict. The host kills a
+    rejected run's child; a verdict other than "ok": true ends it here as well, with nothing
+    run."""
     if _read_request([], "verdict").get("ok") is not True:
         _exit(1)
 

@@ -30,14 +30,14 @@ struct RequestFrame {
   // answers with a "validated" frame first. The guard's "imports" are then the child's to
   // compute from the policy.
   const ValidationPolicy* validate = nullptr;
-  // The host validates the code while the child prepares it: the child runs none of it before
-  // the frame of EncodeVerdict ("await_verdict":true).
+  // The host finishes the run's preparation (and validates the code) while the child prepares
+  // it: the child runs none of it before the frame of EncodeVerdict ("await_verdict":true).
   bool await_verdict = false;
 };
 std::string EncodeRequest(const RequestFrame& request);
 
-// {"type":"verdict","ok":true}: the code of a request with "await_verdict" passed the host's
-// validator and may run.
+// {"type":"verdict","ok":true}: the code of a request with "await_verdict" may run (the host's
+// preparation is done and its validator, when it validates, passed it).
 std::string EncodeVerdict();
 
 // {<the system part of spec>,"type":"guard"}

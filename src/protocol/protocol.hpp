@@ -26,7 +26,7 @@ enum class MessageType {
   kRequest,     // the run: code, tool names, limits, the guard
   kToolResult,  // the answer to one tool_call
   kConfigure,   // hyperlight worker: the sandbox of the next run
-  kVerdict,     // the host's verdict on a request with "await_verdict": the code may run
+  kVerdict,     // the host's go for a request with "await_verdict": the code may run
   // Bridge, child -> host.
   kReady,        // the child is waiting for its request
   kSetupError,   // the sandbox launcher failed before the runner started
@@ -69,8 +69,9 @@ inline constexpr std::string_view kGuard = "guard";
 // request: the validator's policy (validator/policy.py's keys) when the child validates the code
 // itself before running any of it; it answers with a "validated" frame first
 inline constexpr std::string_view kValidate = "validate";
-// request: true when the host validates the code while the child prepares it; the child compiles
-// it, then waits for the host's "verdict" frame ("ok" true) before it runs any of it
+// request: true when the host finishes the run's preparation (its validation of the code among
+// them) while the child prepares the code; the child compiles it, then waits for the host's
+// "verdict" frame ("ok" true) before it runs any of it
 inline constexpr std::string_view kAwaitVerdict = "await_verdict";
 // validated: "ok", and when it is false the violations ([{line, col, rule, message, hint}]),
 // the first of them when not all fit in a frame, and how many more there were
