@@ -190,6 +190,11 @@ class CodeActProvider : public std::enable_shared_from_this<CodeActProvider> {
       const std::string& code, const RunSnapshot& snapshot, const InvokeOptions& options,
       const std::function<ExecutionResult(const ExecutionRequest&, const RunSnapshot&)>& run,
       ValidationSite site = ValidationSite::kFirst);
+  // Vet's validation at `site`: handed to the child or the executor in `to_run`, or done here;
+  // the rejection when it was done here and failed.
+  std::optional<ExecutionResult> PlaceValidation(const std::string& code,
+                                                 const RunSnapshot& snapshot, ValidationSite site,
+                                                 ExecutionRequest& to_run) const;
 
   CodeActProvider(ProviderOptions options, std::shared_ptr<Validator> validator,
                   std::unique_ptr<Executor> executor);

@@ -384,21 +384,35 @@ ExecutionResult CodeActProvider::Vet(
     return finish(std::move(r));
   }
   ExecutionRequest to_run{code, options.cancel, approved, std::nullopt, options.on_output};
-  // Code over the policy's size limit is rejected before it goes anywhere.
-  const bool oversized = snapshot.policy.max_code_bytes > 0 &&
-                         static_cast<std::int64_t>(code.size()) > snapshot.policy.max_code_bytes;
-  if (options_.validate && site == ValidationSite::kChild) {
-    to_run.validate_in_child = snapshot.policy;
-  } else if (options_.validate && site == ValidationSite::kOverlapped && !oversized) {
-    to_run.host_verdict = [this, &code, &snapshot] {
-      return validator_->Validate(code, snapshot.policy);
-    };
-  } else if (options_.validate) {
-    ValidationReport report = validator_->Validate(code, snapshot.policy);
-    if (!report.ok) return finish(internal::RejectedResult(std::move(report.violations)));
+  if (std::optional<ExecutionResult> rejected = PlaceValidation(code, snapshot, site, to_run)) {
+    return finish(std::move(*rejected));
   }
   // Validation can take a while: a run cancelled meanwhile does not start.
   return finish(run(to_run, vetted));
+}
+
+std::optional<ExecutionResult> CodeActProvider::PlaceValidation(const std::string& code,
+                                                                const RunSnapshot& snapshot,
+                                                                ValidationSite site,
+                                                                ExecutionRequest& to_run) const {
+  if (!options_.validate) return std::nullopt;
+  if (site == ValidationSite::kChild) {
+    to_run.validate_in_child = snapshot.policy;
+    return std::nullopt;
+  }
+  // Code over the policy's size limit is validated here, first: it never reaches a child that
+  // waits for the host's verdict.
+  const bool oversized = snapshot.policy.max_code_bytes > 0 &&
+                         static_cast<std::int64_t>(code.size()) > snapshot.policy.max_code_bytes;
+  if (site == ValidationSite::kOverlapped && !oversized) {
+    to_run.host_verdict = [this, &code, &snapshot] {
+      return validator_->Validate(code, snapshot.policy);
+    };
+    return std::nullopt;
+  }
+  ValidationReport report = validator_->Validate(code, snapshot.policy);
+  if (report.ok) return std::nullopt;
+  return internal::RejectedResult(std::move(report.violations));
 }
 
 StatusOr<std::shared_ptr<CodeActProvider>> CodeActProvider::Create(

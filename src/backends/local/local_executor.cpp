@@ -224,32 +224,14 @@ class LocalExecutor final : public Executor {
     const CancellationRegistration forward =
         request.cancel.OnCancel([&] { stop.Cancel(request.cancel.reason()); });
     std::atomic<bool> watch_ended_run{false};
-    // What must be in place before any of the code runs, made while the child compiles it (the
-    // loop's gate, once the request is written): the mounts' snapshot, the disk watch, then the
-    // provider's validation (ExecutionRequest::host_verdict).
-    std::optional<MountSnapshot> before;
-    std::unique_ptr<DiskWatch> watch;
-    const std::function<std::optional<LoopResult>()> gate = [&]() -> std::optional<LoopResult> {
-      before = MountSnapshot::Take(snapshot.mounts, capture_limits);
-      auto started =
-          DiskWatch::Start(RunDiskBounds(snapshot, ready->workdir.path(),
-                                         setup_.sandbox.has_value(), setup_.scratch_in_memory),
-                           [&](const std::string& over) {
-                             if (stop.Cancel(over)) watch_ended_run = true;
-                           });
-      LoopResult end;
-      if (!started.ok()) {
-        end.end = LoopEnd::kSetupError;
-        end.message = started.status().message();
-        return end;
-      }
-      watch = std::move(*started);
-      if (!request.host_verdict) return std::nullopt;
-      ValidationReport report = request.host_verdict();
-      if (report.ok) return std::nullopt;
-      end.end = LoopEnd::kRejected;
-      end.violations = std::move(report.violations);
-      return end;
+    BeforeCode made;
+    const std::function<std::optional<LoopResult>()> gate = [&] {
+      return PrepareBeforeCode(
+          request, snapshot, ready->workdir.path(), capture_limits,
+          [&](const std::string& over) {
+            if (stop.Cancel(over)) watch_ended_run = true;
+          },
+          made);
     };
     const std::unique_ptr<Child>& child = ready->child;
 
@@ -277,7 +259,7 @@ class LocalExecutor final : public Executor {
                              ? EndAfterTerminalFrame(*ready, loop)
                              : EndWithoutTerminalFrame(*ready, loop, ended, deadline, stop.token());
     // And a last walk, the processes killed. No watch: the loop ended before its gate.
-    const std::string over_disk = watch ? watch->Stop() : "";
+    const std::string over_disk = made.watch ? made.watch->Stop() : "";
     reaper_.Finish(
         std::move(*ready));  // the exits of the rest and the removals, off the caller's path
     // The verdict (the child's, or the host's while the child compiled) came before any code: the
@@ -292,11 +274,45 @@ class LocalExecutor final : public Executor {
       r.usage.peak_memory_bytes = end.usage->peak_memory_bytes;
     }
     // The provider fits the result to its budget (result_budget.hpp).
-    if (EndsAsDiskLimit(over_disk, watch_ended_run, r) || !before) return r;
-    Capture capture = CaptureChanges(*before, snapshot.mounts, capture_limits);
+    if (EndsAsDiskLimit(over_disk, watch_ended_run, r) || !made.mounts) return r;
+    Capture capture = CaptureChanges(*made.mounts, snapshot.mounts, capture_limits);
     r.files = std::move(capture.files);
     r.omitted_files = std::move(capture.omitted);
     return r;
+  }
+
+  // What must be in place before any of a run's code runs.
+  struct BeforeCode {
+    std::optional<MountSnapshot> mounts;  // for the capture of what the run changed
+    std::unique_ptr<DiskWatch> watch;     // the run's disk bounds (run_disk_bounds.hpp)
+  };
+
+  // The run's gate (RunExtras::gate), called once the request is written, while the child
+  // compiles the code: the mounts' snapshot and the disk watch into `made`, then the provider's
+  // validation (ExecutionRequest::host_verdict). The run's end instead, when one fails.
+  std::optional<LoopResult> PrepareBeforeCode(const ExecutionRequest& request,
+                                              const RunSnapshot& snapshot,
+                                              const std::string& workdir,
+                                              const CaptureLimits& capture_limits,
+                                              std::function<void(const std::string&)> on_limit,
+                                              BeforeCode& made) const {
+    made.mounts = MountSnapshot::Take(snapshot.mounts, capture_limits);
+    auto started = DiskWatch::Start(
+        RunDiskBounds(snapshot, workdir, setup_.sandbox.has_value(), setup_.scratch_in_memory),
+        std::move(on_limit));
+    LoopResult end;
+    if (!started.ok()) {
+      end.end = LoopEnd::kSetupError;
+      end.message = started.status().message();
+      return end;
+    }
+    made.watch = std::move(*started);
+    if (!request.host_verdict) return std::nullopt;
+    ValidationReport report = request.host_verdict();
+    if (report.ok) return std::nullopt;
+    end.end = LoopEnd::kRejected;
+    end.violations = std::move(report.violations);
+    return end;
   }
 
   // How a run's child ended, as far as the caller waits for it.
