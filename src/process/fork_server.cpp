@@ -235,9 +235,9 @@ StatusOr<std::unique_ptr<Child>> ForkServer::Fork(const std::string& working_dir
     if (identity.cgroup_join.size() > kMaxForkCgroupFds)
       return InvalidArgument("too many cgroup hierarchies for a forked child");
     std::vector<UniqueFd> cgroup_fds;
-    for (const auto& procs : identity.cgroup_join) {
-      cgroup_fds.emplace_back(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
-      if (!cgroup_fds.back()) return ErrnoStatus("open " + procs, errno);
+    for (const auto& file : identity.cgroup_join) {
+      cgroup_fds.emplace_back(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!cgroup_fds.back()) return ErrnoStatus("open " + file, errno);
       fds.push_back(cgroup_fds.back().get());
     }
 

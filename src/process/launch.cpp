@@ -91,7 +91,7 @@ struct ChildSetup {
   int fds[kMaxChildFds] = {-1, -1, -1, -1, -1};
   int fd_count = 0;
   const char* working_dir = nullptr;
-  const char* cgroup_join[kMaxCgroupProcsFiles] = {};
+  const char* cgroup_join[kMaxCgroupJoinFiles] = {};
   int cgroup_count = 0;
   LimitSetting limits[ResourceLimits::kMax + 1] = {};  // RLIMIT_CORE and the plan's
   int limit_count = 0;
@@ -431,11 +431,11 @@ Status ValidatePlan(const LaunchPlan& plan) {
         return InvalidArgument("resource limits must not be negative");
     }
   }
-  if (plan.cgroup_join.size() > static_cast<std::size_t>(kMaxCgroupProcsFiles)) {
-    return Internal("LaunchProcess got more cgroup.procs files than hierarchies exist");
+  if (plan.cgroup_join.size() > static_cast<std::size_t>(kMaxCgroupJoinFiles)) {
+    return Internal("LaunchProcess got more cgroup join files than hierarchies exist");
   }
   for (const std::string& file : plan.cgroup_join) {
-    if (file.empty() || has_nul(file)) return InvalidArgument("unusable cgroup.procs path");
+    if (file.empty() || has_nul(file)) return InvalidArgument("unusable cgroup join file path");
   }
   return Status::Ok();
 }

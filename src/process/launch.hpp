@@ -15,8 +15,8 @@
 
 namespace codeact::internal {
 
-inline constexpr int kMaxChildFds = 5;          // 0-2 stdio, 3-4 bridge
-inline constexpr int kMaxCgroupProcsFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
+inline constexpr int kMaxChildFds = 5;         // 0-2 stdio, 3-4 bridge
+inline constexpr int kMaxCgroupJoinFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
 
 struct LaunchPlan {
   std::string executable;         // exec'd as given (no PATH search)
@@ -47,7 +47,7 @@ struct LaunchPlan {
 };
 
 // In the child, in order, each step all-or-nothing: signal dispositions to default and an
-// empty signal mask; setpgid(0, 0); its pid written to every cgroup.procs file of the plan (the
+// empty signal mask; setpgid(0, 0); "0" written to each of the plan's cgroup join files (the
 // run's cgroup, while it still has the host's credentials); with run_as_uid: the private mount
 // namespace, its tmpfs and trees, then setgroups/setresgid/setresuid (a credential change clears
 // the parent-death signal, so it comes first); PR_SET_PDEATHSIG=SIGKILL (and the parent is still

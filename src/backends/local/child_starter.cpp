@@ -223,9 +223,9 @@ StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode 
   if (uid && !setup_.sandbox) {
     CODEACT_RETURN_IF_ERROR(RunAsOwnUid(snapshot, uid->uid(), workdir.path(), spec, trees));
   }
-  const std::vector<std::string> procs = group ? group->join_files() : std::vector<std::string>{};
+  const std::vector<std::string> join = group ? group->join_files() : std::vector<std::string>{};
   CODEACT_RETURN_IF_ERROR(
-      ApplyLevelAndGroups(snapshot, workdir.path(), procs, uid ? &*uid : nullptr, spec));
+      ApplyLevelAndGroups(snapshot, workdir.path(), join, uid ? &*uid : nullptr, spec));
   CODEACT_ASSIGN_OR_RETURN(std::unique_ptr<Child> child, Child::Start(spec));
   ReadyChild ready(std::move(uid), std::move(group), std::move(workdir), std::move(child), warm);
   if (mode != StartMode::kForRun && setup_.guard) {
@@ -241,18 +241,18 @@ StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode 
   return ready;
 }
 
-// The child joins `procs` (its cgroups) and gets its level: at the namespaces level the
+// The child joins `join` (its cgroups' join files) and gets its level: at the namespaces level the
 // launcher joins the groups first, before it enters the user namespace; at the process level the
 // child joins them between fork and exec, before the uid changes.
 Status ChildStarter::ApplyLevelAndGroups(const RunSnapshot& snapshot, const std::string& scratch,
-                                         const std::vector<std::string>& procs, const UidLease* uid,
+                                         const std::vector<std::string>& join, const UidLease* uid,
                                          LaunchSpec& spec) const {
   if (!setup_.sandbox) {
-    spec.cgroup_join = procs;
+    spec.cgroup_join = join;
     return Status::Ok();
   }
   const std::int64_t run_as = uid ? static_cast<std::int64_t>(uid->uid()) : -1;
-  return ApplySandboxPlan(*setup_.sandbox, snapshot, scratch, procs, run_as, spec);
+  return ApplySandboxPlan(*setup_.sandbox, snapshot, scratch, join, run_as, spec);
 }
 
 StatusOr<std::shared_ptr<SessionParentGroup>> ChildStarter::SessionParent(
@@ -296,13 +296,12 @@ StatusOr<std::unique_ptr<SessionChild>> ChildStarter::StartSessionChild(
   if (made->uid && !setup_.sandbox) {
     CODEACT_RETURN_IF_ERROR(RunAsOwnUid(snapshot, made->uid->uid(), scratch, spec, trees));
   }
-  std::vector<std::string> procs = made->cgroup->join_files();
+  std::vector<std::string> join = made->cgroup->join_files();
   if (made->freezer) {
-    procs.insert(procs.end(), made->freezer->join_files().begin(),
-                 made->freezer->join_files().end());
+    join.insert(join.end(), made->freezer->join_files().begin(), made->freezer->join_files().end());
   }
   CODEACT_RETURN_IF_ERROR(
-      ApplyLevelAndGroups(snapshot, scratch, procs, made->uid ? &*made->uid : nullptr, spec));
+      ApplyLevelAndGroups(snapshot, scratch, join, made->uid ? &*made->uid : nullptr, spec));
   CODEACT_ASSIGN_OR_RETURN(made->child, Child::Start(spec));
   if (setup_.guard) {
     const RuntimeGuardSpec armed =

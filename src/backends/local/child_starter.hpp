@@ -100,7 +100,7 @@ class ChildStarter {
   StatusOr<std::unique_ptr<RunCgroup>> NewCgroup(const RunSnapshot& snapshot);
   LaunchSpec ChildSpec(const RunSnapshot& snapshot, const std::string& working_dir) const;
   Status ApplyLevelAndGroups(const RunSnapshot& snapshot, const std::string& scratch,
-                             const std::vector<std::string>& procs, const UidLease* uid,
+                             const std::vector<std::string>& join, const UidLease* uid,
                              LaunchSpec& spec) const;
   Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir,
                      LaunchSpec& spec, std::vector<UniqueFd>& trees) const;
