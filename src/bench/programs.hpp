@@ -18,6 +18,10 @@ inline constexpr std::string_view kFiftyLineProgram = "fifty_lines";
 // (its argv and output: the file's first comment).
 inline constexpr std::string_view kForkFloorProgram = "fork_floor";
 
+// The warm floor: the same interpreter serving print(n) calls 0.3 s apart, each in a child forked
+// ahead and warm (its argv and output: the file's first comment).
+inline constexpr std::string_view kWarmFloorProgram = "warm_floor";
+
 // The text of resources/bench/<name>.py; NOT_FOUND and the like when it cannot be read.
 inline StatusOr<std::string> ReadProgram(std::string_view name) {
   return internal::ReadBoundedFile(

@@ -28,4 +28,16 @@ class Samples {
   std::vector<double> us_;
 };
 
+// `runs` calls of `body`, each timed.
+template <typename F>
+Samples Measure(int runs, F&& body) {
+  Samples s;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    s.Add(std::chrono::steady_clock::now() - start);
+  }
+  return s;
+}
+
 }  // namespace codeact::bench

@@ -15,6 +15,7 @@
 
 #include "backends/executor_introspection.hpp"
 #include "bench/cpu_time.hpp"
+#include "bench/floors.hpp"
 #include "bench/mcp_stdio_client.hpp"
 #include "bench/programs.hpp"
 #include "bench/stats.hpp"
@@ -41,6 +42,7 @@ std::string DistinctPrint(long n) { return "print(" + std::to_string(n) + ")"; }
 using Clock = std::chrono::steady_clock;
 using bench::BwrapPrintArgv;
 using bench::FindInPath;
+using bench::Measure;
 using bench::Samples;
 
 struct Figure {
@@ -54,17 +56,6 @@ struct Figure {
 Figure Latency(std::string name, const Samples& s, std::string goal) {
   return {std::move(name),    "us", s.PercentileUs(50), s.PercentileUs(95),
           s.PercentileUs(99), 0,    std::move(goal)};
-}
-
-template <typename F>
-Samples Measure(int runs, F&& body) {
-  Samples s;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = Clock::now();
-    body();
-    s.Add(Clock::now() - start);
-  }
-  return s;
 }
 
 // A "Key:   N kB" line of a /proc file, in KiB; -1 when absent.
@@ -113,6 +104,7 @@ struct Bench {
   double bwrap_p50_us = 0;       // the bwrap one-shot (oneshot section); 0: not measured
   double fork_floor_per_s = 0;   // two forkers (mcp-sustained section); 0: not measured
   double fork_floor_cpu_us = 0;  // CPU per fork of the same; 0: not measured
+  double warm_floor_p50_us = 0;  // the warm floor (mcp-stdio section); 0: not measured
   std::vector<Figure> figures;
 };
 
@@ -539,7 +531,29 @@ std::unique_ptr<bench::McpStdioClient> AnsweringMcpClient(IsolationLevel level) 
   return std::move(*client);
 }
 
-// 9. tools/call of print(1) through `codeact mcp` over its stdin and stdout, calls 0.3 s apart
+// The calls 0.3 s apart of the mcp-stdio section: half the section's runs, 20 to 60 (the
+// difference of two p50s of 10 calls moved by more than the 0.3 ms it is held to).
+int SpacedCalls(const Bench& b) { return std::clamp(b.runs / 2, 20, 60); }
+
+// runner.py's directory, for the floors.
+std::string RunnerDir() { return internal::DefaultDataDir() + "/resources"; }
+
+// 9. The warm floor (bench::kWarmFloorProgram): print(n) calls 0.3 s apart, each to a child of
+// the interpreter loaded as a fork server loads it, forked ahead and warm, with nothing of codeact
+// around it. The calls 0.3 s apart below are read against it: a warm call cannot go faster.
+bool MeasureWarmFloor(Bench& b) {
+  const auto samples = bench::WarmFloorLatencies(b.python, RunnerDir(), SpacedCalls(b));
+  if (!samples.ok()) {
+    std::cerr << "codeact bench: " << samples.status().message() << "\n";
+    return false;
+  }
+  b.warm_floor_p50_us = samples->PercentileUs(50);
+  b.figures.push_back(
+      Latency("warm floor: print(n) in a forked interpreter, 0.3 s apart", *samples, "reference"));
+  return true;
+}
+
+// 10. tools/call of print(1) through `codeact mcp` over its stdin and stdout, calls 0.3 s apart
 // as between an agent's turns (the server's threads and its pooled children sleep meanwhile),
 // with a `ping` round trip through the same pipes for reference.
 bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
@@ -549,9 +563,7 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   // difference between the two rows is what stdio and the server's threads add.
   std::optional<InProcessMcp> in_process = StartInProcessMcp(b, level);
   if (!in_process) return false;
-  // Half the section's runs, 20 to 60: the difference of two p50s of 10 calls moved by more than
-  // the 0.3 ms it is held to.
-  const int calls = std::clamp(b.runs / 2, 20, 60);
+  const int calls = SpacedCalls(b);
   Samples latency, ping, direct;
   // The CPU rows count from here: the server's pool and fork servers have finished starting.
   std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -604,6 +616,10 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   b.figures.push_back(Ratio("MCP over stdio / bare start (p50 ratio)" + level_name,
                             latency.PercentileUs(50), b.bare_no_site_p50_us,
                             level == IsolationLevel::kProcess ? "reference" : "<= 0.2 (goal 0.1)"));
+  if (b.warm_floor_p50_us > 0) {
+    b.figures.push_back(Ratio("MCP over stdio / warm floor (p50 ratio)" + level_name,
+                              latency.PercentileUs(50), b.warm_floor_p50_us, "reference"));
+  }
   b.figures.push_back(Latency("MCP ping over stdio, 0.3 s apart" + level_name, ping, "reference"));
   b.figures.push_back(
       Latency("MCP tools/call in process, 0.3 s apart" + level_name, direct, "reference"));
@@ -618,46 +634,33 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   return true;
 }
 
-// 10. The fork floor (bench::kForkFloorProgram): the child interpreter, loaded as a fork server
+// 11. The fork floor (bench::kForkFloorProgram): the child interpreter, loaded as a fork server
 // loads it, forking print(1) runs with nothing of codeact around them, from one process and from
 // two. The sustained figures below are read against it: a fork per run cannot go faster.
 bool MeasureForkFloor(Bench& b) {
-  const auto program = bench::ReadProgram(bench::kForkFloorProgram);
-  if (!program.ok()) {
-    std::cerr << "codeact bench: the fork floor failed: " << program.status().message() << "\n";
-    return false;
-  }
   const int forks = std::max(100, b.runs * 2);
   for (int forkers : {1, 2}) {
     const double cpu0 = bench::ReapedChildrenCpu();
-    auto r = internal::RunCommand(
-        {b.python, "-I", "-S", "-c", *program, internal::DefaultDataDir() + "/resources",
-         std::to_string(forkers), std::to_string(forks / forkers)},
-        "", std::chrono::seconds(300));
-    const double rate = r.ok() && r->exit.exited && r->exit.exit_code == 0
-                            ? std::strtod(r->stdout_text.c_str(), nullptr)
-                            : 0;
-    if (rate <= 0) {
-      std::cerr << "codeact bench: the fork floor failed: "
-                << (r.ok() ? r->stdout_text + r->stderr_text : r.status().message()) << "\n";
+    const auto rate = bench::ForkFloorRate(b.python, RunnerDir(), forkers, forks);
+    if (!rate.ok()) {
+      std::cerr << "codeact bench: " << rate.status().message() << "\n";
       return false;
     }
-    b.figures.push_back({"fork floor: print(1) forked from the interpreter, " +
-                             std::to_string(forkers) + (forkers == 1 ? " forker" : " forkers"),
-                         "forks/s", 0, 0, 0, rate, "reference"});
+    const std::string forkers_name =
+        std::to_string(forkers) + (forkers == 1 ? " forker" : " forkers");
+    b.figures.push_back({"fork floor: print(1) forked from the interpreter, " + forkers_name,
+                         "forks/s", 0, 0, 0, *rate, "reference"});
     const double cpu_s = bench::ReapedChildrenCpu() - cpu0;  // the forkers and their children
-    b.figures.push_back(CpuPerRun("CPU per fork, fork floor, " + std::to_string(forkers) +
-                                      (forkers == 1 ? " forker" : " forkers"),
-                                  cpu_s, forks));
+    b.figures.push_back(CpuPerRun("CPU per fork, fork floor, " + forkers_name, cpu_s, forks));
     if (forkers == 2) {
-      b.fork_floor_per_s = rate;
+      b.fork_floor_per_s = *rate;
       b.fork_floor_cpu_us = cpu_s * 1e6 / forks;
     }
   }
   return true;
 }
 
-// 11. Sustained runs through one `codeact mcp`: two clients' worth of tools/call of print(1)
+// 12. Sustained runs through one `codeact mcp`: two clients' worth of tools/call of print(1)
 // back to back (two calls in flight at all times, each answered call replaced at once), refills
 // included.
 bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
@@ -873,6 +876,7 @@ int CmdBench(const std::vector<std::string>& argv) {
     if (!MeasureGuardCost(b) || !MeasureMcpCall(b)) return kExitFailed;
     MeasureSessionCall(b);
   }
+  if (wanted("mcp-stdio") && !MeasureWarmFloor(b)) return kExitFailed;
   for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
     if (wanted("mcp-stdio") && !MeasureMcpStdio(b, level)) return kExitFailed;
   }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bench/floors.hpp"
 #include "bench/programs.hpp"
 #include "common/data_dir.hpp"
 #include "process/child.hpp"
@@ -131,26 +132,26 @@ TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
   EXPECT_EQ(RunCli({"validate", "/nonexistent/file.py"}).exit_code, 2);
 }
 
-// The fork floor of `codeact bench` loads the runner's own preload list: a change there fails
-// here, not in a benchmark run. Its rate counts forks that all ended well, and it fails (no rate)
-// where the runner is missing.
-TEST(CliTest, TheBenchsForkFloorLoadsTheRunnerAndCountsItsForks) {
-  const auto program = bench::ReadProgram(bench::kForkFloorProgram);
-  ASSERT_TRUE(program.ok()) << program.status().message();
-  auto floor = [&program](const std::string& runner_dir) {
-    return internal::RunCommand({internal::EmbeddedInstallationInterpreter(), "-I", "-S", "-c",
-                                 *program, runner_dir, "2", "3"},
-                                "", std::chrono::seconds(60));
-  };
-  const auto r = floor(SourcePath("resources"));
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(r->exit.exit_code, 0) << r->stderr_text;
-  EXPECT_GT(std::strtod(r->stdout_text.c_str(), nullptr), 0) << r->stdout_text;
-  const auto missing = floor("/nonexistent");
-  ASSERT_TRUE(missing.ok());
-  EXPECT_NE(missing->exit.exit_code, 0);
-  EXPECT_NE(missing->stderr_text.find("No module named 'runner'"), std::string::npos)
-      << missing->stderr_text;
+// The floors of `codeact bench` load the runner's own preload list: a change there fails here,
+// not in a benchmark run. The fork floor's rate counts forks that all ended well; the warm floor
+// gives one round trip per call, each checked against the output print(n) makes. Both fail (no
+// figure) where the runner is missing.
+TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
+  const std::string python = internal::EmbeddedInstallationInterpreter();
+  const auto rate = bench::ForkFloorRate(python, SourcePath("resources"), 2, 6);
+  ASSERT_TRUE(rate.ok()) << rate.status().message();
+  EXPECT_GT(*rate, 0);
+  const auto calls = bench::WarmFloorLatencies(python, SourcePath("resources"), 3);
+  ASSERT_TRUE(calls.ok()) << calls.status().message();
+  EXPECT_EQ(calls->size(), 3u);
+  EXPECT_GT(calls->PercentileUs(0), 0);
+  for (const Status& missing :
+       {bench::ForkFloorRate(python, "/nonexistent", 2, 6).status(),
+        bench::WarmFloorLatencies(python, "/nonexistent", 3).status()}) {
+    EXPECT_FALSE(missing.ok());
+    EXPECT_NE(missing.message().find("No module named 'runner'"), std::string::npos)
+        << missing.message();
+  }
 }
 
 TEST(CliTest, RunTimeoutIsQuickAndSpecific) {
