@@ -6,7 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 #include "os/errno_status.hpp"
 
@@ -105,71 +110,152 @@ std::string OverBound(const DiskBound& bound, const TreeUsage& base, const TreeU
   return "";
 }
 
-StatusOr<std::unique_ptr<DiskWatch>> DiskWatch::Start(
-    std::vector<DiskBound> bounds, std::function<void(const std::string&)> on_limit) {
+struct DiskWatch::State {
+  std::vector<DiskBound> bounds;
   std::vector<TreeUsage> base;
-  for (const DiskBound& bound : bounds) {
-    auto usage = MeasureTree(bound.path);
-    if (!usage.ok()) return usage.status();
-    base.push_back(*usage);
-  }
-  auto watch = std::unique_ptr<DiskWatch>(
-      new DiskWatch(std::move(bounds), std::move(base), std::move(on_limit)));
-  if (!watch->bounds_.empty()) watch->thread_ = std::thread([w = watch.get()] { w->Loop(); });
-  return watch;
-}
+  std::function<void(const std::string&)> on_limit;
+  std::mutex mu;
+  std::condition_variable changed;  // stop or walking changed
+  bool stop = false;                // Stop() was called: no walk starts any more
+  bool walking = false;             // the thread walks the trees, or calls on_limit
+  bool stopped = false;             // Stop() has done its last walk
+  std::string tripped;              // the first bound passed, by the thread or the last walk
+};
 
-DiskWatch::DiskWatch(std::vector<DiskBound> bounds, std::vector<TreeUsage> base,
-                     std::function<void(const std::string&)> on_limit)
-    : bounds_(std::move(bounds)), base_(std::move(base)), on_limit_(std::move(on_limit)) {}
+namespace {
 
-DiskWatch::~DiskWatch() { Stop(); }
-
-std::string DiskWatch::Check() const {
-  for (std::size_t i = 0; i < bounds_.size(); ++i) {
-    auto now = MeasureTree(bounds_[i].path);
+// One walk of every tree: the first bound passed, or "".
+std::string Check(const std::vector<DiskBound>& bounds, const std::vector<TreeUsage>& base) {
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    auto now = MeasureTree(bounds[i].path);
     // The root is the host's (a mount's directory, the run's scratch): gone means removed under
     // the run, which no run can do to its own root; nothing is left to bound.
     if (!now.ok()) continue;
-    if (std::string over = OverBound(bounds_[i], base_[i], *now); !over.empty()) return over;
+    if (std::string over = OverBound(bounds[i], base[i], *now); !over.empty()) return over;
   }
   return "";
 }
 
-void DiskWatch::Loop() {
-  std::unique_lock lock(mu_);
-  // The base was measured just before this thread started, and a run stopped within the first
-  // interval gets its check from Stop(): the first walk waits one interval.
+// The threads the watches' loops run on: a loop goes to a waiting thread, or to one started for
+// it; a thread whose loop returned waits for the next, unless kMaxWaiting wait already.
+class WatchThreads {
+ public:
+  static WatchThreads& Get() {
+    static auto* threads = new WatchThreads;  // never destroyed: its threads may wait on it
+    return *threads;
+  }
+
+  // An error when a thread was needed and could not be started (the loop is then dropped).
+  Status Run(std::function<void()> loop) {
+    std::lock_guard lock(mu_);
+    loops_.push_back(std::move(loop));
+    // Each waiting thread takes one loop (a notified one no longer waits, so the next notify
+    // goes to another); past them, a thread is started.
+    if (loops_.size() <= waiting_) {
+      cv_.notify_one();
+      return Status::Ok();
+    }
+    try {
+      std::thread([this] { Work(); }).detach();
+    } catch (const std::system_error& e) {
+      loops_.pop_back();
+      return ResourceExhausted(std::string("disk watch: cannot start its thread: ") + e.what());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr std::size_t kMaxWaiting = 4;
+
+  void Work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      while (loops_.empty()) {
+        if (waiting_ >= kMaxWaiting) return;
+        ++waiting_;
+        cv_.wait(lock);
+        --waiting_;
+      }
+      std::function<void()> loop = std::move(loops_.front());
+      loops_.pop_front();
+      lock.unlock();
+      loop();
+      loop = nullptr;  // what it holds goes before the thread waits
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> loops_;
+  std::size_t waiting_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DiskWatch>> DiskWatch::Start(
+    std::vector<DiskBound> bounds, std::function<void(const std::string&)> on_limit) {
+  auto state = std::make_shared<State>();
+  for (const DiskBound& bound : bounds) {
+    auto usage = MeasureTree(bound.path);
+    if (!usage.ok()) return usage.status();
+    state->base.push_back(*usage);
+  }
+  state->bounds = std::move(bounds);
+  state->on_limit = std::move(on_limit);
+  if (!state->bounds.empty()) {
+    if (Status run = WatchThreads::Get().Run([state] { Loop(state); }); !run.ok()) return run;
+  }
+  return std::unique_ptr<DiskWatch>(new DiskWatch(std::move(state)));
+}
+
+DiskWatch::DiskWatch(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+DiskWatch::~DiskWatch() { Stop(); }
+
+void DiskWatch::Loop(const std::shared_ptr<State>& state) {
+  State& s = *state;
+  std::unique_lock lock(s.mu);
+  // The base was measured just before, and a run stopped within the first interval gets its
+  // check from Stop(): the first walk waits one interval.
   auto interval = kMinInterval;
-  while (!wake_.wait_for(lock, interval, [this] { return stop_; })) {
+  while (!s.changed.wait_for(lock, interval, [&s] { return s.stop; })) {
+    s.walking = true;
     lock.unlock();
     const auto started = Clock::now();
-    std::string over = Check();
+    std::string over = Check(s.bounds, s.base);
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    lock.lock();
     if (!over.empty()) {
-      tripped_ = over;
-      lock.unlock();
-      on_limit_(over);
-      return;
+      {
+        std::lock_guard tripped_lock(s.mu);
+        s.tripped = over;
+      }
+      s.on_limit(over);  // still walking: Stop() waits for it
     }
+    lock.lock();
+    s.walking = false;
+    s.changed.notify_all();
+    if (!over.empty()) return;
     // At most a third of a core for a large tree: the walk waits twice as long as it took.
     interval = std::max(kMinInterval, 2 * took);
   }
 }
 
 std::string DiskWatch::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stopped_) return tripped_;
-    stop_ = true;
+  State& s = *state_;
+  std::unique_lock lock(s.mu);
+  if (s.stopped) return s.tripped;
+  s.stop = true;
+  s.changed.notify_all();
+  s.changed.wait(lock, [&s] { return !s.walking; });
+  s.stopped = true;
+  if (s.tripped.empty()) {
+    lock.unlock();  // no walk of the thread's can start now
+    std::string over = Check(s.bounds, s.base);
+    lock.lock();
+    s.tripped = std::move(over);
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  std::lock_guard lock(mu_);
-  stopped_ = true;
-  if (tripped_.empty()) tripped_ = Check();
-  return tripped_;
+  return s.tripped;
 }
 
 }  // namespace codeact::internal
