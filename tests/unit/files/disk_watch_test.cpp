@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "files/mount_capture.hpp"
 
@@ -78,6 +80,36 @@ TEST_F(DiskWatchTest, TheThreadReportsATreePastItsBoundWhileItGrows) {
   ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_EQ(future.get().rfind("disk limit: mount /out grew by 2", 0), 0u);
   EXPECT_NE((*watch)->Stop().find("over its bound of 1 MiB"), std::string::npos);
+}
+
+// Every watch has a thread while it runs, also past the threads kept waiting between watches
+// and in a second round on the threads the first left: the last of eight watches started
+// together is walked, and reports its tree, while the seven others still run.
+TEST_F(DiskWatchTest, EveryWatchIsWalkedWhileManyRunRoundAfterRound) {
+  constexpr int kWatches = 8;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<fs::path> trees;
+    std::vector<std::unique_ptr<DiskWatch>> watches;
+    std::promise<std::string> told;
+    for (int i = 0; i < kWatches; ++i) {
+      trees.push_back(root_ / ("r" + std::to_string(round) + "-" + std::to_string(i)));
+      fs::create_directory(trees.back());
+      auto on_limit = [&told, last = i == kWatches - 1](const std::string& m) {
+        if (last) told.set_value(m);
+      };
+      auto watch = DiskWatch::Start({{trees.back().string(), "tree " + std::to_string(i),
+                                      1 << 20, 1000}},
+                                    on_limit);
+      ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+      watches.push_back(std::move(*watch));
+    }
+    WriteBytes(trees.back() / "big.bin", 2 << 20);
+    auto future = told.get_future();
+    ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+        << "round " << round;
+    EXPECT_EQ(future.get().rfind("disk limit: tree 7 grew by 2", 0), 0u);
+    for (int i = 0; i < kWatches - 1; ++i) EXPECT_EQ(watches[i]->Stop(), "") << i;
+  }
 }
 
 TEST_F(DiskWatchTest, StopsLastWalkCountsWhatCameAfterTheThreadsLast) {
