@@ -34,11 +34,10 @@ StatusOr<std::string> RunFloor(std::string_view name, const std::string& python,
 
 StatusOr<double> ForkFloorRate(const std::string& python, const std::string& runner_dir,
                                int forkers, int forks) {
-  CODEACT_ASSIGN_OR_RETURN(
-      std::string out,
-      RunFloor(kForkFloorProgram, python, runner_dir,
-               {std::to_string(forkers), std::to_string(forks / forkers)},
-               std::chrono::seconds(300)));
+  CODEACT_ASSIGN_OR_RETURN(std::string out,
+                           RunFloor(kForkFloorProgram, python, runner_dir,
+                                    {std::to_string(forkers), std::to_string(forks / forkers)},
+                                    std::chrono::seconds(300)));
   const double rate = std::strtod(out.c_str(), nullptr);
   if (rate <= 0) return Internal("the fork floor printed no rate: " + out);
   return rate;
@@ -47,8 +46,8 @@ StatusOr<double> ForkFloorRate(const std::string& python, const std::string& run
 StatusOr<Samples> WarmFloorLatencies(const std::string& python, const std::string& runner_dir,
                                      int calls) {
   CODEACT_ASSIGN_OR_RETURN(std::string out,
-                           RunFloor(kWarmFloorProgram, python, runner_dir,
-                                    {std::to_string(calls)}, std::chrono::seconds(60 + calls)));
+                           RunFloor(kWarmFloorProgram, python, runner_dir, {std::to_string(calls)},
+                                    std::chrono::seconds(60 + calls)));
   Samples samples;
   std::istringstream lines(out);
   double us = 0;

@@ -145,9 +145,8 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
   ASSERT_TRUE(calls.ok()) << calls.status().message();
   EXPECT_EQ(calls->size(), 3u);
   EXPECT_GT(calls->PercentileUs(0), 0);
-  for (const Status& missing :
-       {bench::ForkFloorRate(python, "/nonexistent", 2, 6).status(),
-        bench::WarmFloorLatencies(python, "/nonexistent", 3).status()}) {
+  for (const Status& missing : {bench::ForkFloorRate(python, "/nonexistent", 2, 6).status(),
+                                bench::WarmFloorLatencies(python, "/nonexistent", 3).status()}) {
     EXPECT_FALSE(missing.ok());
     EXPECT_NE(missing.message().find("No module named 'runner'"), std::string::npos)
         << missing.message();

@@ -97,9 +97,8 @@ TEST_F(DiskWatchTest, EveryWatchIsWalkedWhileManyRunRoundAfterRound) {
       auto on_limit = [&told, last = i == kWatches - 1](const std::string& m) {
         if (last) told.set_value(m);
       };
-      auto watch = DiskWatch::Start({{trees.back().string(), "tree " + std::to_string(i),
-                                      1 << 20, 1000}},
-                                    on_limit);
+      auto watch = DiskWatch::Start(
+          {{trees.back().string(), "tree " + std::to_string(i), 1 << 20, 1000}}, on_limit);
       ASSERT_TRUE(watch.ok()) << watch.status().ToString();
       watches.push_back(std::move(*watch));
     }
