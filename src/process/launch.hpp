@@ -12,11 +12,13 @@
 #include "codeact/status.hpp"
 #include "os/resource_limits.hpp"
 #include "process/child.hpp"
+#include "protocol/fork_messages.hpp"
 
 namespace codeact::internal {
 
-inline constexpr int kMaxChildFds = 5;         // 0-2 stdio, 3-4 bridge
-inline constexpr int kMaxCgroupJoinFiles = 8;  // one per cgroup v1 hierarchy, or one for v2
+inline constexpr int kMaxChildFds = 5;  // 0-2 stdio, 3-4 bridge
+// One per cgroup v1 hierarchy, or one for v2: as many as a fork server's child is sent.
+inline constexpr int kMaxCgroupJoinFiles = protocol::kMaxForkCgroupFds;
 
 struct LaunchPlan {
   std::string executable;         // exec'd as given (no PATH search)

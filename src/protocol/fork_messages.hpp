@@ -15,7 +15,8 @@ namespace codeact::internal::protocol {
 
 // The fds that travel with a fork (SCM_RIGHTS): the child's five (stdin, stdout, stderr, bridge
 // in, bridge out), then the child's cgroup join files (RunCgroup::join_files, one per v1
-// hierarchy), which it writes "0" to.
+// hierarchy, or one for v2), which it writes "0" to. The launcher's join files are as many
+// (process/launch.hpp).
 inline constexpr int kForkRunFds = 5;
 inline constexpr int kMaxForkCgroupFds = 8;
 
