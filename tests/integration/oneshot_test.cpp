@@ -105,6 +105,39 @@ TEST_F(CacheDirTest, TheRunnerIsCompiledOnceAndACorruptEntryIsReplaced) {
   EXPECT_EQ(linked.st_nlink, 1u) << "linked to the cache without it";
 }
 
+// The cache's key is the sources' identity as `stat` gives it, read without their bytes: the same
+// sources name the same entry, a source written to names another, and its new bytecode is what
+// the private directory gets.
+TEST_F(CacheDirTest, ASourceWrittenToNamesANewEntry) {
+  ASSERT_TRUE(Validator::Embedded().ok());
+  auto copy = internal::TempDir::Create("codeact-oneshot-sources-");
+  ASSERT_TRUE(copy.ok());
+  for (const auto& e : fs::directory_iterator(SourcePath("resources"))) {
+    if (e.path().extension() == ".py") fs::copy_file(e.path(), copy->path() / e.path().filename());
+  }
+  const std::string source = copy->path() + "/runner.py";
+  auto before = internal::RunnerCacheEntryName(source);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_EQ(*internal::RunnerCacheEntryName(source), *before);
+  std::string runner = source;
+  auto first = internal::PrivateRunnerDir(runner, {.required = false, .use_cache = true});
+  ASSERT_TRUE(first.ok() && first->has_value());
+  const std::string compiled = ReadFile(runner);
+
+  std::ofstream(source, std::ios::app) << "\n_CHANGED = 1\n";
+  auto after = internal::RunnerCacheEntryName(source);
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(*after, *before);
+  std::string again = source;
+  auto second = internal::PrivateRunnerDir(again, {.required = false, .use_cache = true});
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_NE(ReadFile(again), compiled) << "the changed source's bytecode was not compiled anew";
+  EXPECT_TRUE(fs::exists(cache_dir_ + "/" + *after));
+
+  fs::remove(copy->path() + "/runner_state.py");
+  EXPECT_FALSE(internal::RunnerCacheEntryName(source).ok()) << "a missing source has no key";
+}
+
 // The validator package, for children that validate their code, is staged like the runner: every
 // module but __main__ as bytecode under validator/, from one cache entry checked on every use.
 TEST_F(CacheDirTest, TheValidatorPackageIsStagedFromTheCacheLikeTheRunner) {

@@ -1,9 +1,11 @@
 #include "backends/local/runner_files.hpp"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,7 +16,7 @@
 #include "codeact_build_config.hpp"
 #include "common/sha256.hpp"
 #include "common/user_cache.hpp"
-#include "files/bounded_read.hpp"
+#include "os/errno_status.hpp"
 #include "validation/bytecode.hpp"
 
 namespace codeact::internal {
@@ -69,15 +71,28 @@ StatusOr<ModuleSet> PackageSet(const fs::path& dir, std::string name) {
   return set;
 }
 
-// The set's cache key: the sha256 of its sources and the bytecode's version.
+// The set's cache key: the bytecode's version and each source's identity as `stat` gives it (its
+// device, inode, size, and modification and change times in nanoseconds), as CPython's own .pyc
+// check does with a source's mtime and size: any write to a source, or a source replaced, makes a
+// new key, and no source is read on a hit. (A hash of the sources' bytes was ~0.15 ms of a one
+// shot's path for the runner's, ~0.3 ms for the validator package's, on the test VM.)
 StatusOr<std::string> SourcesKey(const ModuleSet& set) {
   std::string keyed =
       std::string(set.magic) + "\n" + kEmbeddedPythonVersion + "\n" + set.subdir + "\n";
   for (const std::string& module : set.modules) {
     const fs::path path = set.source_dir / (module + ".py");
-    StatusOr<std::string> text = ReadBoundedFile(path.string(), kMaxSourceBytes, "runner source");
-    if (!text.ok()) return text.status();
-    keyed += module + " " + std::to_string(text->size()) + " " + Sha256Hex(*text) + "\n";
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("runner source " + path.string(), errno);
+    if (!S_ISREG(st.st_mode))
+      return InvalidArgument("runner source " + path.string() + " is not a file");
+    if (static_cast<std::size_t>(st.st_size) > kMaxSourceBytes) {
+      return InvalidArgument("runner source " + path.string() + " is larger than " +
+                             std::to_string(kMaxSourceBytes) + " bytes");
+    }
+    keyed += module + " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+             std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+             std::to_string(st.st_ctim.tv_nsec) + "\n";
   }
   return Sha256Hex(keyed);
 }

@@ -1,8 +1,8 @@
 // The runner's files for a local executor's children: every module of resources/runner.py (and,
 // when asked, of the validator package) compiled to .pyc in a private directory, compiled once
-// per user and kept in the per-user cache (common/user_cache.hpp) keyed by the hash of the
-// sources and the embedded libpython's version, and verified against the hash of each .pyc on
-// every use.
+// per user and kept in the per-user cache (common/user_cache.hpp) keyed by the sources' identity
+// (`stat`: device, inode, size, modification and change times) and the embedded libpython's
+// version, and verified against the hash of each .pyc on every use.
 #pragma once
 
 #include <optional>
