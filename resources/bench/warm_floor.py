@@ -23,11 +23,19 @@ gc.collect()
 gc.freeze()
 
 
+def read_line(fd):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = posix.read(fd, 1 << 16)
+        if not chunk:
+            raise SystemExit("warm floor: a pipe ended before its line")
+        data += chunk
+    return data
+
+
 def serve(request_fd, frame_fd, out_fd):
     runner_zygote.warm_up()
-    line = b""
-    while not line.endswith(b"\n"):
-        line += posix.read(request_fd, 1 << 16)
+    line = read_line(request_fd)
     code_obj, _ = compile_user_code(decode(line.decode())["code"])
     posix.dup2(out_fd, 1)
     exec(code_obj, {"__builtins__": __builtins__})
@@ -36,20 +44,12 @@ def serve(request_fd, frame_fd, out_fd):
     posix._exit(0)
 
 
-def read_line(fd):
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = posix.read(fd, 1 << 16)
-        if not chunk:
-            raise SystemExit("warm floor: the child ended without its line")
-        data += chunk
-    return data
-
-
 for n in range(int(sys.argv[2])):
     request, frames, out = posix.pipe(), posix.pipe(), posix.pipe()
     pid = posix.fork()
     if pid == 0:
+        for fd in (request[1], frames[0], out[0]):  # so that the parent's end is the only one
+            posix.close(fd)
         serve(request[0], frames[1], out[1])
     for fd in (request[0], frames[1], out[1]):
         posix.close(fd)
