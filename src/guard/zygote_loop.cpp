@@ -24,6 +24,7 @@
 
 #include "os/proc_stat.hpp"
 #include "protocol/zygote_messages.hpp"
+#include "sandbox/privileges.hpp"
 #include "sandbox/zygote_child.hpp"
 
 namespace codeact::internal {
@@ -153,6 +154,11 @@ class Zygote {
     if (options_.namespaces) {
       own_pid_ns_ = ::open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
       if (own_pid_ns_ < 0) Fatal("open /proc/self/ns/pid");
+      // Its own capabilities stay (it never execs); every child it forks inherits the empty set.
+      if (const int err = EmptyBoundingSet(); err != 0) {
+        errno = err;
+        Fatal("empty the capability bounding set");
+      }
     }
     zygote_ = ::getpid();
     SendToHost(sock, protocol::EncodeZygoteReady(zygote_));

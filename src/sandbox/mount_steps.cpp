@@ -33,13 +33,21 @@ void MaskProc(const std::string& root) {
     Must(::mount((root + "/dev/null").c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0,
          std::string("mask /proc/") + name);
   }
+  // One empty tmpfs, read-only as a file system, masks the first directory and is bound over the
+  // others: a bind is a mount of the same superblock, where a tmpfs each would make (and, as the
+  // run ends, tear down) a superblock each.
+  std::string empty;
   for (const char* name : {"acpi", "scsi", "irq", "bus", "fs", "driver", "tty"}) {
     const std::string target = proc + "/" + name;
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    Must(::mount("tmpfs", target.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                 "size=4k") == 0,
-         std::string("mask /proc/") + name);
+    const bool made =
+        empty.empty()
+            ? ::mount("tmpfs", target.c_str(), "tmpfs",
+                      MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=1") == 0
+            : ::mount(empty.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0;
+    Must(made, std::string("mask /proc/") + name);
+    if (empty.empty()) empty = target;
   }
 }
 

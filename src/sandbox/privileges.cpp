@@ -1,5 +1,6 @@
 #include "sandbox/privileges.hpp"
 
+#include <errno.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -17,14 +18,27 @@ void DropPrivileges() {
   ClearCapabilities();
 }
 
-void DropBoundingAndAmbientCapabilities() {
-  // The bounding set: up to the highest capability this kernel knows (EINVAL past it).
+int EmptyBoundingSet() {
+  // Up to the highest capability this kernel knows (EINVAL past it).
   for (int cap = 0; cap <= 63; ++cap) {
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
-      if (errno == EINVAL) break;
-      FailStep("drop capability " + std::to_string(cap) + " from the bounding set", errno);
-    }
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return errno == EINVAL ? 0 : errno;
   }
+  return 0;
+}
+
+bool BoundingSetIsEmpty() {
+  // EmptyBoundingSet drops every capability or fails: the first one stands for the rest.
+  return ::prctl(PR_CAPBSET_READ, CAP_CHOWN, 0, 0, 0) == 0 &&
+         ::prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) == 0;
+}
+
+void DropBoundingAndAmbientCapabilities() {
+  if (const int err = EmptyBoundingSet(); err != 0)
+    FailStep("empty the capability bounding set", err);
+  ClearAmbientCapabilities();
+}
+
+void ClearAmbientCapabilities() {
   Must(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0,
        "clear the ambient capabilities");
 }

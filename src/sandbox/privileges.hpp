@@ -11,6 +11,13 @@ void DropPrivileges();
 // Its parts, for a caller that changes its uid in between (zygote_child.hpp): the bounding and
 // ambient sets first (that needs CAP_SETPCAP), the other sets last.
 void DropBoundingAndAmbientCapabilities();
+void ClearAmbientCapabilities();
 void ClearCapabilities();
+
+// The bounding set emptied, for a process that keeps its own capabilities (it never execs) and
+// passes the empty set on to every child it forks: 0, or the errno of the drop that failed.
+int EmptyBoundingSet();
+// Whether EmptyBoundingSet has run in this process or one it was forked from.
+bool BoundingSetIsEmpty();
 
 }  // namespace codeact::internal

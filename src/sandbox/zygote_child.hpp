@@ -9,8 +9,9 @@
 //     cgroup namespace rooted there;
 //   /proc of its own pid namespace (masked as the launcher masks it), and a private /tmp and
 //     working directory (kSandboxWorkDir, owned by its uid), each a sized tmpfs;
-//   every capability out of the bounding set, then its run's own uid and gid (no groups), which
-//     clears the rest; dumpable again (as after an exec), the parent-death signal;
+//   an empty capability bounding set (the zygote emptied its own before its first fork; checked
+//     here), then its run's own uid and gid (no groups), which clears the rest; dumpable again (as
+//     after an exec), the parent-death signal;
 //   the launcher's seccomp filter.
 // The zygote itself has run no code of any run. Each step succeeds or fails the start
 // (setup_report.hpp: a setup_error frame on the bridge, which must already be at its fd).

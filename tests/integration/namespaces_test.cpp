@@ -119,6 +119,31 @@ TEST(NamespacesTest, TheCodeRunsAsAnUnprivilegedUserUnderSeccompWithNoNewPrivile
   EXPECT_EQ(r.stdout_text, "1000 True 2 1 0000000000000000 0000000000000000\n");
 }
 
+// What /proc shows of the host is masked for a cold start (the launcher's): the directories empty
+// and on a read-only file system, the files empty, and no capability left in the bounding set.
+// Without the runtime guard, which keeps /proc out of reach (a forked child's are seen from the
+// host: zygote_test.cpp).
+TEST(NamespacesTest, TheHostsProcIsMaskedAndTheBoundingSetEmpty) {
+  const std::string code =
+      "import os\nseen = []\n"
+      "for d in ('acpi', 'scsi', 'irq', 'bus', 'fs', 'driver', 'tty'):\n"
+      "    p = '/proc/' + d\n"
+      "    if os.path.isdir(p):\n"
+      "        try:\n            os.mkdir(p + '/x')\n            made = True\n"
+      "        except OSError:\n            made = False\n"
+      "        seen.append((os.listdir(p), bool(os.statvfs(p).f_flag & os.ST_RDONLY), made))\n"
+      "files = [f for f in ('kcore', 'kallsyms', 'timer_list', 'sched_debug') if "
+      "os.path.exists('/proc/' + f)]\n"
+      "empty = [open('/proc/' + f, 'rb').read(64) == b'' for f in files]\n"
+      "bnd = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapBnd')]\n"
+      "print(len(seen) > 0, all(s == ([], True, False) for s in seen), len(files) > 0, all(empty), "
+      "bnd)";
+  const ExecutionResult r =
+      testing::UnguardedLocalExecutor(IsolationLevel::kNamespaces)->Execute({code}, Snapshot());
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "True True True True ['0000000000000000']\n");
+}
+
 // The launcher's filter, through ctypes: without the runtime guard, whose audit hook refuses
 // ctypes and non-AF_UNIX sockets before they reach the kernel.
 TEST(NamespacesTest, DeniedSystemCallsAreCleanErrorsAndTheCodeGoesOn) {

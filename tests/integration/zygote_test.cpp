@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "backends/local/local_executor.hpp"
@@ -87,6 +89,40 @@ TEST_F(ZygoteTest, EachChildHasItsOwnUidNamespacesAndCgroup) {
   EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << status;
   const std::string cgroups = testing::ReadFile("/proc/" + std::to_string(idle[0]) + "/cgroup");
   EXPECT_NE(cgroups.find("/" + internal::CgroupSubtreeName(0) + "/"), std::string::npos) << cgroups;
+}
+
+// A child's own /proc is masked as a cold start's is (namespaces_test.cpp tries it from inside,
+// which the guard's Landlock forbids here): seen from the host, the last mount at each masked
+// directory is a read-only tmpfs, and each masked file has a mount of its own.
+TEST_F(ZygoteTest, EachChildsProcIsMaskedAsAColdStartsIs) {
+  const auto idle = internal::IdleChildPids(*executor_, &snapshot_);
+  ASSERT_FALSE(idle.empty());
+  std::map<std::string, std::string> top;  // mount point -> "options fstype" of the last mount
+  std::istringstream mountinfo(
+      testing::ReadFile("/proc/" + std::to_string(idle[0]) + "/mountinfo"));
+  for (std::string line; std::getline(mountinfo, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point, options, field;
+    fields >> id >> parent >> dev >> root >> point >> options;
+    while (fields >> field && field != "-") {
+    }
+    std::string fstype;
+    fields >> fstype;
+    top[point] = options + " " + fstype;
+  }
+  int masked = 0;
+  for (const char* d : {"acpi", "scsi", "irq", "bus", "fs", "driver", "tty"}) {
+    if (!std::filesystem::is_directory(std::string("/proc/") + d)) continue;
+    ++masked;
+    const std::string seen = top[std::string("/proc/") + d];
+    EXPECT_TRUE(seen.starts_with("ro,") && seen.ends_with(" tmpfs")) << d << ": " << seen;
+  }
+  EXPECT_GT(masked, 0);
+  for (const char* f : {"kcore", "kallsyms", "sysrq-trigger"}) {
+    if (std::filesystem::exists(std::string("/proc/") + f))
+      EXPECT_EQ(top.count(std::string("/proc/") + f), 1u) << f << " is not masked";
+  }
+  EXPECT_TRUE(top["/proc/sys"].starts_with("ro,")) << top["/proc/sys"];
 }
 
 TEST_F(ZygoteTest, EveryRunSeesAFreshTmpAndWorkingDirectoryAndOnlyItself) {
