@@ -58,16 +58,16 @@ void MountTmpfs(const std::string& target, const std::string& options, const std
 }
 
 void MountMaskedProc(const std::string& root) {
-  Must(MountMaskedProcUnlessRefused(root), "mount /proc");
+  Must(MountProcUnlessRefused(root, /*masked=*/true), "mount /proc");
 }
 
-bool MountMaskedProcUnlessRefused(const std::string& root) {
+bool MountProcUnlessRefused(const std::string& root, bool masked) {
   if (::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               nullptr) != 0) {
     if (errno == EPERM) return false;
     FailStep("mount /proc", errno);
   }
-  MaskProc(root);
+  if (masked) MaskProc(root);
   return true;
 }
 
