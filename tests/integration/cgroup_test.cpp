@@ -161,7 +161,10 @@ TEST_P(CgroupLevelTest, ASetsidForkStormEndsOnTheWallClockAndLeavesNothing) {
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   EXPECT_EQ(OutcomeName(r.outcome), "timeout") << r.message << r.stderr_text;
   EXPECT_EQ(r.stdout_text, "storming\n");
-  EXPECT_LT(took.count(), 6000) << "the run returned after " << took.count() << " ms";
+  // 2 s past the wall clock: the kill and the reaping of a storm take ~0.3 s alone and up to
+  // ~1.1 s under the suite's other tests on a loaded 2-vCPU host; a storm the wall clock did not
+  // end would sleep for an hour.
+  EXPECT_LT(took.count(), 7000) << "the run returned after " << took.count() << " ms";
   RecordProperty("storm_return_ms", static_cast<int>(took.count()));
   // When Execute returns, every storm process has SIGKILL pending (exiting takes a while after a
   // storm), and soon none is left. (The pool's next child for this snapshot, and its fork server,
