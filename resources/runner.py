@@ -21,9 +21,8 @@ tool_call frame over max_frame_bytes is not sent: the code gets ToolError "Frame
 max_tool_calls it gets "ToolBudgetExceeded"; if the host closed the bridge, "BridgeError". Error
 frames are cut to fit max_frame_bytes (message and traceback to a quarter of it each, marked
 "... [truncated N bytes]"). The output size checked against max_output_bytes is that of its
-compact JSON. After the terminal frame the runner closes its write fd, waits for the end of its
-read fd (the host closes it, or kills the process, as the executors do once the frame is read),
-then exits: 0 after complete, 1 after error, limit or guard_error. A malformed host frame ends the run with an error frame of error_type
+compact JSON. After the terminal frame the runner exits: 0 after complete, 1 after error, limit
+or guard_error. A malformed host frame ends the run with an error frame of error_type
 "BridgeError". EOF on the read fd before a request: exit 0 without a word (the host shut a
 pooled child down). A request with "await_verdict" is compiled, then waits for the host's
 "verdict" frame: EOF or a verdict other than "ok": true ends the process with none of the code

@@ -71,9 +71,8 @@ Status SendGuardFrame(int to_child_fd, const RuntimeGuardSpec& spec);
 
 struct RunExtras {
   const RuntimeGuardSpec* guard = nullptr;  // the request's "guard" field; null: none (no guard)
-  // The child ends with its run (a runner closes its bridge after its terminal frame, then waits
-  // for the host's kill or the end of its request pipe to exit), so its bridge closes right after
-  // that frame: the loop waits for the close (up to kAfterTerminalGrace), and a
+  // The child ends with its run (a runner exits after its terminal frame), so its bridge closes
+  // right after that frame: the loop waits for the close (up to kAfterTerminalGrace), and a
   // frame after the terminal one ends the run as kProtocolError. A worker that serves run after
   // run (hyperlight) keeps its bridge open and is not waited for.
   bool bridge_closes_after_run = false;

@@ -1217,7 +1217,7 @@ class ChildValidationTest(RunnerTestCase):
         c.ready()
         c.request("".join("import subprocess as s%d\n" % i for i in range(40)),
                   validate={}, max_frame_bytes=2000)
-        c.close_request_side()  # the runner exits at the end of its request pipe
+        c._pump(time.monotonic() + DEADLINE)
         while c._pump(time.monotonic() + DEADLINE):
             pass
         self.assertEqual(len(c.lines), 2)  # ready, then the verdict alone

@@ -106,10 +106,9 @@ class ZygoteTest(unittest.TestCase):
         os.write(to_child, (json.dumps({"type": "request", "code": code}) + "\n").encode())
         self.assertTrue(select.select([from_child], [], [], DEADLINE)[0])
         self.assertEqual(json.loads(os.read(from_child, 65536))["type"], "complete")
-        os.close(to_child)  # the runner exits at the end of its request pipe (or when killed)
         exited = receive(self.host)
         stdout = os.read(out, 65536).decode()
-        for fd in (from_child, out):
+        for fd in (to_child, from_child, out):
             os.close(fd)
         return stdout, exited
 
