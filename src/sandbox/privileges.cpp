@@ -14,7 +14,9 @@ namespace codeact::internal {
 
 void DropPrivileges() {
   Must(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl(PR_SET_NO_NEW_PRIVS)");
-  DropBoundingAndAmbientCapabilities();
+  if (const int err = EmptyBoundingSet(); err != 0)
+    FailStep("empty the capability bounding set", err);
+  ClearAmbientCapabilities();
   ClearCapabilities();
 }
 
@@ -30,12 +32,6 @@ bool BoundingSetIsEmpty() {
   // EmptyBoundingSet drops every capability or fails: the first one stands for the rest.
   return ::prctl(PR_CAPBSET_READ, CAP_CHOWN, 0, 0, 0) == 0 &&
          ::prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) == 0;
-}
-
-void DropBoundingAndAmbientCapabilities() {
-  if (const int err = EmptyBoundingSet(); err != 0)
-    FailStep("empty the capability bounding set", err);
-  ClearAmbientCapabilities();
 }
 
 void ClearAmbientCapabilities() {

@@ -8,9 +8,9 @@ namespace codeact::internal {
 
 void DropPrivileges();
 
-// Its parts, for a caller that changes its uid in between (zygote_child.hpp): the bounding and
-// ambient sets first (that needs CAP_SETPCAP), the other sets last.
-void DropBoundingAndAmbientCapabilities();
+// Its parts, for a caller that changes its uid in between (zygote_child.hpp): the ambient set
+// first, the other sets last; the bounding set is emptied by the parent that forks such callers
+// (EmptyBoundingSet below) and checked by them (BoundingSetIsEmpty).
 void ClearAmbientCapabilities();
 void ClearCapabilities();
 
