@@ -8,11 +8,9 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
+#include "common/kept_threads.hpp"
 #include "os/errno_status.hpp"
 
 namespace codeact::internal {
@@ -136,60 +134,12 @@ std::string Check(const std::vector<DiskBound>& bounds, const std::vector<TreeUs
   return "";
 }
 
-// The threads the watches' loops run on: a loop goes to a waiting thread, or to one started for
-// it; a thread whose loop returned waits for the next, unless kMaxWaiting wait already.
-class WatchThreads {
- public:
-  static WatchThreads& Get() {
-    static auto* threads = new WatchThreads;  // never destroyed: its threads may wait on it
-    return *threads;
-  }
-
-  // An error when a thread was needed and could not be started (the loop is then dropped).
-  Status Run(std::function<void()> loop) {
-    std::lock_guard lock(mu_);
-    loops_.push_back(std::move(loop));
-    // Each waiting thread takes one loop (a notified one no longer waits, so the next notify
-    // goes to another); past them, a thread is started.
-    if (loops_.size() <= waiting_) {
-      cv_.notify_one();
-      return Status::Ok();
-    }
-    try {
-      std::thread([this] { Work(); }).detach();
-    } catch (const std::system_error& e) {
-      loops_.pop_back();
-      return ResourceExhausted(std::string("disk watch: cannot start its thread: ") + e.what());
-    }
-    return Status::Ok();
-  }
-
- private:
-  static constexpr std::size_t kMaxWaiting = 4;
-
-  void Work() {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      while (loops_.empty()) {
-        if (waiting_ >= kMaxWaiting) return;
-        ++waiting_;
-        cv_.wait(lock);
-        --waiting_;
-      }
-      std::function<void()> loop = std::move(loops_.front());
-      loops_.pop_front();
-      lock.unlock();
-      loop();
-      loop = nullptr;  // what it holds goes before the thread waits
-      lock.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> loops_;
-  std::size_t waiting_ = 0;
-};
+// The threads the watches' loops run on: each loop gets a thread of its own, a kept one or one
+// started for it (no bound); a few threads whose loop returned wait for the next.
+KeptThreads& WatchThreads() {
+  static auto* threads = new KeptThreads({.max_threads = 0, .max_idle = 4});
+  return *threads;
+}
 
 }  // namespace
 
@@ -204,7 +154,9 @@ StatusOr<std::unique_ptr<DiskWatch>> DiskWatch::Start(
   state->bounds = std::move(bounds);
   state->on_limit = std::move(on_limit);
   if (!state->bounds.empty()) {
-    if (Status run = WatchThreads::Get().Run([state] { Loop(state); }); !run.ok()) return run;
+    // Never a loop left waiting for a thread: it would walk a run that no longer waits for it.
+    if (!WatchThreads().Run([state] { Loop(state); }, /*may_wait=*/false))
+      return ResourceExhausted("disk watch: cannot start its thread");
   }
   return std::unique_ptr<DiskWatch>(new DiskWatch(std::move(state)));
 }
