@@ -33,8 +33,7 @@ struct SandboxBind {
 };
 
 struct SandboxConfig {
-  // A private, empty host directory the launcher may use: it creates root/ there, the new
-  // root's mount point.
+  // A private, empty host directory: the new root's mount point.
   std::string scratch_dir;
   // Host paths shown read-only at the same path (a symlink is recreated as the same symlink;
   // a missing path is skipped): the interpreter's installation.

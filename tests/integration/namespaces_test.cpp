@@ -461,16 +461,19 @@ TEST(NamespacesTest, ALinkThatAppearsOnAMountsHostPathIsRefused) {
 TEST(NamespacesTest, TheLauncherMakesNoMountPointInAHostDirectoryAndFollowsNoLinkToOne) {
   for (const bool as_link : {false, true}) {
     auto scratch = internal::TempDir::Create("codeact-ns-nested-");
-    ASSERT_TRUE(scratch.ok());
-    const std::string outer = scratch->path() + "/outer", inner = scratch->path() + "/inner",
-                      decoy = scratch->path() + "/decoy";
+    auto hosts = internal::TempDir::Create("codeact-ns-nested-hosts-");
+    ASSERT_TRUE(scratch.ok() && hosts.ok());
+    const std::string outer = hosts->path() + "/outer", inner = hosts->path() + "/inner",
+                      decoy = hosts->path() + "/decoy";
     for (const auto& d : {outer, inner, decoy}) fs::create_directories(d);
     if (as_link) fs::create_directory_symlink(decoy, outer + "/sub");
     const auto [frame, exit] =
         LaunchWithBinds(scratch->path(), {{outer, "/data", false}, {inner, "/data/sub", true}});
     EXPECT_EQ(frame.code(), StatusCode::kFailedPrecondition) << frame.message();
-    EXPECT_NE(frame.message().find(as_link ? "/root/data/sub (a symbolic link)"
-                                           : "/root/data/sub is missing in a host directory"),
+    // The new root is mounted on the scratch directory.
+    const std::string point = scratch->path() + "/data/sub";
+    EXPECT_NE(frame.message().find(as_link ? point + " (a symbolic link)"
+                                           : point + " is missing in a host directory"),
               std::string::npos)
         << frame.message();
     EXPECT_EQ(exit.exit_code, internal::kSandboxSetupFailedExit);
