@@ -54,19 +54,16 @@ std::int64_t BacklogBudgetBytes(const ExecutionLimits& limits) {
 // handler that outlives its run (it hung past the deadline) writes into a closed box, harmlessly.
 class Completions {
  public:
-  Completions() {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
-      wake_read_ = fds[0];
-      wake_write_ = fds[1];
+  // Takes over `made` where it holds both ends; else makes its pipe.
+  explicit Completions(PipeFds* made) {
+    if (made != nullptr && made->read && made->write) {
+      pipe_ = std::move(*made);
+    } else if (auto own = MakeNonBlockingPipe(); own.ok()) {
+      pipe_ = std::move(*own);
     }
   }
-  ~Completions() {
-    if (wake_read_ >= 0) close(wake_read_);
-    if (wake_write_ >= 0) close(wake_write_);
-  }
-  bool ok() const { return wake_read_ >= 0; }
-  int wake_fd() const { return wake_read_; }
+  bool ok() const { return static_cast<bool>(pipe_.read); }
+  int wake_fd() const { return pipe_.read.get(); }
 
   void Post(std::string frame) {
     std::lock_guard lock(mu_);
@@ -81,7 +78,7 @@ class Completions {
   }
   std::vector<std::string> Take() {
     char buf[256];
-    while (read(wake_read_, buf, sizeof buf) > 0) {
+    while (read(pipe_.read.get(), buf, sizeof buf) > 0) {
     }
     std::lock_guard lock(mu_);
     return std::exchange(ready_, {});
@@ -94,14 +91,14 @@ class Completions {
  private:
   void WakeLocked() {
     const char byte = 1;
-    [[maybe_unused]] ssize_t n = write(wake_write_, &byte, 1);  // full pipe: a wake-up is pending
+    [[maybe_unused]] ssize_t n =
+        write(pipe_.write.get(), &byte, 1);  // full pipe: a wake-up is pending
   }
 
+  PipeFds pipe_;
   std::mutex mu_;
   std::vector<std::string> ready_;
   bool closed_ = false;
-  int wake_read_ = -1;
-  int wake_write_ = -1;
 };
 
 std::string ResultFrame(std::int64_t id, const ToolResult& r, std::int64_t max_frame_bytes) {
@@ -671,7 +668,7 @@ HostLoop::HostLoop(RunChannels channels, const std::vector<HostTool>& tools,
 
 LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bool child_ready,
                          const RunExtras& extras, const CancellationToken& cancel) {
-  auto box = std::make_shared<Completions>();
+  auto box = std::make_shared<Completions>(extras.wake);
   if (!box->ok()) {
     LoopResult result;
     result.end = LoopEnd::kProtocolError;

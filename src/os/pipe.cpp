@@ -17,6 +17,16 @@ StatusOr<PipeFds> MakePipe() {
   return pipe;
 }
 
+StatusOr<PipeFds> MakeNonBlockingPipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return ErrnoStatus("pipe2(O_CLOEXEC | O_NONBLOCK)", errno);
+  PipeFds pipe;
+  pipe.read.reset(fds[0]);
+  pipe.write.reset(fds[1]);
+  return pipe;
+}
+
 Status SetNonBlocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {

@@ -14,6 +14,8 @@ struct PipeFds {
 // pipe2(O_CLOEXEC): both ends blocking; set O_NONBLOCK on the host end only, because the
 // flag lives on the open file description and a child must get blocking stdio.
 StatusOr<PipeFds> MakePipe();
+// pipe2(O_CLOEXEC | O_NONBLOCK): both ends non-blocking, for a pipe within the host (a wake-up).
+StatusOr<PipeFds> MakeNonBlockingPipe();
 Status SetNonBlocking(int fd);
 
 }  // namespace codeact::internal

@@ -139,6 +139,10 @@ WarmPoolCounters ChildStarter::PoolCounters() const {
   return pool_ ? pool_->counters() : WarmPoolCounters{};
 }
 
+void ChildStarter::TellRefills() {
+  if (pool_) pool_->TellRefills();
+}
+
 void ChildStarter::RunEnded() {
   if (pool_) pool_->RunEnded();
 }

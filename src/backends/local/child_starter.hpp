@@ -49,6 +49,9 @@ class ChildStarter {
   // Children ready for runs under `snapshot`: the pool's, or without a pool one started now on
   // PrestartThread() for the next run of its key.
   void Warm(const RunSnapshot& snapshot);
+  // The run that took a child wrote its request: the pool's thread learns of the refill now
+  // (WarmPool::TellRefills).
+  void TellRefills();
   // A run that took a child has ended: the pool's refill for it may start now.
   void RunEnded();
 

@@ -226,12 +226,14 @@ class LocalExecutor final : public Executor {
     std::atomic<bool> watch_ended_run{false};
     BeforeCode made;
     const std::function<std::optional<LoopResult>()> gate = [&] {
-      return PrepareBeforeCode(
+      std::optional<LoopResult> end = PrepareBeforeCode(
           request, snapshot, ready->workdir.path(), capture_limits,
           [&](const std::string& over) {
             if (stop.Cancel(over)) watch_ended_run = true;
           },
           made);
+      starter_.TellRefills();  // the request is written, the verdict is ready
+      return end;
     };
     const std::unique_ptr<Child>& child = ready->child;
 
@@ -249,10 +251,10 @@ class LocalExecutor final : public Executor {
     }
     const ValidationPolicy* validate =
         request.validate_in_child ? &*request.validate_in_child : nullptr;
-    LoopResult ended =
-        loop.Run(request.code, deadline, ready->ready_frame_read,
-                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true, validate, &gate},
-                 stop.token());
+    LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
+                                {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true,
+                                 validate, &gate, &ready->wake},
+                                stop.token());
     const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
                                  ended.end == LoopEnd::kOutputLimit ||
                                  ended.end == LoopEnd::kRejected

@@ -1,6 +1,7 @@
 #include "backends/local/warm_pool.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "os/background_thread.hpp"
 
@@ -104,11 +105,21 @@ std::optional<ReadyChild> WarmPool::Take(const std::string& key, const RunSnapsh
       }
     }
     ++(taken ? counters_.served : counters_.missed);
-    if (slot.failures < kMaxStartFailures) refill_.push_back({key, Clock::now() + kRefillDelay});
+    if (slot.failures < kMaxStartFailures) {
+      refill_.push_back({key, Clock::now() + kRefillDelay});
+      refills_untold_ = true;
+    }
   }
-  cv_.notify_all();
   TellDropped(dropped_keys);
   return taken;  // evicted children are killed and reaped here, outside the lock
+}
+
+void WarmPool::TellRefills() {
+  {
+    std::lock_guard lock(mu_);
+    if (!std::exchange(refills_untold_, false)) return;
+  }
+  cv_.notify_all();
 }
 
 void WarmPool::Warm(const std::string& key, const RunSnapshot& snapshot) {
@@ -128,7 +139,7 @@ void WarmPool::RunEnded() {
   {
     std::lock_guard lock(mu_);
     const auto soon = Clock::now() + kAfterRun;
-    bool any = false;
+    bool any = std::exchange(refills_untold_, false);
     for (Refill& r : refill_) {
       if (r.not_before > soon) {
         r.not_before = soon;
@@ -222,6 +233,10 @@ void WarmPool::Loop() {
     const RunSnapshot config = it->second.config;
     lock.unlock();
     StatusOr<ReadyChild> started = start_(config);
+    if (started.ok()) {
+      // Off the run's path; a pipe that cannot be made now is made by the run.
+      if (auto wake = MakeNonBlockingPipe(); wake.ok()) started->wake = std::move(*wake);
+    }
     lock.lock();
     it = slots_.find(key);
     if (!started.ok()) {

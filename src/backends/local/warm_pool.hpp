@@ -28,6 +28,7 @@
 #include "backends/executor_introspection.hpp"
 #include "codeact/executor.hpp"
 #include "files/mount_capture.hpp"
+#include "os/pipe.hpp"
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/uid_lease.hpp"
@@ -59,6 +60,8 @@ struct ReadyChild {
   TempDir workdir;
   std::unique_ptr<Child> child;
   bool ready_frame_read = false;  // a pooled child: its "ready" frame was read when it started
+  // A pooled child: its run's wake-up pipe (RunExtras::wake), made by the refill with it.
+  PipeFds wake;
   // Its pid as the host sees it, where child->pid() is of another pid namespace (a namespaces
   // zygote's child); 0: child->pid().
   pid_t host_pid = 0;
@@ -81,13 +84,19 @@ class WarmPool {
 
   // A ready child started under `key` (everything that shapes a child: interpreter, isolation,
   // environment, rlimits, mounts), or nullopt when none is ready. Never waits for a start;
-  // schedules a refill either way.
+  // schedules a refill either way, which the pool's thread learns of at TellRefills or RunEnded:
+  // waking it (a futex wake, ~20 us on the test VM, and the thread run on the other CPU) is kept
+  // off the run's path until its request is written.
   std::optional<ReadyChild> Take(const std::string& key, const RunSnapshot& snapshot);
+
+  // Wakes the pool's thread for the refills Take scheduled since it was last woken, if any.
+  void TellRefills();
 
   // Schedules children for `key` without taking one (start-up of a long-lived server).
   void Warm(const std::string& key, const RunSnapshot& snapshot);
 
-  // A run that took a child has ended: refills it scheduled may start kAfterRun from now. Until
+  // A run that took a child has ended: refills it scheduled may start kAfterRun from now (the
+  // pool's thread is woken for them, as by TellRefills). Until
   // then (or for kRefillDelay at most) they wait, because starting a child forks the host, and
   // while a fork copies the host's page tables every thread that allocates memory waits for it
   // (glibc holds the malloc locks across fork): a refill started at once made the very run it
@@ -139,6 +148,7 @@ class WarmPool {
   std::deque<Refill> refill_;
   WarmPoolCounters counters_;
   bool stopping_ = false;
+  bool refills_untold_ = false;  // Take scheduled refills the pool's thread was not woken for
   std::thread thread_;
 };
 

@@ -1,5 +1,7 @@
 // HostLoop's tool calls against an in-process "child": cancelled when the run ends, bounded
-// workers, arguments too deep, and the backlog budget of answers and waiting calls.
+// workers, arguments too deep, the backlog budget of answers and waiting calls, and the wake-up
+// pipe made ahead.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 
 #include "bridge/host_loop.hpp"
 #include "bridge/tool_workers.hpp"
+#include "os/pipe.hpp"
 #include "unit/bridge/host_loop_fixture.hpp"
 
 namespace codeact::internal {
@@ -257,6 +260,56 @@ TEST(HostLoopTest, CallsPastTheBacklogBudgetAreRefusedWithToolBacklogExceeded) {
   const std::size_t at = sent.find(R"("ok":false,"error_type":"ToolBacklogExceeded")");
   ASSERT_NE(at, std::string::npos) << sent.substr(0, 2000);
   EXPECT_NE(sent.find("read (await) the answers before making more calls", at), std::string::npos);
+}
+
+// A wake-up pipe made ahead (a pooled child's) is the one the loop waits on: a tool's answer
+// reaches the child through it (were the loop polling another pipe, the answer would wait for the
+// run's deadline), and the loop closes it once the run is over.
+TEST(HostLoopTest, AWakeUpPipeMadeAheadCarriesTheAnswersAndIsClosedAfterTheRun) {
+  Pipe from_child;
+  Pipe to_child;
+  const std::string call = R"({"type":"tool_call","id":1,"name":"later","kwargs":{}})"
+                           "\n";
+  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
+            static_cast<ssize_t>(call.size()));
+  std::string sent;
+  std::thread child([&] {  // reads the answer, then ends its run
+    char buf[4096];
+    while (sent.find(R"("id":1,"ok":true)") == std::string::npos) {
+      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+      if (n <= 0) return;
+      sent.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string complete = R"({"type":"complete","output_present":false})"
+                                 "\n";
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+              static_cast<ssize_t>(complete.size()));
+  });
+  HostTool tool;
+  tool.name = "later";
+  tool.handler = [](const std::string&) {
+    std::this_thread::sleep_for(100ms);  // the loop is in poll by now, waiting on the pipe
+    return ToolResult::Success("7");
+  };
+  const std::vector<HostTool> tools{tool};
+  const ExecutionLimits limits;
+  StatusOr<PipeFds> made = MakeNonBlockingPipe();
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const int read_end = made->read.get(), write_end = made->write.get();
+  RunExtras extras;
+  extras.wake = &*made;
+  HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+  const auto start = std::chrono::steady_clock::now();
+  const LoopResult r = loop.Run("pass", start + 30s, /*child_ready=*/true, extras);
+  child.join();
+  EXPECT_EQ(r.end, LoopEnd::kComplete) << r.message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_NE(sent.find(R"("id":1,"ok":true,"result":7)"), std::string::npos) << sent;
+  EXPECT_FALSE(made->read || made->write);  // taken over
+  // Closed once the handler's thread let go of the run's box (F_GETFD fails on a closed fd;
+  // nothing else in this test opens one meanwhile).
+  EXPECT_TRUE(Eventually(
+      [&] { return fcntl(read_end, F_GETFD) == -1 && fcntl(write_end, F_GETFD) == -1; }));
 }
 
 }  // namespace
