@@ -90,6 +90,24 @@ TEST(HostLoopTest, TheToolWorkersAreBounded) {
       Eventually([] { return ToolWorkers::Instance().Counts().threads <= ToolWorkers::kMaxIdle; }));
 }
 
+// The "child" of a run with one tool call: reads what the loop sends into `sent` until it holds
+// `answer`, then ends its run with a complete frame.
+std::thread ChildEndingAfter(std::string answer, Pipe& to_child, Pipe& from_child,
+                             std::string& sent) {
+  return std::thread([answer = std::move(answer), &to_child, &from_child, &sent] {
+    char buf[4096];
+    while (sent.find(answer) == std::string::npos) {
+      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
+      if (n <= 0) return;
+      sent.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string complete = R"({"type":"complete","output_present":false})"
+                                 "\n";
+    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
+              static_cast<ssize_t>(complete.size()));
+  });
+}
+
 // Arguments too deep to parse get a catchable error for their call; the run goes on. A frame
 // too deep that is not a tool call ends the run, and says why.
 TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
@@ -101,20 +119,8 @@ TEST(HostLoopTest, DeeplyNestedToolArgumentsAreRefusedAsSuch) {
       R"({"type":"tool_call","id":1,"name":"t","kwargs":{"x":)" + deep + "}}\n";
   ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
             static_cast<ssize_t>(call.size()));
-  // The "child": reads the answer, then ends its run.
   std::string sent;
-  std::thread child([&] {
-    char buf[4096];
-    while (sent.find("ToolArgumentsTooDeep") == std::string::npos) {
-      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
-      if (n <= 0) return;
-      sent.append(buf, static_cast<std::size_t>(n));
-    }
-    const std::string complete = R"({"type":"complete","output_present":false})"
-                                 "\n";
-    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
-              static_cast<ssize_t>(complete.size()));
-  });
+  std::thread child = ChildEndingAfter("ToolArgumentsTooDeep", to_child, from_child, sent);
   const std::vector<HostTool> tools;
   const ExecutionLimits limits;
   HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
@@ -273,18 +279,7 @@ TEST(HostLoopTest, AWakeUpPipeMadeAheadCarriesTheAnswersAndIsClosedAfterTheRun) 
   ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
             static_cast<ssize_t>(call.size()));
   std::string sent;
-  std::thread child([&] {  // reads the answer, then ends its run
-    char buf[4096];
-    while (sent.find(R"("id":1,"ok":true)") == std::string::npos) {
-      const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
-      if (n <= 0) return;
-      sent.append(buf, static_cast<std::size_t>(n));
-    }
-    const std::string complete = R"({"type":"complete","output_present":false})"
-                                 "\n";
-    EXPECT_EQ(write(from_child.write_fd, complete.data(), complete.size()),
-              static_cast<ssize_t>(complete.size()));
-  });
+  std::thread child = ChildEndingAfter(R"("id":1,"ok":true)", to_child, from_child, sent);
   HostTool tool;
   tool.name = "later";
   tool.handler = [](const std::string&) {
