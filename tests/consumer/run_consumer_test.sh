@@ -79,7 +79,7 @@ test -z "$stray" || fail "compiled Python was installed: $stray"
 
 step "link interface of codeact::core"
 # The property as written in the installed export, e.g.
-#   INTERFACE_LINK_LIBRARIES "\$<LINK_ONLY:dl>;Threads::Threads"
+#   INTERFACE_LINK_LIBRARIES "\$<LINK_ONLY:Boost::json>;...;Threads::Threads"
 targets=$prefix/$libdir/cmake/codeact/codeactTargets.cmake
 interface=$(sed -n '/^set_target_properties(codeact::core PROPERTIES/,/^)/s/^ *INTERFACE_LINK_LIBRARIES //p' "$targets")
 echo "codeact::core INTERFACE_LINK_LIBRARIES $interface"
