@@ -1,5 +1,6 @@
 #include "sandbox/zygote_child.hpp"
 
+#include <errno.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,7 +44,8 @@ void ContainZygoteChild(const ZygoteChildSpec& spec) {
 
   // The zygote emptied its bounding set before its first fork (ServeForks): one check here instead
   // of a drop per capability in every child.
-  Must(BoundingSetIsEmpty(), "the capability bounding set inherited from the zygote is empty");
+  if (!BoundingSetIsEmpty())
+    FailStep("check the capability bounding set inherited from the zygote (not empty)", EPERM);
   ClearAmbientCapabilities();
   Must(::setgroups(0, nullptr) == 0, "setgroups({})");
   Must(::setresgid(spec.uid, spec.uid, spec.uid) == 0, "setresgid(" + uid + ")");
