@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace codeact::internal {
 namespace {
@@ -24,6 +25,14 @@ int WriteFile(const std::string& path, const std::string& text) {
   const int err = ok ? 0 : errno;
   ::close(fd);
   return err;
+}
+
+// Closes every fd but `a` and `b` (close_range: a system call, safe after a fork).
+void KeepOnly(int a, int b) {
+  if (a > b) std::swap(a, b);
+  if (a > 0) ::close_range(0, static_cast<unsigned>(a) - 1, 0);
+  if (b > a + 1) ::close_range(static_cast<unsigned>(a) + 1, static_cast<unsigned>(b) - 1, 0);
+  ::close_range(static_cast<unsigned>(b) + 1, ~0U, 0);
 }
 
 int Fail(IdmapError& error, int err, std::string step) {
@@ -47,8 +56,8 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
     ::close(gate[1]);
     return Fail(error, err, "pipe2");
   }
-  // The helper only unshares, writes a byte and waits for the pipe to close: safe after a fork
-  // in a multi-threaded host.
+  // The helper only closes fds, unshares, writes a byte and waits for the pipe to close: safe
+  // after a fork in a multi-threaded host.
   const pid_t helper = ::fork();
   if (helper < 0) {
     const int err = errno;
@@ -56,8 +65,9 @@ int MakeIdmapUserns(uid_t ns_uid, gid_t ns_gid, uid_t host_id, IdmapError& error
     return Fail(error, err, "fork the idmap helper");
   }
   if (helper == 0) {
-    ::close(gate[1]);
-    ::close(ready[0]);
+    // Its two ends only: a copy of another thread's `gate`, taken by this fork, would keep that
+    // thread's helper waiting for its end, while that helper may hold this one's.
+    KeepOnly(gate[0], ready[1]);
     if (::unshare(CLONE_NEWUSER) != 0) ::_exit(1);
     if (::write(ready[1], "u", 1) != 1) ::_exit(1);
     ::close(ready[1]);

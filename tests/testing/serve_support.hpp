@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <boost/json.hpp>
@@ -61,11 +62,13 @@ struct HttpResponse {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-// One request on a new connection. A POST with a body gets Content-Type: application/json unless
-// `headers` names one ("" in `headers` for Content-Type: none at all).
+// One request on a new connection, which must be answered within `deadline`. A POST with a body
+// gets Content-Type: application/json unless `headers` names one ("" in `headers` for Content-Type:
+// none at all).
 inline HttpResponse HttpCall(std::uint16_t port, const std::string& method,
                              const std::string& target, const std::string& body = "",
-                             const Headers& headers = {}) {
+                             const Headers& headers = {},
+                             std::chrono::seconds deadline = std::chrono::seconds(120)) {
   namespace beast = boost::beast;
   namespace http = beast::http;
   namespace net = boost::asio;
@@ -73,7 +76,19 @@ inline HttpResponse HttpCall(std::uint16_t port, const std::string& method,
   try {
     net::io_context ioc;
     beast::tcp_stream stream(ioc);
-    stream.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    // The exchange runs on the io_context so that it has a deadline: a server that never
+    // answers fails the test with what it printed instead of hanging it.
+    auto await = [&](auto&& start) {
+      beast::error_code ec;
+      stream.expires_after(deadline);
+      start([&](beast::error_code e, auto&&...) { ec = e; });
+      ioc.restart();
+      ioc.run();
+      if (ec) throw beast::system_error(ec);
+    };
+    await([&](auto done) {
+      stream.async_connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port), done);
+    });
     http::request<http::string_body> req(http::string_to_verb(method), target, 11);
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
     bool content_type_given = false;
@@ -88,11 +103,11 @@ inline HttpResponse HttpCall(std::uint16_t port, const std::string& method,
       req.set(http::field::content_type, "application/json");
     req.body() = body;
     req.prepare_payload();
-    http::write(stream, req);
+    await([&](auto done) { http::async_write(stream, req, done); });
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);
-    http::read(stream, buffer, parser);
+    await([&](auto done) { http::async_read(stream, buffer, parser, done); });
     const auto& res = parser.get();
     out.status = static_cast<int>(res.result_int());
     out.body = res.body();
@@ -186,6 +201,13 @@ class ServeProcess {
     stderr_thread_ = std::thread([this] {
       char buf[4096];
       for (;;) {
+        // Until the end of the server's stderr; once the server is gone, until it goes quiet
+        // (a process it started may hold the pipe open).
+        pollfd p{err_.get(), POLLIN, 0};
+        if (::poll(&p, 1, 200) == 0) {
+          if (server_gone_) return;
+          continue;
+        }
         const ssize_t n = ::read(err_.get(), buf, sizeof buf);
         if (n <= 0) return;
         std::lock_guard lock(mu_);
@@ -197,8 +219,10 @@ class ServeProcess {
   ~ServeProcess() {
     if (pid_ > 0 && !reaped_) {
       ::kill(pid_, SIGKILL);
-      Wait(std::chrono::seconds(30));
+      if (Wait(std::chrono::seconds(30)) < 0)
+        ADD_FAILURE() << "codeact serve outlived SIGKILL by 30 s";
     }
+    server_gone_ = true;
     if (stderr_thread_.joinable()) stderr_thread_.join();
   }
 
@@ -253,6 +277,7 @@ class ServeProcess {
   std::uint16_t port_ = 0;
   internal::UniqueFd stdin_, out_, err_;
   std::thread stderr_thread_;
+  std::atomic<bool> server_gone_{false};
   std::mutex mu_;
   std::string stderr_;
 };
