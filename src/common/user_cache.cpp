@@ -1,13 +1,18 @@
 #include "common/user_cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "os/unique_fd.hpp"
@@ -137,6 +142,10 @@ bool UserCache::Write(std::string_view name, std::string_view content) const {
   const std::string path = dir_ + "/" + std::string(name);
   if (ok) ok = ::rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) ::unlink(tmp.c_str());
+  // A write is a miss, already paying for the work it saves next time: the scan (a stat per
+  // entry) rides on the first of a process.
+  static std::atomic<bool> pruned{false};
+  if (ok && !pruned.exchange(true)) Prune(CacheBounds{});
   return ok;
 }
 
@@ -156,6 +165,47 @@ bool UserCache::LinkEntry(std::string_view name, std::string_view content,
 
 void UserCache::Remove(std::string_view name) const {
   if (ValidName(name)) ::unlink((dir_ + "/" + std::string(name)).c_str());
+}
+
+void UserCache::Prune(const CacheBounds& bounds) const {
+  DIR* dir = ::opendir(dir_.c_str());
+  if (dir == nullptr) return;
+  struct Entry {
+    std::string name;
+    timespec changed;
+    std::int64_t bytes;
+  };
+  std::vector<Entry> entries;
+  std::int64_t total = 0;
+  const time_t stale_before = ::time(nullptr) - 3600;
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string_view name = e->d_name;
+    struct stat st {};
+    if (name == "." || name == ".." ||
+        ::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    if (name.rfind(".tmp-", 0) == 0) {
+      if (st.st_mtime < stale_before) ::unlinkat(::dirfd(dir), e->d_name, 0);
+      continue;
+    }
+    if (!ValidName(name)) continue;
+    entries.push_back({std::string(name), st.st_ctim, st.st_size});
+    total += st.st_size;
+  }
+  if (entries.size() > bounds.entries || total > bounds.bytes) {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.changed.tv_sec, a.changed.tv_nsec) <
+             std::tie(b.changed.tv_sec, b.changed.tv_nsec);
+    });
+    std::size_t left = entries.size();
+    for (const Entry& entry : entries) {
+      if (left <= bounds.entries / 4 * 3 && total <= bounds.bytes / 4 * 3) break;
+      if (::unlinkat(::dirfd(dir), entry.name.c_str(), 0) != 0 && errno != ENOENT) continue;
+      --left;
+      total -= entry.bytes;
+    }
+  }
+  ::closedir(dir);
 }
 
 }  // namespace codeact::internal

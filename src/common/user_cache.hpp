@@ -9,15 +9,27 @@
 // symbolic link) owned by the effective uid and writable by nobody else. Each entry is written
 // whole (a temporary file renamed over it) and carries what its reader verifies it against
 // (`Entry` callers check a digest on every read). Anything unusable is a miss, never an error:
-// the caller then does the work itself.
+// the caller then does the work itself. The directory is bounded (CacheBounds): entries are keyed
+// by what they were made from, so each new build or interpreter adds some, and nothing else
+// would ever remove those no longer used.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace codeact::internal {
+
+// Past either bound, Prune removes the entries least recently written or linked (by their
+// inode's change time, which a hard link updates) until the directory holds 3/4 of both. An
+// entry only read (an interpreter's or a sandbox probe's verdict) ages from when it was written;
+// pruned, it is a miss, redone once. One build's runner and validator take ~25 entries, ~0.8 MB.
+struct CacheBounds {
+  std::size_t entries = 512;
+  std::int64_t bytes = std::int64_t{32} << 20;
+};
 
 class UserCache {
  public:
@@ -31,7 +43,8 @@ class UserCache {
   // `max_bytes` or fails the ownership checks.
   std::optional<std::string> Read(std::string_view name, std::size_t max_bytes) const;
 
-  // Replaces entry `name` atomically (mode 0644). False when it could not be written.
+  // Replaces entry `name` atomically (mode 0644). False when it could not be written. The first
+  // write of a process prunes the directory to the default bounds.
   bool Write(std::string_view name, std::string_view content) const;
 
   // Makes `dest`, a new name on the same file system, a hard link to entry `name` once the entry
@@ -45,6 +58,10 @@ class UserCache {
 
   // Removes entry `name` (a stale probe); absent is fine.
   void Remove(std::string_view name) const;
+
+  // Keeps the directory within `bounds` (above), and removes temporary files a writer left more
+  // than an hour ago (it died between writing and renaming).
+  void Prune(const CacheBounds& bounds) const;
 
  private:
   explicit UserCache(std::string dir) : dir_(std::move(dir)) {}

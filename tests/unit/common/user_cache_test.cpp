@@ -1,16 +1,23 @@
 // The per-user cache (common/user_cache.hpp) and its digest (common/sha256.hpp).
 #include "common/user_cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/sha256.hpp"
 #include "files/mount_capture.hpp"
@@ -152,6 +159,77 @@ TEST_F(UserCacheTest, LinksAnEntryHoldingTheContentAndRewritesOneThatDiffers) {
 
   EXPECT_FALSE(cache->LinkEntry("pyc-a", "bytecode", second)) << "an existing name is kept";
   EXPECT_FALSE(cache->LinkEntry("../pyc-a", "bytecode", base_->path() + "/third.pyc"));
+}
+
+// Written one by one, far enough apart for the file system's clock to tell them apart.
+void WriteApart(const UserCache& cache, const std::vector<std::string>& names,
+                const std::string& content = "x") {
+  for (const auto& name : names) {
+    ASSERT_TRUE(cache.Write(name, content));
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+}
+
+std::set<std::string> Names(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.insert(e.path().filename().string());
+  return names;
+}
+
+TEST_F(UserCacheTest, PruningPastTheEntryBoundKeepsTheEntriesLastWrittenOrLinked) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  WriteApart(*cache, {"a", "b", "c", "d", "e", "f"});
+  cache->Prune({.entries = 8, .bytes = 1 << 20});
+  EXPECT_EQ(Names(cache_dir_).size(), 6u) << "within its bounds, nothing goes";
+  // Linking "a" into a private directory makes it the most recently used.
+  ASSERT_TRUE(cache->LinkEntry("a", "x", base_->path() + "/a.pyc"));
+  cache->Prune({.entries = 4, .bytes = 1 << 20});
+  EXPECT_EQ(Names(cache_dir_), (std::set<std::string>{"a", "e", "f"}));
+  EXPECT_EQ(cache->Read("a", 10), "x");
+}
+
+TEST_F(UserCacheTest, PruningPastTheByteBoundRemovesTheOldestBytes) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  WriteApart(*cache, {"old", "mid", "new"}, std::string(400, 'x'));
+  cache->Prune({.entries = 100, .bytes = 1000});
+  EXPECT_EQ(Names(cache_dir_), (std::set<std::string>{"new"})) << "750 bytes at most are kept";
+}
+
+TEST_F(UserCacheTest, AWritersTemporaryFileIsRemovedAfterAnHour) {
+  auto cache = UserCache::Open();
+  ASSERT_TRUE(cache.has_value());
+  std::ofstream(cache_dir_ + "/.tmp-dead01") << "half";
+  std::ofstream(cache_dir_ + "/.tmp-live01") << "half";
+  const timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (cache_dir_ + "/.tmp-dead01").c_str(), two_hours_ago, 0), 0);
+  cache->Prune(CacheBounds{});
+  EXPECT_EQ(Names(cache_dir_), (std::set<std::string>{".tmp-live01"})) << "one may be written now";
+}
+
+// The first write of a process prunes to the default bounds, which a directory grown past them
+// (entries of earlier builds) is brought back within. In a process of its own (the death test's
+// re-executed binary, which has written nothing yet), which reports what it found.
+TEST_F(UserCacheTest, AProcesssFirstWriteBringsAnOvergrownDirectoryWithinTheDefaultBounds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const CacheBounds defaults;
+  ASSERT_EXIT(
+      {
+        if (!UserCache::Open().has_value()) std::_Exit(2);
+        for (std::size_t i = 0; i <= defaults.entries; ++i)
+          std::ofstream(cache_dir_ + "/old-" + std::to_string(i)) << "x";
+        std::this_thread::sleep_for(std::chrono::milliseconds(15));
+        const bool written = UserCache::Open()->Write("new", "y");
+        const std::set<std::string> left = Names(cache_dir_);
+        std::filesystem::remove_all(base_->path());  // the child's own, made by its SetUp
+        std::fprintf(stderr, "written=%d new=%zu left=%zu\n", written ? 1 : 0, left.count("new"),
+                     left.size());
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "written=1 new=1 left=" + std::to_string(defaults.entries / 4 * 3) + "\n");
 }
 
 TEST_F(UserCacheTest, AnEmptyLocationDisablesTheCache) {
