@@ -80,7 +80,7 @@ from codeact_protocol import (  # noqa: E402 (after the path is set)
     guard_system_part, parse_host_frame, ready_frame, request_code_and_tools, request_limit)
 from runner_state import (  # noqa: E402
     CODE_NAME, HIDDEN_OUTPUT, ToolError, abort_bridge, compile_user_code, environ_pop, finish,
-    finish_oom, load_cold, load_guard, read, register_source, reserve, send_text, state)
+    finish_oom, load_cold, load_guard, read_frames, register_source, reserve, send_text, state)
 
 
 _CO_COROUTINE = 0x80
@@ -256,12 +256,12 @@ def _read_request(todo, kind="request"):
             posix.set_blocking(fd, True)
             blocking = True
         try:
-            data = read(fd, 1 << 18)
+            got = read_frames(fd)
         except BlockingIOError:
             continue
         except OSError:
-            data = b""
-        if not data:
+            got = 0
+        if not got:
             rest = bytes(buf).strip()
             del buf[:]
             if rest:  # a last frame without its newline
@@ -269,7 +269,6 @@ def _read_request(todo, kind="request"):
                 if msg.get("type") == kind:
                     return msg
             _exit(0)
-        buf += data
         if len(buf) > 64 * state.max_frame:
             abort_bridge("request frame larger than %d bytes" % len(buf))
 

@@ -12,8 +12,8 @@ from codeact_convert import (OutputTooLarge, big_int_message, big_int_path, clea
                              truncate_middle)
 from codeact_protocol import (ProtocolError, complete_frame, encode, error_frame, is_tool_result,
                               limit_frame, parse_host_frame, tool_answer, tool_call_frame)
-from runner_state import (CODE_NAME, ToolError, abort_bridge, finish, is_runner_file, read,
-                          register_source, reserve, send_text, state)
+from runner_state import (CODE_NAME, READ_CHUNK, ToolError, abort_bridge, finish, is_runner_file,
+                          read_frames, register_source, reserve, send_text, state)
 
 ERROR_TYPE_MAX = 200
 
@@ -166,20 +166,18 @@ def _attach_reader(loop):
 
 def _on_readable():
     st = state
-    chunk = 1 << 18
     while True:
         try:
-            data = read(st.rfd, chunk)
+            got = read_frames(st.rfd)
         except BlockingIOError:
             break
         except OSError:
-            data = b""
-        if not data:
+            got = 0
+        if not got:
             dispatch_buffer()
             _on_eof()
             return
-        st.buf += data
-        if len(data) < chunk:
+        if got < READ_CHUNK:
             break
     dispatch_buffer()
 
@@ -195,15 +193,14 @@ def wait_to_write(watch_reads):
     if not readable:
         return
     try:
-        data = read(st.rfd, 1 << 18)
+        got = read_frames(st.rfd)
     except BlockingIOError:
         return
     except OSError:
-        data = b""
-    if not data:
+        got = 0
+    if not got:
         watch_reads[0] = False  # EOF stays readable; the normal reader will see it
         return
-    st.buf += data
     if st.loop is not None and not st.loop.is_closed():
         st.loop.call_soon(dispatch_buffer)  # the loop's reader will not fire for these
 
@@ -347,17 +344,16 @@ def _wait_for_answer(fut):
     st = state
     while not fut.done() and not st.eof:
         try:
-            data = read(st.rfd, 1 << 18)
+            got = read_frames(st.rfd)
         except BlockingIOError:
             select.select([st.rfd], [], [])
             continue
         except OSError:
-            data = b""
-        if not data:
+            got = 0
+        if not got:
             dispatch_buffer()
             _on_eof()
             return
-        st.buf += data
         dispatch_buffer()
 
 

@@ -37,7 +37,7 @@ reserve = [bytes(4 << 20)]
 _write = posix.write
 _gc_objects = gc.get_objects
 _WRITERS = (_io.TextIOWrapper, _io.BufferedWriter, _io.BufferedRandom)
-read = posix.read
+_readv = posix.readv
 _exit = posix._exit
 
 
@@ -81,6 +81,21 @@ class RunEnded(BaseException):
 
 state = State()
 state.buf, state.pending, state.unawaited = bytearray(), {}, {}
+
+# The bridge is read into one buffer kept for the process: a new bytes object per read,
+# posix.read(fd, 256 KiB), is above malloc's mmap threshold, so each read cost an mmap, an mremap
+# and a munmap (the verdict's read in a warm call 0.3 s apart on the test VM: 42-49 -> 24-28 us,
+# medians of 30 calls).
+READ_CHUNK = 1 << 18
+_chunk = memoryview(bytearray(READ_CHUNK))
+
+
+def read_frames(fd):
+    """Appends what the host wrote on `fd` (up to READ_CHUNK bytes) to state.buf and returns how
+    many bytes that was: 0 at EOF. Raises what os.readv raises (BlockingIOError: none yet)."""
+    n = _readv(fd, [_chunk])
+    state.buf += _chunk[:n]
+    return n
 
 
 # ---------------------------------------------------------------------------------------------

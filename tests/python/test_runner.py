@@ -143,8 +143,8 @@ class Child:
                     fields = f.read().split()
             except OSError:
                 fields = []
-            # While blocked: "<syscall number> <first argument> ..."; 0 is read() on x86-64.
-            if len(fields) > 1 and fields[0] == "0" and int(fields[1], 16) == self.child_rfd:
+            # While blocked: "<syscall number> <first argument> ..."; readv() is 19 on x86-64.
+            if len(fields) > 1 and fields[0] == "19" and int(fields[1], 16) == self.child_rfd:
                 return
             if time.monotonic() > deadline:
                 raise AssertionError("the child never went idle: %r" % fields)
