@@ -8,23 +8,23 @@
 
 namespace codeact::internal {
 
-StatusOr<PipeFds> MakePipe() {
+namespace {
+
+StatusOr<PipeFds> Pipe2(int flags, const char* call) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2(O_CLOEXEC)", errno);
+  if (::pipe2(fds, flags) != 0) return ErrnoStatus(call, errno);
   PipeFds pipe;
   pipe.read.reset(fds[0]);
   pipe.write.reset(fds[1]);
   return pipe;
 }
 
+}  // namespace
+
+StatusOr<PipeFds> MakePipe() { return Pipe2(O_CLOEXEC, "pipe2(O_CLOEXEC)"); }
+
 StatusOr<PipeFds> MakeNonBlockingPipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-    return ErrnoStatus("pipe2(O_CLOEXEC | O_NONBLOCK)", errno);
-  PipeFds pipe;
-  pipe.read.reset(fds[0]);
-  pipe.write.reset(fds[1]);
-  return pipe;
+  return Pipe2(O_CLOEXEC | O_NONBLOCK, "pipe2(O_CLOEXEC | O_NONBLOCK)");
 }
 
 Status SetNonBlocking(int fd) {

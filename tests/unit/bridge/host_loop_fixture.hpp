@@ -38,6 +38,16 @@ struct Pipe {
   }
 };
 
+// Writes a tool call of `name` with no arguments into `from_child`, as the runner would.
+inline ::testing::AssertionResult WriteToolCall(const Pipe& from_child, int id,
+                                                const std::string& name) {
+  const std::string call = R"({"type":"tool_call","id":)" + std::to_string(id) + R"(,"name":")" +
+                           name + R"(","kwargs":{}})" + "\n";
+  if (write(from_child.write_fd, call.data(), call.size()) == static_cast<ssize_t>(call.size()))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the tool call could not be written";
+}
+
 // Runs the loop over frames the "child" wrote (and then closed its end of); `sent`, when given,
 // gets what the loop wrote to the child (the request).
 inline LoopResult RunOverFrames(const std::string& frames, bool child_ready,

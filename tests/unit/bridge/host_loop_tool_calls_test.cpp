@@ -31,10 +31,7 @@ using namespace host_loop_test;  // NOLINT(build/namespaces): the shared helpers
 TEST(HostLoopTest, ToolCallsAreCancelledWhenTheRunEnds) {
   Pipe from_child;
   Pipe to_child;
-  const std::string call = R"({"type":"tool_call","id":1,"name":"hang","kwargs":{}})"
-                           "\n";
-  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
-            static_cast<ssize_t>(call.size()));
+  ASSERT_TRUE(WriteToolCall(from_child, 1, "hang"));
 
   auto started = std::make_shared<std::promise<void>>();
   auto stopped = std::make_shared<std::promise<std::string>>();
@@ -274,10 +271,7 @@ TEST(HostLoopTest, CallsPastTheBacklogBudgetAreRefusedWithToolBacklogExceeded) {
 TEST(HostLoopTest, AWakeUpPipeMadeAheadCarriesTheAnswersAndIsClosedAfterTheRun) {
   Pipe from_child;
   Pipe to_child;
-  const std::string call = R"({"type":"tool_call","id":1,"name":"later","kwargs":{}})"
-                           "\n";
-  ASSERT_EQ(write(from_child.write_fd, call.data(), call.size()),
-            static_cast<ssize_t>(call.size()));
+  ASSERT_TRUE(WriteToolCall(from_child, 1, "later"));
   std::string sent;
   std::thread child = ChildEndingAfter(R"("id":1,"ok":true)", to_child, from_child, sent);
   HostTool tool;
