@@ -11,15 +11,17 @@ Bridge: newline-delimited compact JSON, ASCII only (so a frame never holds a raw
 the bridge fds (CODEACT_BRIDGE_FDS, "3,4" by default); never on stdout or stderr.
 
   host  -> child {"type":"guard","exec":[path,...],"read":[path,...],"write":[path,...],
-                  "tmp":path,"bridge_fds":[3,4],"max_threads":N}
+                  "tmp":path,"bridge_fds":[3,4],"max_threads":N,"imports":[pattern,...]}
                                                          (only to a pooled or forked child with
-                                                          CODEACT_GUARD, before its ready frame)
+                                                          CODEACT_GUARD, before its ready frame;
+                                                          "imports" when the host knows them)
   child -> host  {"type":"ready","python":[3,11],"pid":N}     (a session's runner adds
                  "session":true: after each terminal frame it reads the next request on the same
                  bridge, its globals kept, until the host closes the bridge; runner_session.py)
   host  -> child {"type":"request","code":str,"tools":[str,...],"max_output_bytes":N,
                   "max_frame_bytes":N,"max_tool_calls":N,   (limits optional: REQUEST_DEFAULTS)
                   "guard":{<the fields of the guard frame>,"imports":[pattern,...]},  (optional)
+                  or "guard":"armed": the guard frame's fields, imports included, are the run's
                   "validate":{<a validator policy: validator/policy.py's keys>},     (optional)
                   "await_verdict":true}                                                (optional)
   host  -> child {"type":"verdict","ok":true}   after a request with "await_verdict": the host
@@ -76,7 +78,8 @@ import _json
 # fields. A receiver refuses a message without a required field.
 
 TABLE = {
-    "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"), ("tmp", "max_threads")),
+    "guard": ("bridge", "host", ("exec", "read", "write", "bridge_fds"),
+              ("tmp", "max_threads", "imports")),
     "request": ("bridge", "host", ("code",),
                 ("tools", "max_output_bytes", "max_frame_bytes", "max_tool_calls", "guard",
                  "validate", "await_verdict")),
@@ -111,6 +114,8 @@ BRIDGE_FDS = (3, 4)
 # The system part of the runtime guard: the guard frame's fields, which the request's "guard"
 # field repeats with "imports".
 GUARD_SYSTEM_FIELDS = ("exec", "read", "write", "tmp", "bridge_fds", "max_threads")
+# The request's "guard" when the guard frame sent ahead, with its "imports", is the run's spec.
+GUARD_AS_ARMED = "armed"
 
 
 def table_json():
@@ -118,7 +123,7 @@ def table_json():
     messages = {name: {"channel": c, "sender": s, "required": list(r), "optional": list(o)}
                 for name, (c, s, r, o) in TABLE.items()}
     return {"messages": messages, "request_defaults": dict(REQUEST_DEFAULTS),
-            "bridge_fds": list(BRIDGE_FDS)}
+            "bridge_fds": list(BRIDGE_FDS), "guard_as_armed": GUARD_AS_ARMED}
 
 
 class ProtocolError(Exception):

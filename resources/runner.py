@@ -41,7 +41,8 @@ guard_error; it never runs the code unguarded. arm: no_new_privs, Landlock over 
 "exec", "read" and "write" paths, the seccomp filters, a C audit hook that also refuses to open
 the "bridge_fds"; TMPDIR = "tmp". limit_imports: a guarded __import__ that checks the user's own
 imports against "imports" (validator/runtime_policy.py). A pooled or forked child arms with the
-guard frame while it waits, and the request's other fields must then be the same. The zygote
+guard frame while it waits, and the request's other fields must then be the same; a request
+whose "guard" is "armed" takes the frame's "imports" too (the frame must have had them). The zygote
 loads the module, whose loop forks the children (runner_zygote.py), and never arms it.
 
 Execution: the code is parsed with top-level ``await`` allowed; a final bare expression becomes an
@@ -76,7 +77,7 @@ sys.path.append(__file__.rpartition("/")[0] if __file__.startswith("/") else pos
 sys.modules.setdefault("runner", sys.modules[__name__])
 
 from codeact_protocol import (  # noqa: E402 (after the path is set)
-    COMPLETE_NO_OUTPUT, ProtocolError, complete_frame, encode, guard_error_frame,
+    COMPLETE_NO_OUTPUT, GUARD_AS_ARMED, ProtocolError, complete_frame, encode, guard_error_frame,
     guard_system_part, parse_host_frame, ready_frame, request_code_and_tools, request_limit)
 from runner_state import (  # noqa: E402
     CODE_NAME, HIDDEN_OUTPUT, ToolError, abort_bridge, compile_user_code, environ_pop, finish,
@@ -328,10 +329,12 @@ def _guard_failed(exc):
 
 def _arm_ahead():
     """A pooled or forked child: arms all but the import check with the host's guard frame, sent
-    before its ready frame, so that the run it serves does not wait for it."""
+    before its ready frame, so that the run it serves does not wait for it. The frame's imports,
+    when it has them, are kept for a request that names them ("guard":"armed")."""
     spec = _read_request([], "guard")
     try:
         _arm_system(spec)
+        state.imports_ahead = spec.get("imports")
     except BaseException as e:
         _guard_failed(e)
 
@@ -343,14 +346,25 @@ def _arm_guard(req):
     if spec is None:
         return
     try:
-        if type(spec) is not dict:
-            raise RuntimeError("codeact guard: request field 'guard' must be an object")
-        if state.guard_system is None:
-            _arm_system(spec)
-        elif guard_system_part(spec) != state.guard_system:
-            raise RuntimeError("codeact guard: the request's paths differ from those armed "
-                               "ahead of it")
-        imports = state.imports = spec.get("imports")  # "sys" in it: the real one (runner_cold)
+        if spec == GUARD_AS_ARMED:
+            if "validate" in req:
+                raise RuntimeError("codeact guard: a request the child validates carries the "
+                                   "guard's imports itself, not \"%s\"" % GUARD_AS_ARMED)
+            imports = state.imports_ahead
+            if state.guard_system is None or imports is None:
+                raise RuntimeError("codeact guard: the request names the guard armed ahead with "
+                                   "its imports, and no guard frame with imports came")
+        elif type(spec) is not dict:
+            raise RuntimeError("codeact guard: request field 'guard' must be an object or \"%s\""
+                               % GUARD_AS_ARMED)
+        else:
+            if state.guard_system is None:
+                _arm_system(spec)
+            elif guard_system_part(spec) != state.guard_system:
+                raise RuntimeError("codeact guard: the request's paths differ from those armed "
+                                   "ahead of it")
+            imports = spec.get("imports")
+        state.imports = imports  # "sys" in it: the real one (runner_cold)
         if not state.imports_limited:  # a session's later runs: on since its first
             load_guard().limit_imports(imports if type(imports) is list else [])
             state.imports_limited = True

@@ -64,6 +64,7 @@ class State:
     guard_path = ""     # CODEACT_GUARD: the runtime guard's module; "" when the host wants none
     guard = None        # the loaded module
     guard_system = None  # the system part of the spec its OS layers were armed with
+    imports_ahead = None  # the guard frame's "imports", for a request whose "guard" is "armed"
     imports_limited = False  # the guard's import check is on (once per process)
     session = False     # runner_session.py: a terminal frame ends the run, not the process
     flush_files = False  # the code ran, in a process it ends: flush_std flushes its files

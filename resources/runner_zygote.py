@@ -46,6 +46,5 @@ def warm_up():
     g = {"__builtins__": builtins}
     eval(code_obj, g)
     encode(g.get(HIDDEN_OUTPUT))
-    decode('{"type":"request","code":"print(1)","tools":[],"max_output_bytes":1,"guard":{'
-            '"exec":["/usr","/opt/codeact"],"write":["/work","/tmp","/dev/null"],'
-            '"bridge_fds":[3,4],"imports":["json","math"]}}')
+    decode('{"type":"request","code":"print(1)","tools":["t"],"max_output_bytes":1,'
+           '"guard":"armed","await_verdict":true}')

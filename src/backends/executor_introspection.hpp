@@ -42,6 +42,9 @@ std::vector<pid_t> ForkServerPids(const Executor& executor);
 struct RuntimeGuardStatus {
   bool armed = false;    // ExecutorOptions::runtime_guard: every run child arms it
   int landlock_abi = 0;  // the kernel's Landlock ABI; 0: the guard arms without Landlock
+  // Runs whose request named the guard frame their child had ahead, imports included, instead of
+  // repeating it (the child's import check is that frame's).
+  std::int64_t requests_as_armed = 0;
 };
 // What holds for every run of a local executor, said once instead of in each result's message:
 // a fallback of `auto`, a limit the level does not enforce, a guard without

@@ -642,8 +642,8 @@ Status WaitForReadyFrame(int fd, std::chrono::milliseconds timeout) {
   return Status::Ok();
 }
 
-Status SendGuardFrame(int fd, const RuntimeGuardSpec& spec) {
-  const std::string text = protocol::EncodeGuard(spec);
+Status SendGuardFrame(int fd, const RuntimeGuardSpec& spec, bool with_imports) {
+  const std::string text = protocol::EncodeGuard(spec, with_imports);
   std::string_view rest = text;
   while (!rest.empty()) {
     // A child that has not reported ready reads nothing yet: the pipe's buffer takes the frame.
@@ -693,7 +693,8 @@ LoopResult HostLoop::Run(const std::string& code, Clock::time_point deadline, bo
                                  limits_.max_tool_calls,
                                  extras.guard,
                                  extras.validate,
-                                 extras.gate != nullptr};
+                                 extras.gate != nullptr,
+                                 extras.guard_as_armed && extras.validate == nullptr};
   for (const auto& t : tools_) request.tools.push_back(t.name);
   const LoopSettings settings{channels_,
                               &stdout_,

@@ -67,8 +67,9 @@ struct LoopResult {
 Status WaitForReadyFrame(int from_child_fd, std::chrono::milliseconds timeout);
 
 // Writes {"type":"guard",<the system part of spec>} to a child that has not reported ready yet
-// (a pooled child arms its runtime guard with it before it does).
-Status SendGuardFrame(int to_child_fd, const RuntimeGuardSpec& spec);
+// (a pooled child arms its runtime guard with it before it does), with spec's imports when
+// `with_imports` (kept for a request that names them: RunExtras::guard_as_armed).
+Status SendGuardFrame(int to_child_fd, const RuntimeGuardSpec& spec, bool with_imports);
 
 struct RunExtras {
   const RuntimeGuardSpec* guard = nullptr;  // the request's "guard" field; null: none (no guard)
@@ -92,6 +93,9 @@ struct RunExtras {
   // closes it once no handler can write to it); else it makes its own. pipe2 took 20-380 us of a
   // warm call 0.3 s after the last on the test VM, before the request could be written.
   PipeFds* wake = nullptr;
+  // The child's guard frame held `guard` with its imports: the request says so instead of
+  // repeating them (protocol::RequestFrame::guard_as_armed). Not with `validate`.
+  bool guard_as_armed = false;
 };
 
 class HostLoop {

@@ -200,7 +200,10 @@ std::string EncodeRequest(const RequestFrame& r) {
       {field::kType, Name(MessageType::kRequest)}, {field::kCode, r.code},
       {field::kTools, std::move(tools)},           {field::kMaxOutputBytes, r.max_output_bytes},
       {field::kMaxFrameBytes, r.max_frame_bytes},  {field::kMaxToolCalls, r.max_tool_calls}};
-  if (r.guard != nullptr) frame[field::kGuard] = GuardRequestJson(*r.guard);
+  if (r.guard != nullptr) {
+    frame[field::kGuard] =
+        r.guard_as_armed ? json::value(kGuardAsArmed) : json::value(GuardRequestJson(*r.guard));
+  }
   if (r.validate != nullptr) frame[field::kValidate] = PolicyForValidator(*r.validate);
   if (r.await_verdict) frame[field::kAwaitVerdict] = true;
   return EncodeFrame(frame);
@@ -210,8 +213,8 @@ std::string EncodeVerdict() {
   return EncodeFrame({{field::kType, Name(MessageType::kVerdict)}, {field::kOk, true}});
 }
 
-std::string EncodeGuard(const RuntimeGuardSpec& spec) {
-  json::object frame = GuardSystemJson(spec);
+std::string EncodeGuard(const RuntimeGuardSpec& spec, bool with_imports) {
+  json::object frame = with_imports ? GuardRequestJson(spec) : GuardSystemJson(spec);
   frame[field::kType] = Name(MessageType::kGuard);
   return EncodeFrame(frame);
 }

@@ -33,6 +33,9 @@ struct RequestFrame {
   // The host finishes the run's preparation (and validates the code) while the child prepares
   // it: the child runs none of it before the frame of EncodeVerdict ("await_verdict":true).
   bool await_verdict = false;
+  // The child's guard frame held `guard`, imports included (EncodeGuard with them): the request
+  // says "guard":"armed" (kGuardAsArmed) instead of repeating it. Not with `validate`.
+  bool guard_as_armed = false;
 };
 std::string EncodeRequest(const RequestFrame& request);
 
@@ -40,8 +43,8 @@ std::string EncodeRequest(const RequestFrame& request);
 // preparation is done and its validator, when it validates, passed it).
 std::string EncodeVerdict();
 
-// {<the system part of spec>,"type":"guard"}
-std::string EncodeGuard(const RuntimeGuardSpec& spec);
+// {<the system part of spec>,"type":"guard"}, with spec's "imports" too when `with_imports`.
+std::string EncodeGuard(const RuntimeGuardSpec& spec, bool with_imports);
 
 // {"type":"tool_result","id":N,"ok":true,"result":<result>}
 std::string EncodeToolSuccess(std::int64_t id, boost::json::value result);

@@ -32,7 +32,8 @@ std::string ProtocolTableJson() {
   return SerializeJson(boost::json::object{
       {"messages", std::move(messages)},
       {"request_defaults", std::move(request_defaults)},
-      {"bridge_fds", boost::json::array{kChildBridgeReadFd, kChildBridgeWriteFd}}});
+      {"bridge_fds", boost::json::array{kChildBridgeReadFd, kChildBridgeWriteFd}},
+      {"guard_as_armed", kGuardAsArmed}});
 }
 
 }  // namespace codeact::internal::protocol

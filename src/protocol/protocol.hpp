@@ -22,7 +22,7 @@ enum class Sender { kHost, kChild };
 
 enum class MessageType {
   // Bridge, host -> child.
-  kGuard,       // the system part of the runtime guard, to a pooled or forked child before "ready"
+  kGuard,       // the runtime guard's system part (and imports), to a child before its "ready"
   kRequest,     // the run: code, tool names, limits, the guard
   kToolResult,  // the answer to one tool_call
   kConfigure,   // hyperlight worker: the sandbox of the next run
@@ -58,7 +58,8 @@ inline constexpr std::string_view kWrite = "write";
 inline constexpr std::string_view kTmp = "tmp";
 inline constexpr std::string_view kBridgeFds = "bridge_fds";
 inline constexpr std::string_view kMaxThreads = "max_threads";
-inline constexpr std::string_view kImports = "imports";  // only in the request's "guard"
+// The request's "guard" always, the guard frame when the host knows them (the latest run's)
+inline constexpr std::string_view kImports = "imports";
 // request
 inline constexpr std::string_view kCode = "code";
 inline constexpr std::string_view kTools = "tools";
@@ -126,6 +127,9 @@ inline constexpr std::string_view kStatus = "status";
 inline constexpr std::string_view kCpuUs = "cpu_us";
 }  // namespace field
 
+// The value of the request's "guard" when the guard frame's spec, imports included, is the run's.
+inline constexpr std::string_view kGuardAsArmed = "armed";
+
 struct MessageSpec {
   MessageType type;
   std::string_view name;  // the value of its "type" field
@@ -145,7 +149,7 @@ inline constexpr std::string_view kNone[] = {""};
 inline constexpr Names None() { return Names(kNone, 0); }
 
 inline constexpr std::string_view kGuardRequired[] = {kExec, kRead, kWrite, kBridgeFds};
-inline constexpr std::string_view kGuardOptional[] = {kTmp, kMaxThreads};
+inline constexpr std::string_view kGuardOptional[] = {kTmp, kMaxThreads, kImports};
 inline constexpr std::string_view kRequestRequired[] = {kCode};
 inline constexpr std::string_view kRequestOptional[] = {
     kTools, kMaxOutputBytes, kMaxFrameBytes, kMaxToolCalls, kGuard, kValidate, kAwaitVerdict};

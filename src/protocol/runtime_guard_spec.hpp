@@ -1,8 +1,9 @@
 // RuntimeGuardSpec: what the runner's runtime guard (src/guard) lets the user's code reach,
 // named as the child sees it, and its form on the bridge. The request frame carries all of it
 // in its "guard" field; a pooled child gets the system part earlier, in a "guard" frame before
-// its "ready", so that it arms the OS layers while it waits (protocol/protocol.hpp names the
-// fields).
+// its "ready", so that it arms the OS layers while it waits, with the latest run's imports when
+// there was one: a request whose spec is that frame's then says "armed" instead
+// (protocol/protocol.hpp names the fields).
 #pragma once
 
 #include <boost/json.hpp>
@@ -25,6 +26,8 @@ struct RuntimeGuardSpec {
   // The audit hook refuses a thread start beyond this many threads (the run's max_processes);
   // 0: no cap.
   std::int64_t max_threads = 0;
+
+  bool operator==(const RuntimeGuardSpec&) const = default;
 };
 
 // {"exec":[...],"read":[...],"write":[...],"tmp":"...","bridge_fds":[...],"max_threads":N}

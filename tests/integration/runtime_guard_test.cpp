@@ -322,6 +322,44 @@ TEST_P(RuntimeGuardTest, AnImportOutsideThePolicyFailsWhileTheStandardLibrarysOw
   EXPECT_EQ(Line(r.stdout_text, "asyncio"), "asyncio: ok");
 }
 
+// A pooled child started after a run gets that run's imports in its guard frame; the next run of
+// the same policy names the frame instead of repeating them, and its import check is the frame's.
+// A run of another policy sends its own, whatever the frame had.
+TEST_P(RuntimeGuardTest, ARunNamesTheImportsSentAheadOnlyWhenTheyAreItsOwn) {
+  if (!GetParam().pooled) GTEST_SKIP() << "a child started for its run has no guard frame";
+  const std::string code = Attempts({{"socket", "__import__('socket')"},
+                                     {"xml", "__import__('xml.dom.minidom')"},
+                                     {"json", "__import__('json').dumps(1)"}});
+  RunSnapshot plain;  // the default policy
+  RunSnapshot with_xml;
+  with_xml.policy.extra_allowed_imports.push_back("xml.*");
+  const auto as_armed = [&] {
+    return internal::GuardStatus(GuardedExecutor(GetParam())).requests_as_armed;
+  };
+  ASSERT_EQ(Run(code, plain).outcome, Outcome::kOk);  // the refill after it has its imports
+  const std::int64_t before = as_armed();
+  ExecutionResult r = Run(code, plain);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(as_armed(), before + 1);
+  EXPECT_EQ(Line(r.stdout_text, "socket"),
+            "socket: PermissionError: codeact guard: import: socket is not allowed by the policy");
+  EXPECT_EQ(Line(r.stdout_text, "xml"),
+            "xml: ModuleNotFoundError: No module named 'xml.dom.minidom'");
+  EXPECT_EQ(Line(r.stdout_text, "json"), "json: ok");
+
+  r = Run(code, with_xml);  // its child's frame has the default policy's imports
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(as_armed(), before + 1);
+  EXPECT_EQ(Line(r.stdout_text, "xml"), "xml: ok");
+  EXPECT_EQ(Line(r.stdout_text, "socket"),
+            "socket: PermissionError: codeact guard: import: socket is not allowed by the policy");
+
+  r = Run(code, with_xml);  // now the frame's are its own
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(as_armed(), before + 2);
+  EXPECT_EQ(Line(r.stdout_text, "xml"), "xml: ok");
+}
+
 // The validator is bypassed here: a module the policy neither allows nor blocks is not available
 // (ModuleNotFoundError, which the code's `except ImportError` fallback catches), while a blocked
 // one stays a PermissionError that such a fallback does not catch.

@@ -1126,6 +1126,38 @@ class RuntimeGuardTest(RunnerTestCase):
         self.assertComplete(frame)
         self.assertEqual(c.finish(), 0)
 
+    def test_a_request_can_name_the_guard_frame_with_its_imports(self):
+        # The host sends the latest run's imports ahead; a request whose spec is that frame's says
+        # "armed", and the import check is the frame's.
+        c = self.guarded_child(CODEACT_WARM="1")
+        spec = guard_spec(c.tmp, imports=("math", "!socket"))
+        c.send(dict(spec, type="guard"))
+        c.ready()
+        c.request("import math\nprint(math.floor(2.5))\ntry:\n    import socket\n"
+                  "except PermissionError as e:\n    print(e)\n", guard="armed")
+        frame, _ = c.serve()
+        self.assertComplete(frame)
+        self.assertEqual(bytes(c.stdout).decode(),
+                         "2\ncodeact guard: import: socket is not allowed by the policy\n")
+        self.assertEqual(c.finish(), 0)
+
+    def test_armed_without_imports_ahead_ends_with_guard_error(self):
+        # Never unguarded: a request that names a guard frame that did not come, or came without
+        # the imports, runs none of the code.
+        for ahead in (None, "without imports"):
+            with self.subTest(ahead=ahead):
+                c = self.guarded_child(CODEACT_WARM="1") if ahead else self.guarded_child()
+                spec = guard_spec(c.tmp)
+                if ahead:
+                    c.send(dict({k: v for k, v in spec.items() if k != "imports"}, type="guard"))
+                c.ready()
+                c.request("open('ran.txt', 'w').write('x')", guard="armed")
+                frame = c.read_frame()
+                self.assertEqual(frame["type"], "guard_error", frame)
+                self.assertIn("codeact guard: ", frame["message"])
+                self.assertEqual(c.finish(), 1)
+                self.assertFalse(os.path.exists(os.path.join(c.tmp, "ran.txt")))
+
     def test_a_request_whose_paths_differ_from_those_armed_ahead_is_refused(self):
         c = self.guarded_child(CODEACT_WARM="1")
         spec = guard_spec(c.tmp)
@@ -1257,6 +1289,24 @@ class ChildValidationTest(RunnerTestCase):
         frame, _ = c.serve()
         self.assertComplete(frame)
         self.assertEqual(bytes(c.stdout), b"1\n")
+
+    def test_a_child_that_validates_takes_no_imports_armed_ahead(self):
+        # Its imports are its own, from the policy: a request that names those of the guard frame
+        # instead runs none of the code.
+        if not GUARD_MODULE:
+            self.skipTest("CODEACT_GUARD_MODULE is not set (ctest sets it to the built module)")
+        c = self.validating_child(fixed_fds=True, extra_env={"CODEACT_GUARD": GUARD_MODULE,
+                                                             "CODEACT_WARM": "1"})
+        spec = dict(guard_spec(c.tmp, imports=("os",)), exec=["/usr", self.staged])
+        c.send(dict(spec, type="guard"))
+        c.ready()
+        c.request("open('ran.txt', 'w').write('x')", guard="armed", validate={})
+        self.assertEqual(c.read_frame(), {"type": "validated", "ok": True})
+        frame = c.read_frame()
+        self.assertEqual(frame["type"], "guard_error", frame)
+        self.assertIn("carries the guard's imports itself", frame["message"])
+        self.assertEqual(c.finish(), 1)
+        self.assertFalse(os.path.exists(os.path.join(c.tmp, "ran.txt")))
 
 
 if __name__ == "__main__":

@@ -232,12 +232,9 @@ StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode 
       ApplyLevelAndGroups(snapshot, workdir.path(), join, uid ? &*uid : nullptr, spec));
   CODEACT_ASSIGN_OR_RETURN(std::unique_ptr<Child> child, Child::Start(spec));
   ReadyChild ready(std::move(uid), std::move(group), std::move(workdir), std::move(child), warm);
-  if (mode != StartMode::kForRun && setup_.guard) {
-    // The child arms the OS layers of its guard before it reports ready (runner.py).
-    const RuntimeGuardSpec armed =
-        GuardSpecForRun(*setup_.guard, snapshot, ready.workdir.path(), setup_.sandbox.has_value());
-    CODEACT_RETURN_IF_ERROR(SendGuardFrame(ready.child->bridge_to_child_fd(), armed));
-  }
+  // The child arms the OS layers of its guard before it reports ready (runner.py).
+  if (mode != StartMode::kForRun && setup_.guard)
+    CODEACT_RETURN_IF_ERROR(SendGuardAhead(ready, snapshot));
   if (warm) {
     CODEACT_RETURN_IF_ERROR(
         WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout));
@@ -310,7 +307,8 @@ StatusOr<std::unique_ptr<SessionChild>> ChildStarter::StartSessionChild(
   if (setup_.guard) {
     const RuntimeGuardSpec armed =
         GuardSpecForRun(*setup_.guard, snapshot, scratch, setup_.sandbox.has_value());
-    CODEACT_RETURN_IF_ERROR(SendGuardFrame(made->child->bridge_to_child_fd(), armed));
+    CODEACT_RETURN_IF_ERROR(
+        SendGuardFrame(made->child->bridge_to_child_fd(), armed, /*with_imports=*/false));
   }
   CODEACT_RETURN_IF_ERROR(
       WaitForReadyFrame(made->child->bridge_from_child_fd(), kWarmStartTimeout));
@@ -485,12 +483,7 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   ReadyChild ready(std::nullopt, std::move(*group), std::move(workdir), std::move(*child),
                    /*frame_read=*/true);
   // Forked children always arm ahead of their request (runner.py), like pooled ones.
-  if (setup_.guard &&
-      !SendGuardFrame(ready.child->bridge_to_child_fd(),
-                      GuardSpecForRun(*setup_.guard, snapshot, ready.workdir.path(), sandboxed))
-           .ok()) {
-    return std::nullopt;
-  }
+  if (setup_.guard && !SendGuardAhead(ready, snapshot).ok()) return std::nullopt;
   if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok())
     return std::nullopt;
   if (sandboxed) {
@@ -502,6 +495,27 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   }
   ready.uid = std::move(uid);
   return ready;
+}
+
+void ChildStarter::NoteGuardImports(const std::vector<std::string>& imports) {
+  std::lock_guard lock(imports_mu_);
+  if (!guard_imports_ || *guard_imports_ != imports)
+    guard_imports_ = std::make_shared<const std::vector<std::string>>(imports);
+}
+
+Status ChildStarter::SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot) {
+  RuntimeGuardSpec spec =
+      GuardSpecForRun(*setup_.guard, snapshot, ready.workdir.path(), setup_.sandbox.has_value());
+  std::shared_ptr<const std::vector<std::string>> imports;
+  {
+    std::lock_guard lock(imports_mu_);
+    imports = guard_imports_;
+  }
+  if (imports) spec.imports = *imports;
+  CODEACT_RETURN_IF_ERROR(
+      SendGuardFrame(ready.child->bridge_to_child_fd(), spec, imports != nullptr));
+  if (imports) ready.guard_ahead = std::move(spec);
+  return Status::Ok();
 }
 
 // The pool dropped a key (idle or least recently used): its fork server goes too.

@@ -3,7 +3,7 @@
 // and what a run may reach, named as the child sees it — host paths at the `process` level, the
 // sandbox's own at the `namespaces` level. The same spec goes to a pooled child ahead of its
 // request (it arms its OS layers while it waits) and, with the policy's imports, in the request
-// itself.
+// itself, unless the child's guard frame had those imports already (child_starter.hpp).
 #pragma once
 
 #include <string>

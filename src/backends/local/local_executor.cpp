@@ -119,8 +119,9 @@ class LocalExecutor final : public Executor {
   const Admission& admission() const { return admission_; }
   const ChildStarter& starter() const { return starter_; }
   RuntimeGuardStatus GuardStatus() const {
-    return setup_.guard ? RuntimeGuardStatus{true, setup_.guard->landlock_abi}
-                        : RuntimeGuardStatus{};
+    return setup_.guard
+               ? RuntimeGuardStatus{true, setup_.guard->landlock_abi, requests_as_armed_.load()}
+               : RuntimeGuardStatus{};
   }
 
   BackendKind backend() const override { return BackendKind::kLocal; }
@@ -244,16 +245,19 @@ class LocalExecutor final : public Executor {
     loop.StreamOutputTo(request.on_output);
     const auto deadline = start + std::chrono::milliseconds(limits.wall_timeout_ms);
     std::optional<RuntimeGuardSpec> guard;
+    const ValidationPolicy* validate =
+        request.validate_in_child ? &*request.validate_in_child : nullptr;
     if (setup_.guard) {
       guard = GuardSpecForRun(*setup_.guard, snapshot, ready->workdir.path(),
                               setup_.sandbox.has_value());
       guard->imports = std::move(imports);
+      if (!validate) starter_.NoteGuardImports(guard->imports);
     }
-    const ValidationPolicy* validate =
-        request.validate_in_child ? &*request.validate_in_child : nullptr;
+    const bool as_armed = !validate && guard && ready->guard_ahead == guard;
+    if (as_armed) requests_as_armed_.fetch_add(1, std::memory_order_relaxed);
     LoopResult ended = loop.Run(request.code, deadline, ready->ready_frame_read,
                                 {guard ? &*guard : nullptr, /*bridge_closes_after_run=*/true,
-                                 validate, &gate, &ready->wake},
+                                 validate, &gate, &ready->wake, as_armed},
                                 stop.token());
     const ChildEnd end = ended.end == LoopEnd::kComplete || ended.end == LoopEnd::kUserError ||
                                  ended.end == LoopEnd::kOutputLimit ||
@@ -386,6 +390,7 @@ class LocalExecutor final : public Executor {
   Admission admission_;
   Reaper reaper_;  // destroyed after the starter's pool: children are finished last
   ChildStarter starter_;
+  std::atomic<std::int64_t> requests_as_armed_{0};  // RuntimeGuardStatus::requests_as_armed
 };
 
 }  // namespace

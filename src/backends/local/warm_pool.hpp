@@ -32,6 +32,7 @@
 #include "process/child.hpp"
 #include "process/run_cgroup.hpp"
 #include "process/uid_lease.hpp"
+#include "protocol/runtime_guard_spec.hpp"
 
 namespace codeact::internal {
 
@@ -65,6 +66,9 @@ struct ReadyChild {
   // Its pid as the host sees it, where child->pid() is of another pid namespace (a namespaces
   // zygote's child); 0: child->pid().
   pid_t host_pid = 0;
+  // The spec of its guard frame when that had the imports too: a run whose spec is the same says
+  // so in its request (RunExtras::guard_as_armed) instead of repeating it.
+  std::optional<RuntimeGuardSpec> guard_ahead;
 };
 
 class WarmPool {

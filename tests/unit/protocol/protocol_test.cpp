@@ -100,8 +100,18 @@ TEST(ProtocolTest, HostFramesAreEncodedInOnePlace) {
             "\n");
   EXPECT_NE(EncodeRequest({"x", {}, 1, 2, 3, &guard}).find(R"("guard":{"exec":["/usr"],)"),
             std::string::npos);
-  EXPECT_EQ(EncodeGuard(guard),
+  RequestFrame as_armed{"x", {}, 1, 2, 3, &guard};
+  as_armed.guard_as_armed = true;
+  EXPECT_EQ(EncodeRequest(as_armed),
+            R"j({"type":"request","code":"x","tools":[],"max_output_bytes":1,)j"
+            R"j("max_frame_bytes":2,"max_tool_calls":3,"guard":"armed"})j"
+            "\n");
+  EXPECT_EQ(EncodeGuard(guard, /*with_imports=*/false),
             R"({"exec":["/usr"],"read":[],"write":["/work"],"bridge_fds":[3,4],"type":"guard"})"
+            "\n");
+  EXPECT_EQ(EncodeGuard(guard, /*with_imports=*/true),
+            R"({"exec":["/usr"],"read":[],"write":["/work"],"bridge_fds":[3,4],)"
+            R"("imports":["math"],"type":"guard"})"
             "\n");
   EXPECT_EQ(EncodeToolSuccess(7, bj::value{1, "a"}),
             R"({"type":"tool_result","id":7,"ok":true,"result":[1,"a"]})"
