@@ -24,10 +24,11 @@
 //                             child it forks, set up for its run.
 //
 // A pooled child runs arm() while it waits for its request, limit_imports() with the request
-// (the policy comes with it). The latter therefore allocates nothing of its own: in a child
-// forked from the zygote every first write to a page is a copy-on-write fault, which on the
-// test VM cost up to milliseconds for a few dozen strings; the patterns stay the request's
-// Python list until the code's first import reads them.
+// (the policy comes with it, or the request names the guard frame's). The latter therefore
+// allocates nothing of its own: in a child forked from the zygote every first write to a page is
+// a copy-on-write fault, which on the test VM cost up to milliseconds for a few dozen strings;
+// the patterns stay the request's (or the frame's) Python list until the code's first import
+// reads them.
 //
 // The OS layers are the boundary; the Python layer gives clear messages and covers what only
 // Python can see. Neither can be undone: a seccomp filter and a Landlock domain last for the

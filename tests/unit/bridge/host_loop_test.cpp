@@ -410,8 +410,8 @@ TEST(HostLoopTest, TheRequestCarriesTheGuardAndAPooledChildItsSystemPartAhead) {
       << sent;
 }
 
-// A child whose guard frame had the imports too gets a request that names it, unless it validates
-// the code itself (its imports are then its own, from the policy).
+// A child whose guard frame had the imports too (protocol_test: EncodeGuard with them) gets a
+// request that names it, unless it validates the code itself (its imports are then its own).
 TEST(HostLoopTest, ARequestNamesTheGuardFrameSentAheadWithItsImports) {
   RuntimeGuardSpec spec;
   spec.exec = {"/usr"};
@@ -421,36 +421,16 @@ TEST(HostLoopTest, ARequestNamesTheGuardFrameSentAheadWithItsImports) {
   const ValidationPolicy policy;
   for (const bool validates : {false, true}) {
     SCOPED_TRACE(validates ? "the child validates" : "the host validates");
-    Pipe from_child;
-    Pipe to_child;
-    ASSERT_TRUE(SendGuardFrame(to_child.write_fd, spec, /*with_imports=*/true).ok());
-    const std::string complete = R"({"type":"complete","output_present":false})"
-                                 "\n";
-    const std::string verdict = validates ? R"({"type":"validated","ok":true})"
-                                            "\n"
-                                          : "";
-    const std::string frames = verdict + complete;
-    ASSERT_EQ(write(from_child.write_fd, frames.data(), frames.size()),
-              static_cast<ssize_t>(frames.size()));
-    close(from_child.write_fd);
-    from_child.write_fd = -1;
-    const std::vector<HostTool> tools;
-    const ExecutionLimits limits;
-    HostLoop loop({-1, -1, to_child.write_fd, from_child.read_fd}, tools, limits);
+    const std::string frames = std::string(validates ? R"({"type":"validated","ok":true})"
+                                                       "\n"
+                                                     : "") +
+                               R"({"type":"complete","output_present":false})"
+                               "\n";
     RunExtras extras{&spec, true, validates ? &policy : nullptr};
     extras.guard_as_armed = true;
-    ASSERT_EQ(loop.Run("pass", std::chrono::steady_clock::now() + 10s, true, extras).end,
+    std::string request;
+    ASSERT_EQ(RunOverFrames(frames, /*child_ready=*/true, extras, &request).end,
               LoopEnd::kComplete);
-    char buf[4096];
-    const ssize_t n = read(to_child.read_fd, buf, sizeof buf);
-    ASSERT_GT(n, 0);
-    const std::string sent(buf, static_cast<std::size_t>(n));
-    const std::size_t eol = sent.find('\n');
-    EXPECT_EQ(sent.substr(0, eol + 1),
-              R"({"exec":["/usr"],"read":[],"write":["/work"],"bridge_fds":[3,4],)"
-              R"("imports":["math","!socket"],"type":"guard"})"
-              "\n");
-    const std::string request = sent.substr(eol + 1);
     if (validates) {
       EXPECT_NE(request.find(R"("guard":{"exec":["/usr"],)"), std::string::npos) << request;
       EXPECT_EQ(request.find(R"("guard":"armed")"), std::string::npos) << request;
