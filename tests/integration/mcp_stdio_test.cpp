@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "files/mount_capture.hpp"
 #include "process/helper_command.hpp"
 
 namespace codeact {
@@ -101,9 +102,9 @@ TEST(McpStdioTest, ServesASessionAndExitsZeroAtEndOfInput) {
 }
 
 TEST(McpStdioTest, ApprovalIsDecidedByTheApproveFlag) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("codeact_mcp_approval_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  auto made = internal::TempDir::Create("codeact-mcp-approval-");  // removed on every way out
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const std::filesystem::path dir = made->path();
   const std::string add_py = std::string(CODEACT_SOURCE_DIR) + "/tests/mcp_client/fixtures/add.py";
   {
     std::ofstream tools(dir / "tools.json");
@@ -131,7 +132,6 @@ TEST(McpStdioTest, ApprovalIsDecidedByTheApproveFlag) {
   EXPECT_EQ(ran.at("isError"), false) << bj::serialize(ran);
   EXPECT_EQ(ran.at("structuredContent").at("stdout"), "5\n");
   EXPECT_EQ(ran.at("structuredContent").at("tool_calls"), 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(McpStdioTest, BadFlagsAreAUsageError) {

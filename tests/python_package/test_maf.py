@@ -130,3 +130,28 @@ def test_options_codeact_cannot_honour_are_refused_with_the_reason():
         codeact.maf.CodeActProvider(module_path="/opt/guest.wasm")
     with pytest.raises(TypeError, match="_registry"):
         codeact.maf.CodeActProvider(_registry=object())
+
+
+def test_the_output_directory_is_removed_with_the_tool_and_at_the_interpreters_exit():
+    # Removed when the tool goes, and at the exit of an interpreter that still holds it (a
+    # module-level provider).
+    import gc
+    import os
+    import subprocess
+    import sys
+
+    provider = codeact.maf.CodeActProvider()
+    output = provider.execute_code_tool._output_dir
+    assert os.path.isdir(output)
+    del provider
+    gc.collect()
+    assert not os.path.exists(output)
+
+    kept = subprocess.run(
+        [sys.executable, "-c", "import codeact.maf\n"
+         "provider = codeact.maf.CodeActProvider()\n"
+         "print(provider.execute_code_tool._output_dir)\n"],
+        capture_output=True, text=True, timeout=120, check=True)
+    output = kept.stdout.strip()
+    assert output.startswith("/"), kept.stderr
+    assert not os.path.exists(output)
