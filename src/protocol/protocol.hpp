@@ -58,7 +58,7 @@ inline constexpr std::string_view kWrite = "write";
 inline constexpr std::string_view kTmp = "tmp";
 inline constexpr std::string_view kBridgeFds = "bridge_fds";
 inline constexpr std::string_view kMaxThreads = "max_threads";
-// The request's "guard" always, the guard frame when the host knows them (the latest run's)
+// The request's "guard" always; the guard frame's when the host knows them (of the child's key)
 inline constexpr std::string_view kImports = "imports";
 // request
 inline constexpr std::string_view kCode = "code";

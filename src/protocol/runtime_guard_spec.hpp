@@ -1,9 +1,9 @@
 // RuntimeGuardSpec: what the runner's runtime guard (src/guard) lets the user's code reach,
 // named as the child sees it, and its form on the bridge. The request frame carries all of it
 // in its "guard" field; a pooled child gets the system part earlier, in a "guard" frame before
-// its "ready", so that it arms the OS layers while it waits, with the latest run's imports when
-// there was one: a request whose spec is that frame's then says "armed" instead
-// (protocol/protocol.hpp names the fields).
+// its "ready", so that it arms the OS layers while it waits, with the imports of the latest run
+// of its start key when there was one: a request whose spec is that frame's then says "armed"
+// instead (protocol/protocol.hpp names the fields).
 #pragma once
 
 #include <boost/json.hpp>

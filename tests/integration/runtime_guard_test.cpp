@@ -360,6 +360,36 @@ TEST_P(RuntimeGuardTest, ARunNamesTheImportsSentAheadOnlyWhenTheyAreItsOwn) {
   EXPECT_EQ(Line(r.stdout_text, "xml"), "xml: ok");
 }
 
+// The imports sent ahead are those of the latest run of the child's own key, which holds the
+// tenant: a child of one caller never holds another's list, even when the other ran last. (The
+// code reads what its runner kept: the validator, which refuses the runner's modules, is
+// bypassed here, and b's policy lets it import them.)
+TEST_P(RuntimeGuardTest, AChildGetsTheImportsOfItsOwnCallersRunsOnly) {
+  if (!GetParam().pooled) GTEST_SKIP() << "a child started for its run has no guard frame";
+  RunSnapshot a;
+  a.tenant = "guard-test-a";
+  a.policy.extra_allowed_imports.push_back("codeact_marker_of_a");
+  RunSnapshot b;
+  b.tenant = "guard-test-b";
+  b.policy.extra_allowed_imports.push_back("runner_state");
+  const std::string kept =
+      "import runner_state\n"
+      "ahead = runner_state.state.imports_ahead\n"
+      "print(None if ahead is None else ('codeact_marker_of_a' in ahead, 'runner_state' in "
+      "ahead))\n";
+  ExecutionResult r = Run("pass", a);  // a's imports noted; b has not run yet
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  r = Run(kept, b);  // b's first child, started after a's run
+  ASSERT_EQ(r.outcome, Outcome::kOk)
+      << r.message << r.stderr_text << (r.error ? r.error->traceback : "");
+  EXPECT_EQ(r.stdout_text, "None\n");
+  const std::int64_t before = internal::GuardStatus(GuardedExecutor(GetParam())).requests_as_armed;
+  r = Run(kept, b);  // its refill has b's own list
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "(False, True)\n");
+  EXPECT_EQ(internal::GuardStatus(GuardedExecutor(GetParam())).requests_as_armed, before + 1);
+}
+
 // The validator is bypassed here: a module the policy neither allows nor blocks is not available
 // (ModuleNotFoundError, which the code's `except ImportError` fallback catches), while a blocked
 // one stays a PermissionError that such a fallback does not catch.

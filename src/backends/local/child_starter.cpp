@@ -114,7 +114,7 @@ ChildStarter::ChildStarter(const LocalSetup& setup, const ExecutorOptions& optio
     pool_ = std::make_unique<WarmPool>(
         options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
         [this](const RunSnapshot& s) { return Start(s, StartMode::kWarm); },
-        [this](const std::string& key) { DropZygote(key); });
+        [this](const std::string& key) { DropKey(key); });
   }
 }
 
@@ -497,19 +497,25 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   return ready;
 }
 
-void ChildStarter::NoteGuardImports(const std::vector<std::string>& imports) {
+void ChildStarter::NoteGuardImports(const RunSnapshot& snapshot,
+                                    const std::vector<std::string>& imports) {
+  std::string key = Key(snapshot);
   std::lock_guard lock(imports_mu_);
-  if (!guard_imports_ || *guard_imports_ != imports)
-    guard_imports_ = std::make_shared<const std::vector<std::string>>(imports);
+  auto it = guard_imports_.find(key);
+  if (it != guard_imports_.end() && *it->second == imports) return;
+  if (it == guard_imports_.end() && guard_imports_.size() >= kMaxNotedImports)
+    guard_imports_.clear();  // keys of a pool at its bound, or starts without a pool
+  guard_imports_[std::move(key)] = std::make_shared<const std::vector<std::string>>(imports);
 }
 
 Status ChildStarter::SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot) {
   RuntimeGuardSpec spec =
       GuardSpecForRun(*setup_.guard, snapshot, ready.workdir.path(), setup_.sandbox.has_value());
+  const std::string key = Key(snapshot);
   std::shared_ptr<const std::vector<std::string>> imports;
   {
     std::lock_guard lock(imports_mu_);
-    imports = guard_imports_;
+    if (auto it = guard_imports_.find(key); it != guard_imports_.end()) imports = it->second;
   }
   if (imports) spec.imports = *imports;
   CODEACT_RETURN_IF_ERROR(
@@ -518,8 +524,13 @@ Status ChildStarter::SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapsh
   return Status::Ok();
 }
 
-// The pool dropped a key (idle or least recently used): its fork server goes too.
-void ChildStarter::DropZygote(const std::string& key) {
+// The pool dropped a key (idle or least recently used): its fork server goes too, and the
+// imports noted for it.
+void ChildStarter::DropKey(const std::string& key) {
+  {
+    std::lock_guard lock(imports_mu_);
+    guard_imports_.erase(key);
+  }
   std::vector<std::shared_ptr<ForkServer>> gone;  // destroyed after the lock
   std::lock_guard lock(zygotes_mu_);
   auto it = zygotes_.find(key);

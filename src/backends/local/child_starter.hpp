@@ -54,9 +54,11 @@ class ChildStarter {
   void TellRefills();
   // A run that took a child has ended: the pool's refill for it may start now.
   void RunEnded();
-  // The runtime guard's imports of the latest run (the validator's reading of its policy): the
-  // guard frames of the children started from now on carry them (ReadyChild::guard_ahead).
-  void NoteGuardImports(const std::vector<std::string>& imports);
+  // The runtime guard's imports of the latest run of `snapshot`'s start key (the validator's
+  // reading of its policy): the guard frames of the children of that key started from now on
+  // carry them (ReadyChild::guard_ahead). The tenant is part of the key: no child gets the list
+  // of another caller's runs.
+  void NoteGuardImports(const RunSnapshot& snapshot, const std::vector<std::string>& imports);
 
   // Stages the validator package beside the runner, once (FAILED_PRECONDITION where this
   // executor's children do not validate code).
@@ -114,10 +116,10 @@ class ChildStarter {
   StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot);
   std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot,
                                  std::optional<UidLease>& uid);
-  // The guard frame of a child started ahead of its run (setup_.guard is set), with the latest
-  // run's imports when there was one.
+  // The guard frame of a child started ahead of its run (setup_.guard is set), with the imports
+  // of the latest run of its key when there was one.
   Status SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot);
-  void DropZygote(const std::string& key);
+  void DropKey(const std::string& key);
 
   const LocalSetup& setup_;
   const RunUidRange run_uids_;
@@ -136,9 +138,11 @@ class ChildStarter {
   const bool fork_server_;
   mutable std::mutex zygotes_mu_;  // the fork servers outlive the pool's thread, which uses them
   std::map<std::string, ZygoteEntry> zygotes_;
-  // Declared before the pool: its thread uses them until the pool is destroyed.
+  // NoteGuardImports' lists by start key, at most kMaxNotedImports keys (a key the pool drops
+  // goes). Declared before the pool: its thread uses them until the pool is destroyed.
+  static constexpr std::size_t kMaxNotedImports = 64;
   std::mutex imports_mu_;
-  std::shared_ptr<const std::vector<std::string>> guard_imports_;  // NoteGuardImports; null: none
+  std::map<std::string, std::shared_ptr<const std::vector<std::string>>> guard_imports_;
   std::unique_ptr<WarmPool> pool_;
   std::mutex sessions_mu_;
   std::shared_ptr<SessionParentGroup> session_parent_;  // made by the first session

@@ -251,7 +251,7 @@ class LocalExecutor final : public Executor {
       guard = GuardSpecForRun(*setup_.guard, snapshot, ready->workdir.path(),
                               setup_.sandbox.has_value());
       guard->imports = std::move(imports);
-      if (!validate) starter_.NoteGuardImports(guard->imports);
+      if (!validate) starter_.NoteGuardImports(snapshot, guard->imports);
     }
     const bool as_armed = !validate && guard && ready->guard_ahead == guard;
     if (as_armed) requests_as_armed_.fetch_add(1, std::memory_order_relaxed);
