@@ -162,10 +162,10 @@ Admission::Admission(const LocalSetup& setup, const ExecutorOptions& options)
   if (!degraded_note_.empty()) LogWarning(degraded_note_);
 }
 
-std::optional<ExecutionResult> Admission::RefuseRun(const ExecutionRequest& request,
-                                                    const RunSnapshot& snapshot,
-                                                    const std::function<Status()>& stage_validator,
-                                                    std::vector<std::string>& imports) const {
+std::optional<ExecutionResult> Admission::RefuseRun(
+    const ExecutionRequest& request, const RunSnapshot& snapshot,
+    const std::function<Status()>& stage_validator,
+    std::optional<std::vector<std::string>>& imports) const {
   // The checks in order: the first that fails is the run's setup error.
   const Status admitted = [&]() -> Status {
     CODEACT_RETURN_IF_ERROR(CheckLimits(snapshot.limits));

@@ -36,12 +36,12 @@ class Admission {
 
   // A setup-error result when the run may not start (limits, mounts, network targets, the
   // validator's staging for a child that validates, by `stage_validator`; the guard's imports
-  // into `imports`; limits nothing here can enforce), a cancelled one when it was cancelled
-  // already; nullopt when it may start.
+  // into `imports`, left empty where the child computes them or there is no guard; limits nothing
+  // here can enforce), a cancelled one when it was cancelled already; nullopt when it may start.
   std::optional<ExecutionResult> RefuseRun(const ExecutionRequest& request,
                                            const RunSnapshot& snapshot,
                                            const std::function<Status()>& stage_validator,
-                                           std::vector<std::string>& imports) const;
+                                           std::optional<std::vector<std::string>>& imports) const;
 
   // FAILED_PRECONDITION for an explicit memory or process limit nothing here bounds beyond its
   // rlimit, unless ExecutorOptions::accept_weaker_limits.

@@ -161,11 +161,14 @@ Status ChildStarter::StageValidator() {
   return validator_staged_;
 }
 
-StatusOr<ReadyChild> ChildStarter::TakeOrStart(const RunSnapshot& snapshot) {
+StatusOr<ReadyChild> ChildStarter::TakeOrStart(const RunSnapshot& snapshot,
+                                               const std::vector<std::string>* guard_imports) {
+  const std::string key = Key(snapshot);
+  if (guard_imports) NoteGuardImports(key, *guard_imports);
   if (pool_) {
-    if (auto ready = pool_->Take(Key(snapshot), snapshot)) return std::move(*ready);
+    if (auto ready = pool_->Take(key, snapshot)) return std::move(*ready);
   }
-  if (auto prestarted = TakePrestarted(Key(snapshot))) {
+  if (auto prestarted = TakePrestarted(key)) {
     if (prestarted->ok()) return std::move(*prestarted);
   }
   return Start(snapshot);
@@ -497,15 +500,14 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   return ready;
 }
 
-void ChildStarter::NoteGuardImports(const RunSnapshot& snapshot,
+void ChildStarter::NoteGuardImports(const std::string& key,
                                     const std::vector<std::string>& imports) {
-  std::string key = Key(snapshot);
   std::lock_guard lock(imports_mu_);
   auto it = guard_imports_.find(key);
   if (it != guard_imports_.end() && *it->second == imports) return;
   if (it == guard_imports_.end() && guard_imports_.size() >= kMaxNotedImports)
     guard_imports_.clear();  // keys of a pool at its bound, or starts without a pool
-  guard_imports_[std::move(key)] = std::make_shared<const std::vector<std::string>>(imports);
+  guard_imports_[key] = std::make_shared<const std::vector<std::string>>(imports);
 }
 
 Status ChildStarter::SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot) {

@@ -44,8 +44,10 @@ class ChildStarter {
   ChildStarter& operator=(const ChildStarter&) = delete;
 
   // A child from the warm pool when one is ready for this start key, else the one Warm started
-  // without a pool, else one started now.
-  StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot);
+  // without a pool, else one started now. `guard_imports`: the run's runtime guard imports, noted
+  // for the key's next children (NoteGuardImports); null when the run has none of the host's.
+  StatusOr<ReadyChild> TakeOrStart(const RunSnapshot& snapshot,
+                                   const std::vector<std::string>* guard_imports);
   // Children ready for runs under `snapshot`: the pool's, or without a pool one started now on
   // PrestartThread() for the next run of its key.
   void Warm(const RunSnapshot& snapshot);
@@ -54,11 +56,6 @@ class ChildStarter {
   void TellRefills();
   // A run that took a child has ended: the pool's refill for it may start now.
   void RunEnded();
-  // The runtime guard's imports of the latest run of `snapshot`'s start key (the validator's
-  // reading of its policy): the guard frames of the children of that key started from now on
-  // carry them (ReadyChild::guard_ahead). The tenant is part of the key: no child gets the list
-  // of another caller's runs.
-  void NoteGuardImports(const RunSnapshot& snapshot, const std::vector<std::string>& imports);
 
   // Stages the validator package beside the runner, once (FAILED_PRECONDITION where this
   // executor's children do not validate code).
@@ -116,6 +113,11 @@ class ChildStarter {
   StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot);
   std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot,
                                  std::optional<UidLease>& uid);
+  // The runtime guard's imports of the latest run of start key `key` (the validator's reading of
+  // its policy): the guard frames of the children of that key started from now on carry them
+  // (ReadyChild::guard_ahead). The tenant is part of the key: no child gets the list of another
+  // caller's runs.
+  void NoteGuardImports(const std::string& key, const std::vector<std::string>& imports);
   // The guard frame of a child started ahead of its run (setup_.guard is set), with the imports
   // of the latest run of its key when there was one.
   Status SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot);

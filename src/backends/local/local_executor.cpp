@@ -171,7 +171,7 @@ class LocalExecutor final : public Executor {
           std::to_string(::getuid()) +
           ", so one session could reach another's processes and files");
     }
-    std::vector<std::string> imports;
+    std::optional<std::vector<std::string>> imports;
     if (auto refused =
             admission_.RefuseRun(ExecutionRequest{}, snapshot, StageValidator(), imports)) {
       return FailedPrecondition(refused->message);
@@ -187,7 +187,7 @@ class LocalExecutor final : public Executor {
       if (!setup_.guard) return spec;
       spec =
           GuardSpecForRun(*setup_.guard, snapshot, c.workdir->path(), setup_.sandbox.has_value());
-      spec->imports = imports;
+      spec->imports = imports.value_or(std::vector<std::string>{});
       return spec;
     };
     config.add_notes = [limits = snapshot.limits](ExecutionResult& r) {
@@ -213,11 +213,11 @@ class LocalExecutor final : public Executor {
   ExecutionResult Run(const ExecutionRequest& request, const RunSnapshot& snapshot,
                       Clock::time_point start) {
     const ExecutionLimits& limits = snapshot.limits;
-    std::vector<std::string> imports;
+    std::optional<std::vector<std::string>> imports;
     if (std::optional<ExecutionResult> refused =
             admission_.RefuseRun(request, snapshot, StageValidator(), imports))
       return std::move(*refused);
-    StatusOr<ReadyChild> ready = starter_.TakeOrStart(snapshot);
+    StatusOr<ReadyChild> ready = starter_.TakeOrStart(snapshot, imports ? &*imports : nullptr);
     if (!ready.ok()) return NotRunResult(Outcome::kSetupError, ready.status().message());
     const CaptureLimits capture_limits = CaptureLimitsFor(limits);
     // The disk watch (run_disk_bounds.hpp) ends the run through `stop`, as the caller's cancel.
@@ -250,8 +250,7 @@ class LocalExecutor final : public Executor {
     if (setup_.guard) {
       guard = GuardSpecForRun(*setup_.guard, snapshot, ready->workdir.path(),
                               setup_.sandbox.has_value());
-      guard->imports = std::move(imports);
-      if (!validate) starter_.NoteGuardImports(snapshot, guard->imports);
+      guard->imports = std::move(imports).value_or(std::vector<std::string>{});
     }
     const bool as_armed = !validate && guard && ready->guard_ahead == guard;
     if (as_armed) requests_as_armed_.fetch_add(1, std::memory_order_relaxed);
