@@ -33,11 +33,11 @@ StatusOr<std::string> RunFloor(std::string_view name, const std::string& python,
 }  // namespace
 
 StatusOr<double> ForkFloorRate(const std::string& python, const std::string& runner_dir,
-                               int forkers, int forks) {
-  CODEACT_ASSIGN_OR_RETURN(std::string out,
-                           RunFloor(kForkFloorProgram, python, runner_dir,
-                                    {std::to_string(forkers), std::to_string(forks / forkers)},
-                                    std::chrono::seconds(300)));
+                               int forkers, int forks, ForkInto into) {
+  std::vector<std::string> args = {std::to_string(forkers), std::to_string(forks / forkers)};
+  if (into == ForkInto::kNamespaces) args.emplace_back("namespaces");
+  CODEACT_ASSIGN_OR_RETURN(std::string out, RunFloor(kForkFloorProgram, python, runner_dir,
+                                                     std::move(args), std::chrono::seconds(300)));
   const double rate = std::strtod(out.c_str(), nullptr);
   if (rate <= 0) return Internal("the fork floor printed no rate: " + out);
   return rate;

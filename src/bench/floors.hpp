@@ -1,6 +1,7 @@
 // The floors `codeact bench` reads its MCP rows against: the child interpreter, loaded as a fork
-// server loads it, doing a run's work with nothing of codeact around it (resources/bench/
-// fork_floor.py and warm_floor.py, each run as a process of its own).
+// server loads it, doing a run's work with nothing of codeact around it, or only the namespaces
+// of a run around it (resources/bench/fork_floor.py and warm_floor.py, each run as a process of
+// its own).
 #pragma once
 
 #include <string>
@@ -10,10 +11,14 @@
 
 namespace codeact::bench {
 
+// Where the fork floor forks its children: as they are, or each into the namespaces and tmpfs
+// mounts a run at the namespaces level gets (the isolation floor; any uid, in a user namespace).
+enum class ForkInto { kPlain, kNamespaces };
+
 // The fork floor's rate: `forkers` processes forking `forks` print(1) children in all, each
 // waited for, in forks per second. `runner_dir` holds runner.py and its modules.
 StatusOr<double> ForkFloorRate(const std::string& python, const std::string& runner_dir,
-                               int forkers, int forks);
+                               int forkers, int forks, ForkInto into = ForkInto::kPlain);
 
 // The warm floor's round trips: `calls` calls 0.3 s apart, each to a child forked ahead and warm,
 // from its request line to its output and terminal line.

@@ -101,10 +101,12 @@ struct Bench {
   double bare_start_p50_us = 0;
   double bare_no_site_p50_us = 0;  // python3 -I -S -c pass: the yardstick
   double oneshot_bare_p50_us = 0;
-  double bwrap_p50_us = 0;       // the bwrap one-shot (oneshot section); 0: not measured
-  double fork_floor_per_s = 0;   // two forkers (mcp-sustained section); 0: not measured
-  double fork_floor_cpu_us = 0;  // CPU per fork of the same; 0: not measured
-  double warm_floor_p50_us = 0;  // the warm floor (mcp-stdio section); 0: not measured
+  double bwrap_p50_us = 0;            // the bwrap one-shot (oneshot section); 0: not measured
+  double fork_floor_per_s = 0;        // two forkers (mcp-sustained section); 0: not measured
+  double fork_floor_cpu_us = 0;       // CPU per fork of the same; 0: not measured
+  double isolation_floor_per_s = 0;   // two forkers into namespaces; 0: not measured or unavailable
+  double isolation_floor_cpu_us = 0;  // CPU per fork of the same
+  double warm_floor_p50_us = 0;       // the warm floor (mcp-stdio section); 0: not measured
   std::vector<Figure> figures;
 };
 
@@ -636,7 +638,9 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
 
 // 11. The fork floor (bench::kForkFloorProgram): the child interpreter, loaded as a fork server
 // loads it, forking print(1) runs with nothing of codeact around them, from one process and from
-// two. The sustained figures below are read against it: a fork per run cannot go faster.
+// two. The sustained figures below are read against it: a fork per run cannot go faster. Then the
+// isolation floor, the same two forkers with each child in the namespaces a run at the
+// namespaces level gets: what that level's isolation alone leaves of the fork floor.
 bool MeasureForkFloor(Bench& b) {
   const int forks = std::max(100, b.runs * 2);
   for (int forkers : {1, 2}) {
@@ -657,6 +661,23 @@ bool MeasureForkFloor(Bench& b) {
       b.fork_floor_cpu_us = cpu_s * 1e6 / forks;
     }
   }
+  // The isolation floor: the two forkers' children each in the namespaces and mounts of a run at
+  // the namespaces level. Where user namespaces are refused, so is that level: said, not fatal.
+  const double cpu0 = bench::ReapedChildrenCpu();
+  const auto rate =
+      bench::ForkFloorRate(b.python, RunnerDir(), 2, forks, bench::ForkInto::kNamespaces);
+  if (!rate.ok()) {
+    std::cerr << "codeact bench: no isolation floor here: " << rate.status().message() << "\n";
+    return true;
+  }
+  b.isolation_floor_per_s = *rate;
+  b.isolation_floor_cpu_us = (bench::ReapedChildrenCpu() - cpu0) * 1e6 / forks;
+  b.figures.push_back({"isolation floor: print(1) forked into a run's namespaces, 2 forkers",
+                       "forks/s", 0, 0, 0, *rate, "reference"});
+  b.figures.push_back({"CPU per fork, isolation floor, 2 forkers", "us CPU", 0, 0, 0,
+                       b.isolation_floor_cpu_us, "reference"});
+  b.figures.push_back({"isolation floor / fork floor, 2 forkers", "x", 0, 0, 0,
+                       *rate / b.fork_floor_per_s, "reference"});
   return true;
 }
 
@@ -699,6 +720,10 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
     b.figures.push_back({"sustained / fork floor, 2 forkers" + std::string(LevelSuffix(level)), "x",
                          0, 0, 0, answered / secs / b.fork_floor_per_s, ">= 0.4"});
   }
+  if (level == IsolationLevel::kNamespaces && b.isolation_floor_per_s > 0) {
+    b.figures.push_back({"sustained / isolation floor, 2 forkers (namespaces)", "x", 0, 0, 0,
+                         answered / secs / b.isolation_floor_per_s, "reference"});
+  }
   // CPU per run: codeact mcp's own threads (JSON, validation, the provider, the host loop, the
   // cgroups, the refills' host side), and its children (the runs, the fork servers, launchers).
   const std::string level_name = LevelSuffix(level);
@@ -712,6 +737,11 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
     b.figures.push_back(Ratio("CPU per run / CPU per fork of the floor" + level_name,
                               (cpu1.total() - cpu0.total()) * 1e6 / kCpuRuns, b.fork_floor_cpu_us,
                               "reference"));
+  }
+  if (level == IsolationLevel::kNamespaces && b.isolation_floor_cpu_us > 0) {
+    b.figures.push_back(Ratio("CPU per run / CPU per fork of the isolation floor (namespaces)",
+                              (cpu1.total() - cpu0.total()) * 1e6 / kCpuRuns,
+                              b.isolation_floor_cpu_us, "reference"));
   }
   return true;
 }
@@ -812,8 +842,8 @@ const FlagTable<BenchFlags>& BenchFlagTable() {
         "a comma-separated list of sections: core (validation, executors in process, the runtime "
         "guard, MCP in process), oneshot (codeact run against a bare start and a bwrap "
         "one-shot), mcp-stdio (codeact mcp over stdio, calls 0.3 s apart), mcp-sustained (codeact "
-        "mcp, two calls in flight, and the fork floor they are read against); the bare starts are "
-        "always measured"},
+        "mcp, two calls in flight, and the fork and isolation floors they are read against); the "
+        "bare starts are always measured"},
        [](const std::string& sections, BenchFlags& f) {
          f.only = sections;
          return Status::Ok();

@@ -133,7 +133,8 @@ TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
 }
 
 // The floors of `codeact bench` load the runner's own preload list: a change there fails here,
-// not in a benchmark run. The fork floor's rate counts forks that all ended well; the warm floor
+// not in a benchmark run. The fork floor's rate counts forks that all ended well (into
+// namespaces: each child made every namespace and mount, or the program fails); the warm floor
 // gives one round trip per call, each checked against the output print(n) makes. Both fail (no
 // figure) where the runner is missing.
 TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
@@ -141,6 +142,10 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
   const auto rate = bench::ForkFloorRate(python, SourcePath("resources"), 2, 6);
   ASSERT_TRUE(rate.ok()) << rate.status().message();
   EXPECT_GT(*rate, 0);
+  const auto isolated =
+      bench::ForkFloorRate(python, SourcePath("resources"), 2, 6, bench::ForkInto::kNamespaces);
+  ASSERT_TRUE(isolated.ok()) << isolated.status().message();
+  EXPECT_GT(*isolated, 0);
   const auto calls = bench::WarmFloorLatencies(python, SourcePath("resources"), 3);
   ASSERT_TRUE(calls.ok()) << calls.status().message();
   EXPECT_EQ(calls->size(), 3u);
