@@ -251,11 +251,15 @@ void MeasurePoolMemory(Bench& b, const Executor& executor, int pool, const std::
     b.figures.push_back(
         {"USS per warm pooled child" + variant, "MiB", 0, 0, 0, uss_kib / 1024.0 / n, "reference"});
   }
-  for (pid_t pid : internal::ForkServerPids(executor)) {
-    b.figures.push_back({"RSS of the fork server (one per key)", "MiB", 0, 0, 0,
-                         std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS")) / 1024.0,
-                         "reference"});
-  }
+  // The key's fork servers (one per core, up to 4): one row, their mean.
+  const std::vector<pid_t> servers = internal::ForkServerPids(executor);
+  if (servers.empty()) return;
+  std::int64_t server_kib = 0;
+  for (pid_t pid : servers)
+    server_kib += std::max<std::int64_t>(0, ProcKiB(pid, "status", "VmRSS"));
+  b.figures.push_back({"RSS per fork server (" + std::to_string(servers.size()) + " for the key)",
+                       "MiB", 0, 0, 0, server_kib / 1024.0 / static_cast<double>(servers.size()),
+                       "reference"});
 }
 
 // Sections 3 to 6 for one configuration.
