@@ -99,4 +99,6 @@ elapsed = time.perf_counter() - start
 for target in mounts:
     posix.rmdir(target)
 posix.rmdir(scratch)
-print(forkers * per_forker / elapsed if not failed else 0)
+if failed:
+    sys.exit("fork floor: %d of %d forkers failed (the reason above)" % (failed, forkers))
+print(forkers * per_forker / elapsed)
