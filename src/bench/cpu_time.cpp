@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -75,6 +76,20 @@ CpuSeconds ProcessTreeCpu(pid_t root) {
   const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
   return {static_cast<double>(it->second.self_ticks) / tick,
           static_cast<double>(descendants) / tick};
+}
+
+MachineCpu MachineCpuNow() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  // user nice system idle iowait irq softirq steal (proc(5)), in clock ticks
+  std::uint64_t t[8] = {};
+  if (!(in >> cpu) || cpu != "cpu") return {};
+  for (std::uint64_t& v : t) {
+    if (!(in >> v)) return {};
+  }
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const std::uint64_t busy = t[0] + t[1] + t[2] + t[5] + t[6];
+  return {static_cast<double>(busy) / tick, static_cast<double>(busy + t[3] + t[4] + t[7]) / tick};
 }
 
 double ReapedChildrenCpu() {

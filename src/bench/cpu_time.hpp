@@ -21,6 +21,18 @@ struct CpuSeconds {
 // `root` is gone.
 CpuSeconds ProcessTreeCpu(pid_t root);
 
+// The machine's CPU time since boot, from /proc/stat: `busy` is the user, nice, system, irq and
+// softirq time of every CPU (every process's and the kernel workers'), `total` that and the idle,
+// iowait and steal time. Around a stretch of runs, busy / total says how busy the machine was
+// (near 1: the runs were bound by CPU, not by waits), and busy per run is a run's CPU seen
+// system-wide (a kernel worker tears a run's network namespace down, outside any process tree).
+// Zeros where /proc/stat cannot be read.
+struct MachineCpu {
+  double busy = 0;
+  double total = 0;
+};
+MachineCpu MachineCpuNow();
+
 // The user and system time of this process's children that it has reaped (RUSAGE_CHILDREN), in
 // seconds, with microsecond resolution: around a command run to its end, its whole tree's cost.
 double ReapedChildrenCpu();

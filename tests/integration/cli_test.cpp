@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "bench/cpu_time.hpp"
 #include "bench/floors.hpp"
 #include "bench/programs.hpp"
 #include "common/data_dir.hpp"
@@ -156,6 +159,21 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
     EXPECT_NE(missing.message().find("No module named 'runner'"), std::string::npos)
         << missing.message();
   }
+}
+
+// The machine's CPU time, which the bench reads around its sustained runs, counts what this
+// thread burns: 0.3 s of it spent here raise the busy time by at least most of that (the clock
+// ticks of 10 ms), and the total by at least as much.
+TEST(CliTest, TheMachinesCpuCountsWhatThisThreadBurns) {
+  const bench::MachineCpu before = bench::MachineCpuNow();
+  ASSERT_GT(before.busy, 0);
+  ASSERT_GE(before.total, before.busy);
+  const double cpu0 = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+  volatile std::uint64_t sink = 0;
+  while (static_cast<double>(std::clock()) / CLOCKS_PER_SEC - cpu0 < 0.3) sink = sink + 1;
+  const bench::MachineCpu after = bench::MachineCpuNow();
+  EXPECT_GE(after.busy - before.busy, 0.25);
+  EXPECT_GE(after.total - before.total, after.busy - before.busy - 1e-9);  // tick sums, divided
 }
 
 TEST(CliTest, RunTimeoutIsQuickAndSpecific) {
