@@ -32,15 +32,17 @@ StatusOr<std::string> RunFloor(std::string_view name, const std::string& python,
 
 }  // namespace
 
-StatusOr<double> ForkFloorRate(const std::string& python, const std::string& runner_dir,
-                               int forkers, int forks, ForkInto into) {
+StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
+                                     int forkers, int forks, ForkInto into) {
   std::vector<std::string> args = {std::to_string(forkers), std::to_string(forks / forkers)};
   if (into == ForkInto::kNamespaces) args.emplace_back("namespaces");
   CODEACT_ASSIGN_OR_RETURN(std::string out, RunFloor(kForkFloorProgram, python, runner_dir,
                                                      std::move(args), std::chrono::seconds(300)));
-  const double rate = std::strtod(out.c_str(), nullptr);
-  if (rate <= 0) return Internal("the fork floor printed no rate: " + out);
-  return rate;
+  ForkFloorFigures f;
+  std::istringstream line(out);
+  if (!(line >> f.per_s >> f.cpu_us_per_fork) || f.per_s <= 0 || f.cpu_us_per_fork < 0)
+    return Internal("the fork floor printed no rate and CPU: " + out);
+  return f;
 }
 
 StatusOr<Samples> WarmFloorLatencies(const std::string& python, const std::string& runner_dir,

@@ -15,10 +15,16 @@ namespace codeact::bench {
 // mounts a run at the namespaces level gets (the isolation floor; any uid, in a user namespace).
 enum class ForkInto { kPlain, kNamespaces };
 
-// The fork floor's rate: `forkers` processes forking `forks` print(1) children in all, each
-// waited for, in forks per second. `runner_dir` holds runner.py and its modules.
-StatusOr<double> ForkFloorRate(const std::string& python, const std::string& runner_dir,
-                               int forkers, int forks, ForkInto into = ForkInto::kPlain);
+struct ForkFloorFigures {
+  double per_s = 0;            // forks per second
+  double cpu_us_per_fork = 0;  // the forkers' CPU and their children's, per fork
+};
+
+// The fork floor: `forkers` processes forking `forks` print(1) children in all, each waited for.
+// Its CPU leaves out the program's own start (the interpreter, the runner's preloads), which over
+// 100 forks read as ~0.5 ms more per fork. `runner_dir` holds runner.py and its modules.
+StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
+                                     int forkers, int forks, ForkInto into = ForkInto::kPlain);
 
 // The warm floor's round trips: `calls` calls 0.3 s apart, each to a child forked ahead and warm,
 // from its request line to its output and terminal line.

@@ -136,24 +136,27 @@ TEST(CliTest, ValidateAcceptsTheBenchmarkProgramAndHonoursPolicyFlags) {
 }
 
 // The floors of `codeact bench` load the runner's own preload list: a change there fails here,
-// not in a benchmark run. The fork floor's rate counts forks that all ended well (into
+// not in a benchmark run. The fork floor's rate and CPU count forks that all ended well (into
 // namespaces: each child made every namespace and mount, or the program fails); the warm floor
 // gives one round trip per call, each checked against the output print(n) makes. Both fail (no
 // figure) where the runner is missing.
 TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
   const std::string python = internal::EmbeddedInstallationInterpreter();
-  const auto rate = bench::ForkFloorRate(python, SourcePath("resources"), 2, 6);
-  ASSERT_TRUE(rate.ok()) << rate.status().message();
-  EXPECT_GT(*rate, 0);
+  // 40 forks: ~40 ms of CPU or more, a few clock ticks.
+  const auto floor = bench::ForkFloor(python, SourcePath("resources"), 2, 40);
+  ASSERT_TRUE(floor.ok()) << floor.status().message();
+  EXPECT_GT(floor->per_s, 0);
+  EXPECT_GT(floor->cpu_us_per_fork, 0);
   const auto isolated =
-      bench::ForkFloorRate(python, SourcePath("resources"), 2, 6, bench::ForkInto::kNamespaces);
+      bench::ForkFloor(python, SourcePath("resources"), 2, 40, bench::ForkInto::kNamespaces);
   ASSERT_TRUE(isolated.ok()) << isolated.status().message();
-  EXPECT_GT(*isolated, 0);
+  EXPECT_GT(isolated->per_s, 0);
+  EXPECT_GT(isolated->cpu_us_per_fork, 0);
   const auto calls = bench::WarmFloorLatencies(python, SourcePath("resources"), 3);
   ASSERT_TRUE(calls.ok()) << calls.status().message();
   EXPECT_EQ(calls->size(), 3u);
   EXPECT_GT(calls->PercentileUs(0), 0);
-  for (const Status& missing : {bench::ForkFloorRate(python, "/nonexistent", 2, 6).status(),
+  for (const Status& missing : {bench::ForkFloor(python, "/nonexistent", 2, 6).status(),
                                 bench::WarmFloorLatencies(python, "/nonexistent", 3).status()}) {
     EXPECT_FALSE(missing.ok());
     EXPECT_NE(missing.message().find("No module named 'runner'"), std::string::npos)
