@@ -113,7 +113,9 @@ ChildStarter::ChildStarter(const LocalSetup& setup, const ExecutorOptions& optio
   if (options.warm_pool_size > 0) {
     pool_ = std::make_unique<WarmPool>(
         options.warm_pool_size, std::chrono::milliseconds(options.pool_idle_timeout_ms),
-        [this](const RunSnapshot& s) { return Start(s, StartMode::kWarm); },
+        [this](const std::string& key, const RunSnapshot& s) {
+          return Start(key, s, StartMode::kWarm);
+        },
         [this](const std::string& key) { DropKey(key); });
   }
 }
@@ -171,7 +173,7 @@ StatusOr<ReadyChild> ChildStarter::TakeOrStart(const RunSnapshot& snapshot,
   if (auto prestarted = TakePrestarted(key)) {
     if (prestarted->ok()) return std::move(*prestarted);
   }
-  return Start(snapshot);
+  return Start(key, snapshot);
 }
 
 void ChildStarter::Warm(const RunSnapshot& snapshot) {
@@ -189,9 +191,10 @@ void ChildStarter::Warm(const RunSnapshot& snapshot) {
 void ChildStarter::Prestart(const RunSnapshot& snapshot) {
   std::lock_guard lock(prestart_mu_);
   if (prestarted_) return;  // one at a time; nothing refills it
+  std::string key = Key(snapshot);
   auto task = std::make_shared<std::packaged_task<StatusOr<ReadyChild>()>>(
-      [this, snapshot] { return Start(snapshot, StartMode::kPrestart); });
-  prestarted_.emplace(Prestarted{Key(snapshot), task->get_future()});
+      [this, key, snapshot] { return Start(key, snapshot, StartMode::kPrestart); });
+  prestarted_.emplace(Prestarted{std::move(key), task->get_future()});
   PrestartThread().Post([task] { (*task)(); });
 }
 
@@ -211,14 +214,15 @@ std::optional<StatusOr<ReadyChild>> ChildStarter::TakePrestarted(const std::stri
 // pool's thread (kWarm) starts fork servers, a run's thread only uses one that is there.
 // kPrestart: the child arms its guard while the host validates (the run's request then finds
 // it armed) and loads nothing ahead: on 2 cores its imports slowed the validation it waited for.
-StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode mode) {
+StatusOr<ReadyChild> ChildStarter::Start(const std::string& key, const RunSnapshot& snapshot,
+                                         StartMode mode) {
   const bool warm = mode == StartMode::kWarm;
   std::optional<UidLease> uid;
   if (setup_.own_uids) {
     CODEACT_ASSIGN_OR_RETURN(uid, UidLease::Acquire({run_uids_.first, run_uids_.count}));
   }
-  if (std::shared_ptr<ForkServer> zygote = Zygote(snapshot, /*may_start=*/warm)) {
-    if (auto forked = Fork(*zygote, snapshot, uid)) return std::move(*forked);
+  if (std::shared_ptr<ForkServer> zygote = Zygote(key, snapshot, /*may_start=*/warm)) {
+    if (auto forked = Fork(*zygote, key, snapshot, uid)) return std::move(*forked);
   }
   CODEACT_ASSIGN_OR_RETURN(std::unique_ptr<RunCgroup> group, NewCgroup(snapshot));
   CODEACT_ASSIGN_OR_RETURN(TempDir workdir, TempDir::Create());
@@ -237,7 +241,7 @@ StatusOr<ReadyChild> ChildStarter::Start(const RunSnapshot& snapshot, StartMode 
   ReadyChild ready(std::move(uid), std::move(group), std::move(workdir), std::move(child), warm);
   // The child arms the OS layers of its guard before it reports ready (runner.py).
   if (mode != StartMode::kForRun && setup_.guard)
-    CODEACT_RETURN_IF_ERROR(SendGuardAhead(ready, snapshot));
+    CODEACT_RETURN_IF_ERROR(SendGuardAhead(ready, key, snapshot));
   if (warm) {
     CODEACT_RETURN_IF_ERROR(
         WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout));
@@ -388,11 +392,11 @@ Status ChildStarter::RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const s
 // The fork server of the snapshot's start key: started when `may_start` (only ever from the
 // pool's thread, so that its parent-death signal follows a thread that lives as long as the
 // pool), replaced when it died, given up after a few failed starts.
-std::shared_ptr<ForkServer> ChildStarter::Zygote(const RunSnapshot& snapshot, bool may_start) {
+std::shared_ptr<ForkServer> ChildStarter::Zygote(const std::string& key,
+                                                 const RunSnapshot& snapshot, bool may_start) {
   // On a root host a forked child becomes its own uid in the zygote, but mounts need trees the
   // zygote cannot attach: such children start cold.
   if (!fork_server_ || (setup_.own_uids && !snapshot.mounts.empty())) return nullptr;
-  const std::string key = Key(snapshot);
   std::vector<std::shared_ptr<ForkServer>> dead;  // destroyed outside the lock
   {
     std::lock_guard lock(zygotes_mu_);
@@ -456,7 +460,8 @@ StatusOr<std::shared_ptr<ForkServer>> ChildStarter::StartZygote(const RunSnapsho
 // On a root host it becomes `uid` with its working directory a private tmpfs, as a cold child.
 // It joins the run's cgroup first after the fork, before anything of the runner runs, through
 // files the host opens and passes. `uid` is taken only when the fork succeeds.
-std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapshot& snapshot,
+std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const std::string& key,
+                                             const RunSnapshot& snapshot,
                                              std::optional<UidLease>& uid) {
   const bool sandboxed = setup_.sandbox.has_value();
   auto group = NewCgroup(snapshot);
@@ -486,7 +491,7 @@ std::optional<ReadyChild> ChildStarter::Fork(ForkServer& zygote, const RunSnapsh
   ReadyChild ready(std::nullopt, std::move(*group), std::move(workdir), std::move(*child),
                    /*frame_read=*/true);
   // Forked children always arm ahead of their request (runner.py), like pooled ones.
-  if (setup_.guard && !SendGuardAhead(ready, snapshot).ok()) return std::nullopt;
+  if (setup_.guard && !SendGuardAhead(ready, key, snapshot).ok()) return std::nullopt;
   if (!WaitForReadyFrame(ready.child->bridge_from_child_fd(), kWarmStartTimeout).ok())
     return std::nullopt;
   if (sandboxed) {
@@ -510,10 +515,10 @@ void ChildStarter::NoteGuardImports(const std::string& key,
   guard_imports_[key] = std::make_shared<const std::vector<std::string>>(imports);
 }
 
-Status ChildStarter::SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot) {
+Status ChildStarter::SendGuardAhead(ReadyChild& ready, const std::string& key,
+                                    const RunSnapshot& snapshot) {
   RuntimeGuardSpec spec =
       GuardSpecForRun(*setup_.guard, snapshot, ready.workdir.path(), setup_.sandbox.has_value());
-  const std::string key = Key(snapshot);
   std::shared_ptr<const std::vector<std::string>> imports;
   {
     std::lock_guard lock(imports_mu_);

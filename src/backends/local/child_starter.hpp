@@ -97,7 +97,9 @@ class ChildStarter {
   };
 
   std::string Key(const RunSnapshot& snapshot) const;
-  StatusOr<ReadyChild> Start(const RunSnapshot& snapshot, StartMode mode = StartMode::kForRun);
+  // `key`: Key(snapshot), which every step below needs.
+  StatusOr<ReadyChild> Start(const std::string& key, const RunSnapshot& snapshot,
+                             StartMode mode = StartMode::kForRun);
   void Prestart(const RunSnapshot& snapshot);
   std::optional<StatusOr<ReadyChild>> TakePrestarted(const std::string& key);
   StatusOr<std::unique_ptr<SessionChild>> StartSessionChild(
@@ -109,10 +111,11 @@ class ChildStarter {
                              LaunchSpec& spec) const;
   Status RunAsOwnUid(const RunSnapshot& snapshot, uid_t uid, const std::string& workdir,
                      LaunchSpec& spec, std::vector<UniqueFd>& trees) const;
-  std::shared_ptr<ForkServer> Zygote(const RunSnapshot& snapshot, bool may_start);
+  std::shared_ptr<ForkServer> Zygote(const std::string& key, const RunSnapshot& snapshot,
+                                     bool may_start);
   StatusOr<std::shared_ptr<ForkServer>> StartZygote(const RunSnapshot& snapshot);
-  std::optional<ReadyChild> Fork(ForkServer& zygote, const RunSnapshot& snapshot,
-                                 std::optional<UidLease>& uid);
+  std::optional<ReadyChild> Fork(ForkServer& zygote, const std::string& key,
+                                 const RunSnapshot& snapshot, std::optional<UidLease>& uid);
   // The runtime guard's imports of the latest run of start key `key` (the validator's reading of
   // its policy): the guard frames of the children of that key started from now on carry them
   // (ReadyChild::guard_ahead). The tenant is part of the key: no child gets the list of another
@@ -120,7 +123,7 @@ class ChildStarter {
   void NoteGuardImports(const std::string& key, const std::vector<std::string>& imports);
   // The guard frame of a child started ahead of its run (setup_.guard is set), with the imports
   // of the latest run of its key when there was one.
-  Status SendGuardAhead(ReadyChild& ready, const RunSnapshot& snapshot);
+  Status SendGuardAhead(ReadyChild& ready, const std::string& key, const RunSnapshot& snapshot);
   void DropKey(const std::string& key);
 
   const LocalSetup& setup_;

@@ -232,7 +232,7 @@ void WarmPool::Loop() {
     }
     const RunSnapshot config = it->second.config;
     lock.unlock();
-    StatusOr<ReadyChild> started = start_(config);
+    StatusOr<ReadyChild> started = start_(key, config);
     if (started.ok()) {
       // Off the run's path; a pipe that cannot be made now is made by the run.
       if (auto wake = MakeNonBlockingPipe(); wake.ok()) started->wake = std::move(*wake);

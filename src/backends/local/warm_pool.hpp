@@ -73,7 +73,8 @@ struct ReadyChild {
 
 class WarmPool {
  public:
-  using Starter = std::function<StatusOr<ReadyChild>(const RunSnapshot&)>;
+  // Starts a child for start key `key` with `snapshot`.
+  using Starter = std::function<StatusOr<ReadyChild>(const std::string& key, const RunSnapshot&)>;
   using KeyDropped = std::function<void(const std::string& key)>;
 
   // `per_key` ready children are kept for each of the most recently used start keys; a key not
