@@ -39,6 +39,16 @@ WarmPoolCounters PoolCounters(const Executor& executor);
 // Pids of the live fork servers (zygotes) of a local executor.
 std::vector<pid_t> ForkServerPids(const Executor& executor);
 
+// What a run at the process level gets from the kernel on this host, as the local backend's setup
+// decides it: its own uid (a root host), a private mount namespace with a tmpfs working directory,
+// a group in each of `cgroup_dirs` (the per-user subtrees). For the bench's isolation floor.
+struct ProcessLevelObjects {
+  bool own_uid = false;
+  bool private_workdir = false;
+  std::vector<std::string> cgroup_dirs;
+};
+ProcessLevelObjects ProcessLevelObjectsHere();
+
 struct RuntimeGuardStatus {
   bool armed = false;    // ExecutorOptions::runtime_guard: every run child arms it
   int landlock_abi = 0;  // the kernel's Landlock ABI; 0: the guard arms without Landlock

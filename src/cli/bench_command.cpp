@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -101,12 +102,13 @@ struct Bench {
   double bare_start_p50_us = 0;
   double bare_no_site_p50_us = 0;  // python3 -I -S -c pass: the yardstick
   double oneshot_bare_p50_us = 0;
-  double bwrap_p50_us = 0;            // the bwrap one-shot (oneshot section); 0: not measured
-  double fork_floor_per_s = 0;        // two forkers (mcp-sustained section); 0: not measured
-  double fork_floor_cpu_us = 0;       // CPU per fork of the same; 0: not measured
-  double isolation_floor_per_s = 0;   // two forkers into namespaces; 0: not measured or unavailable
-  double isolation_floor_cpu_us = 0;  // CPU per fork of the same
-  double warm_floor_p50_us = 0;       // the warm floor (mcp-stdio section); 0: not measured
+  double bwrap_p50_us = 0;       // the bwrap one-shot (oneshot section); 0: not measured
+  double fork_floor_per_s = 0;   // two forkers (mcp-sustained section); 0: not measured
+  double fork_floor_cpu_us = 0;  // CPU per fork of the same; 0: not measured
+  // Two forkers into what a run at each level gets (mcp-sustained section); absent: not measured
+  // or unavailable.
+  std::map<IsolationLevel, bench::ForkFloorFigures> isolation_floors;
+  double warm_floor_p50_us = 0;  // the warm floor (mcp-stdio section); 0: not measured
   std::vector<Figure> figures;
 };
 
@@ -640,11 +642,27 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   return true;
 }
 
+// What the kernel gives a run at the process level on this host (ProcessLevelObjectsHere), with
+// the default limits; the floor's uids from just past the default run range, never a uid a run of
+// this host holds.
+bench::ProcessRunObjects ProcessRunObjectsHere() {
+  const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
+  const ExecutionLimits limits;
+  bench::ProcessRunObjects objects;
+  if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
+  if (here.private_workdir) objects.workdir_bytes = limits.max_workdir_bytes;
+  objects.cgroup_dirs = here.cgroup_dirs;
+  objects.max_processes = limits.max_processes;
+  objects.memory_bytes = limits.memory_bytes;
+  return objects;
+}
+
 // 11. The fork floor (bench::kForkFloorProgram): the child interpreter, loaded as a fork server
 // loads it, forking print(1) runs with nothing of codeact around them, from one process and from
 // two. The sustained figures below are read against it: a fork per run cannot go faster. Then the
-// isolation floor, the same two forkers with each child in the namespaces a run at the
-// namespaces level gets: what that level's isolation alone leaves of the fork floor.
+// isolation floors, the same two forkers with each child in what a run at each level gets from the
+// kernel (its uid, cgroups and directories; or its namespaces and mounts): what that level's
+// isolation alone leaves of the fork floor.
 bool MeasureForkFloor(Bench& b) {
   // Enough forks that the CPU per fork (the forkers' clock ticks of 10 ms) resolves ~25 us.
   const int forks = std::max(400, b.runs * 2);
@@ -665,22 +683,28 @@ bool MeasureForkFloor(Bench& b) {
       b.fork_floor_cpu_us = floor->cpu_us_per_fork;
     }
   }
-  // The isolation floor: the two forkers' children each in the namespaces and mounts of a run at
-  // the namespaces level. Where user namespaces are refused, so is that level: said, not fatal.
-  const auto floor =
-      bench::ForkFloor(b.python, RunnerDir(), 2, forks, bench::ForkInto::kNamespaces);
-  if (!floor.ok()) {
-    std::cerr << "codeact bench: no isolation floor here: " << floor.status().message() << "\n";
-    return true;
+  // The isolation floors: the two forkers' children each in what the kernel gives a run at each
+  // level. Where a level's isolation is refused here, so is its floor: said, not fatal.
+  for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
+    const std::string level_name = LevelSuffix(level);
+    const auto floor =
+        level == IsolationLevel::kProcess
+            ? bench::ForkFloor(b.python, RunnerDir(), 2, forks, bench::ForkInto::kProcess,
+                               ProcessRunObjectsHere())
+            : bench::ForkFloor(b.python, RunnerDir(), 2, forks, bench::ForkInto::kNamespaces);
+    if (!floor.ok()) {
+      std::cerr << "codeact bench: no isolation floor" << level_name
+                << " here: " << floor.status().message() << "\n";
+      continue;
+    }
+    b.isolation_floors[level] = *floor;
+    b.figures.push_back({"isolation floor: print(1) as a run, 2 forkers" + level_name, "forks/s", 0,
+                         0, 0, floor->per_s, "reference"});
+    b.figures.push_back({"CPU per fork, isolation floor, 2 forkers" + level_name, "us CPU", 0, 0, 0,
+                         floor->cpu_us_per_fork, "reference"});
+    b.figures.push_back({"isolation floor / fork floor, 2 forkers" + level_name, "x", 0, 0, 0,
+                         floor->per_s / b.fork_floor_per_s, "reference"});
   }
-  b.isolation_floor_per_s = floor->per_s;
-  b.isolation_floor_cpu_us = floor->cpu_us_per_fork;
-  b.figures.push_back({"isolation floor: print(1) forked into a run's namespaces, 2 forkers",
-                       "forks/s", 0, 0, 0, floor->per_s, "reference"});
-  b.figures.push_back({"CPU per fork, isolation floor, 2 forkers", "us CPU", 0, 0, 0,
-                       floor->cpu_us_per_fork, "reference"});
-  b.figures.push_back({"isolation floor / fork floor, 2 forkers", "x", 0, 0, 0,
-                       floor->per_s / b.fork_floor_per_s, "reference"});
   return true;
 }
 
@@ -725,9 +749,11 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
     b.figures.push_back({"sustained / fork floor, 2 forkers" + std::string(LevelSuffix(level)), "x",
                          0, 0, 0, answered / secs / b.fork_floor_per_s, ">= 0.4"});
   }
-  if (level == IsolationLevel::kNamespaces && b.isolation_floor_per_s > 0) {
-    b.figures.push_back({"sustained / isolation floor, 2 forkers (namespaces)", "x", 0, 0, 0,
-                         answered / secs / b.isolation_floor_per_s, "reference"});
+  const auto isolation_floor = b.isolation_floors.find(level);
+  if (isolation_floor != b.isolation_floors.end()) {
+    b.figures.push_back({"sustained / isolation floor, 2 forkers" + std::string(LevelSuffix(level)),
+                         "x", 0, 0, 0, answered / secs / isolation_floor->second.per_s,
+                         "reference"});
   }
   // CPU per run: codeact mcp's own threads (JSON, validation, the provider, the host loop, the
   // cgroups, the refills' host side), and its children (the runs, the fork servers, launchers).
@@ -752,10 +778,10 @@ bool MeasureMcpSustained(Bench& b, IsolationLevel level) {
                               (cpu1.total() - cpu0.total()) * 1e6 / kCpuRuns, b.fork_floor_cpu_us,
                               "reference"));
   }
-  if (level == IsolationLevel::kNamespaces && b.isolation_floor_cpu_us > 0) {
-    b.figures.push_back(Ratio("CPU per run / CPU per fork of the isolation floor (namespaces)",
+  if (isolation_floor != b.isolation_floors.end() && isolation_floor->second.cpu_us_per_fork > 0) {
+    b.figures.push_back(Ratio("CPU per run / CPU per fork of the isolation floor" + level_name,
                               (cpu1.total() - cpu0.total()) * 1e6 / kCpuRuns,
-                              b.isolation_floor_cpu_us, "reference"));
+                              isolation_floor->second.cpu_us_per_fork, "reference"));
   }
   return true;
 }

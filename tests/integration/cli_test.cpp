@@ -5,16 +5,22 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <vector>
 
+#include "backends/executor_introspection.hpp"
 #include "bench/cpu_time.hpp"
 #include "bench/floors.hpp"
 #include "bench/programs.hpp"
+#include "codeact/executor.hpp"
 #include "common/data_dir.hpp"
 #include "process/child.hpp"
 #include "process/helper_command.hpp"
@@ -162,6 +168,67 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
     EXPECT_NE(missing.message().find("No module named 'runner'"), std::string::npos)
         << missing.message();
   }
+}
+
+// The process level's isolation floor forks each child into what a run there gets from the kernel
+// (its own uid and a tmpfs working directory on a root host, a group in each cgroup hierarchy, a
+// scratch directory), has the first child of each forker check that it got them, and leaves
+// nothing behind: no scratch directory in its TMPDIR (the test's), no group in the parents the
+// test made. A hierarchy that is not there is a clear error.
+TEST(CliTest, TheProcessLevelsIsolationFloorMakesARunsObjectsAndLeavesNone) {
+  const std::string python = internal::EmbeddedInstallationInterpreter();
+  char made[] = "/tmp/codeact-floor-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(made), nullptr);
+  const std::string tmpdir = made;
+  ASSERT_EQ(::chmod(made, 0711), 0);  // as /tmp lets a run's uid reach its scratch directory
+  const char* old = std::getenv("TMPDIR");
+  struct Restore {
+    std::string dir;
+    std::optional<std::string> tmpdir;
+    std::vector<std::string> parents;
+    ~Restore() {
+      for (const auto& parent : parents) ::rmdir(parent.c_str());
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (tmpdir) {
+        ::setenv("TMPDIR", tmpdir->c_str(), 1);
+      } else {
+        ::unsetenv("TMPDIR");
+      }
+    }
+  } restore{tmpdir, old != nullptr ? std::optional<std::string>(old) : std::nullopt, {}};
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+
+  bench::ProcessRunObjects objects;
+  objects.max_processes = 32;
+  objects.memory_bytes = 256LL << 20;
+  const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
+  if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
+  if (here.private_workdir) objects.workdir_bytes = 1 << 20;
+  for (const std::string& dir : here.cgroup_dirs) {
+    const std::string parent = dir + "/floor-test-" + std::to_string(::getpid());
+    ASSERT_EQ(::mkdir(parent.c_str(), 0755), 0) << parent << ": " << std::strerror(errno);
+    restore.parents.push_back(parent);
+    objects.cgroup_dirs.push_back(parent);
+  }
+  const auto floor =
+      bench::ForkFloor(python, SourcePath("resources"), 2, 40, bench::ForkInto::kProcess, objects);
+  ASSERT_TRUE(floor.ok()) << floor.status().message();
+  EXPECT_GT(floor->per_s, 0);
+  EXPECT_GT(floor->cpu_us_per_fork, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+  for (const auto& parent : objects.cgroup_dirs) {
+    for (const auto& entry : std::filesystem::directory_iterator(parent))
+      EXPECT_FALSE(entry.is_directory()) << "left behind: " << entry.path();
+  }
+
+  objects.cgroup_dirs = {tmpdir + "/no-such-hierarchy"};
+  const auto missing =
+      bench::ForkFloor(python, SourcePath("resources"), 2, 6, bench::ForkInto::kProcess, objects);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no-such-hierarchy"), std::string::npos)
+      << missing.status().message();
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
 }
 
 // The machine's CPU time, which the bench reads around its sustained runs, counts what this

@@ -3,6 +3,7 @@
 #include <linux/magic.h>
 #include <sys/statfs.h>
 
+#include "backends/executor_introspection.hpp"
 #include "backends/local/process_level_identity.hpp"
 #include "files/scratch_owner.hpp"
 #include "process/uid_lease.hpp"
@@ -35,6 +36,13 @@ LocalSetup MakeLocalSetup(std::string python, std::string runner, const Executor
   s.cgroups = CgroupSite::ForThisProcess();
   s.scratch_in_memory = !s.sandbox && !s.private_mounts && !s.cgroups->memory() && ScratchOnTmpfs();
   return s;
+}
+
+ProcessLevelObjects ProcessLevelObjectsHere() {
+  const LocalSetup s = MakeLocalSetup("", "", ExecutorOptions{}, std::nullopt, std::nullopt, false);
+  ProcessLevelObjects objects{s.own_uids, s.private_mounts, {}};
+  for (const auto& h : s.cgroups->hierarchies) objects.cgroup_dirs.push_back(h.dir);
+  return objects;
 }
 
 }  // namespace codeact::internal
