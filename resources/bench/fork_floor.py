@@ -2,17 +2,17 @@
 # runner and everything it preloads, then frozen), forking children that each run print(1) and
 # exit. No sandbox, guard, bridge, validation or host: what one run per fork costs on this
 # machine, at best. argv: the runner's directory, forkers, forks per forker, and optionally what
-# each child is forked into, as a run is by the kernel and nothing of codeact's own (the isolation
-# floors):
+# each child is forked into as a run is, by the kernel and nothing of codeact's own (the isolation
+# floors): LEVEL UID WORK_BYTES MAX_PROCESSES MEMORY_BYTES CGROUP_DIR..., where LEVEL is
 #   namespaces: as a fork server in a user namespace of its own forks them (any uid): a pid
 #     namespace of its own, then mount, network, IPC and cgroup namespaces and two tmpfs mounts
-#     (its /tmp and working directory);
-#   process UID WORK_BYTES MAX_PROCESSES MEMORY_BYTES CGROUP_DIR...: as at the process level: a
-#     scratch directory of its own with work/ and tmp/ on $TMPDIR; a group of its own in each
-#     per-user cgroup subtree named (limited as a run's, joined, removed after its exit); with a
-#     UID other than "-", its own uid from UID on (the scratch handed to it; one per child); with
-#     WORK_BYTES > 0, a mount namespace of its own with a tmpfs of that size as its working
-#     directory.
+#     (its /tmp and working directory); UID is "-" and WORK_BYTES 0;
+#   process: as at the process level: a scratch directory of its own with work/ and tmp/ on
+#     $TMPDIR; with a UID other than "-", its own uid from UID on (one per child, the scratch
+#     handed to it); with WORK_BYTES > 0, a mount namespace of its own with a tmpfs of that size
+#     as its working directory;
+# and at both a group of its own in each per-user cgroup subtree CGROUP_DIR (made and limited as a
+# run's before the fork, joined by the child, removed after its exit).
 # Prints forks per second, then the CPU per fork in microseconds (the forkers' and all their
 # children's, without this program's own start). The first child of each forker checks that it got
 # what it was forked into, else exits with an error.
@@ -32,9 +32,9 @@ for name in runner._PRELOAD:
 gc.collect()
 gc.freeze()
 forkers, per_forker = int(sys.argv[2]), int(sys.argv[3])
-namespaces = sys.argv[4:] == ["namespaces"]
-process = sys.argv[4:5] == ["process"]
-if process:
+level = sys.argv[4] if len(sys.argv) > 4 else None
+namespaces, process = level == "namespaces", level == "process"
+if level is not None:
     first_uid = None if sys.argv[5] == "-" else int(sys.argv[5])
     work_bytes, max_processes, memory_bytes = (int(a) for a in sys.argv[6:9])
     cgroup_dirs = sys.argv[9:]
@@ -65,7 +65,7 @@ def fail(what):
     posix._exit(3)
 
 
-if process:
+if level is not None:
     # Named as codeact names its run groups (<owner pid>-<owner start time>-<n>): a later codeact
     # start removes those a floor that died left behind.
     with open("/proc/self/stat") as f:
@@ -75,11 +75,11 @@ if process:
 
 
 def make_run(n):
-    """What the host makes for a process-level run before it starts: its scratch directory with
-    work/ and tmp/ (handed to its uid) and its groups. Returns (uid, scratch, groups)."""
+    """What the host makes for a run before it starts: its groups and, at the process level, its
+    scratch directory with work/ and tmp/ (handed to its uid). Returns (uid, scratch, groups)."""
     uid = None if first_uid is None else first_uid + n
-    scratch = tempfile.mkdtemp()
-    dirs = (scratch, scratch + "/work", scratch + "/tmp")
+    scratch = tempfile.mkdtemp() if process else None
+    dirs = (scratch, scratch + "/work", scratch + "/tmp") if process else ()
     for d in dirs[1:]:
         posix.mkdir(d, 0o700)
     for d in dirs if uid is not None else ():
@@ -113,17 +113,17 @@ def remove_run(run):
                 if e.errno != 16:
                     raise
                 time.sleep(0.002)
-    for d in (scratch + "/tmp", scratch + "/work", scratch):
+    for d in (scratch + "/tmp", scratch + "/work", scratch) if scratch else ():
         posix.rmdir(d)
 
 
 def enter_run(run, verify):
-    """The child's side of a process-level run: its groups joined, its working directory (a tmpfs
-    of its own with WORK_BYTES), its uid."""
+    """The child's side of a run: its groups joined; at the process level its working directory (a
+    tmpfs of its own with WORK_BYTES) and its uid."""
     uid, scratch, groups = run
     for _, join in groups:
         write(join, "0")
-    work = scratch + "/work"
+    work = scratch + "/work" if process else None
     if work_bytes > 0:
         check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
         check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
@@ -134,7 +134,8 @@ def enter_run(run, verify):
         posix.setgroups([])
         posix.setresgid(uid, uid, uid)
         posix.setresuid(uid, uid, uid)
-    posix.chdir(work)
+    if work:
+        posix.chdir(work)
     if verify:
         if uid is not None and posix.getuid() != uid:
             fail("the child's uid is %d, not %d" % (posix.getuid(), uid))
@@ -168,7 +169,7 @@ def fork_children(mounts, forker):
         if namespaces:  # each child pid 1 of a pid namespace of its own
             check(libc.setns(own_pid_ns, CLONE_NEWPID), "setns(CLONE_NEWPID)")
             check(libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
-        run = make_run(forker * per_forker + i) if process else None
+        run = make_run(forker * per_forker + i) if level else None
         try:
             child = posix.fork()
             if child == 0:

@@ -34,15 +34,16 @@ StatusOr<std::string> RunFloor(std::string_view name, const std::string& python,
 
 StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
                                      int forkers, int forks, ForkInto into,
-                                     const ProcessRunObjects& process) {
+                                     const RunObjects& objects) {
   std::vector<std::string> args = {std::to_string(forkers), std::to_string(forks / forkers)};
-  if (into == ForkInto::kNamespaces) args.emplace_back("namespaces");
-  if (into == ForkInto::kProcess) {
+  if (into != ForkInto::kPlain) {
+    const bool process = into == ForkInto::kProcess;
     args.insert(args.end(),
-                {"process", process.first_uid ? std::to_string(*process.first_uid) : "-",
-                 std::to_string(process.workdir_bytes), std::to_string(process.max_processes),
-                 std::to_string(process.memory_bytes)});
-    args.insert(args.end(), process.cgroup_dirs.begin(), process.cgroup_dirs.end());
+                {process ? "process" : "namespaces",
+                 process && objects.first_uid ? std::to_string(*objects.first_uid) : "-",
+                 std::to_string(process ? objects.workdir_bytes : 0),
+                 std::to_string(objects.max_processes), std::to_string(objects.memory_bytes)});
+    args.insert(args.end(), objects.cgroup_dirs.begin(), objects.cgroup_dirs.end());
   }
   CODEACT_ASSIGN_OR_RETURN(std::string out, RunFloor(kForkFloorProgram, python, runner_dir,
                                                      std::move(args), std::chrono::seconds(300)));

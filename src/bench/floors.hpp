@@ -16,19 +16,20 @@
 
 namespace codeact::bench {
 
-// Where the fork floor forks its children: as they are; each into the namespaces and tmpfs mounts a
-// run at the namespaces level gets (any uid, in a user namespace); or each into what a run at the
-// process level gets here (ProcessRunObjects). The last two are the isolation floors: what the
-// kernel's side of a run's isolation leaves of the fork floor, with nothing of codeact's own.
+// Where the fork floor forks its children: as they are, or each into what a run at the namespaces
+// or the process level gets from the kernel here (RunObjects): the isolation floors, what a
+// level's isolation alone leaves of the fork floor, with nothing of codeact's own around it.
 enum class ForkInto { kPlain, kNamespaces, kProcess };
 
-// What a run at the process level gets from the kernel on this host (ForkInto::kProcess): a
-// scratch directory of its own with work/ and tmp/ on $TMPDIR, made before the fork and removed
-// after the exit, and:
-struct ProcessRunObjects {
-  std::optional<uid_t> first_uid;        // its own uid, one per child from here on (a root host)
-  std::int64_t workdir_bytes = 0;        // > 0: a mount namespace, a tmpfs working directory
-  std::vector<std::string> cgroup_dirs;  // a group of its own in each (the per-user subtrees)
+// What a run gets from the kernel besides its process (ForkInto::kNamespaces and kProcess): a
+// group of its own in each cgroup hierarchy, made before the fork and removed after the exit;
+// at the namespaces level its namespaces and two tmpfs mounts (any uid: the floor is in a user
+// namespace of its own); at the process level a scratch directory with work/ and tmp/ on $TMPDIR,
+// and:
+struct RunObjects {
+  std::optional<uid_t> first_uid;        // process: its own uid, one per child from here on
+  std::int64_t workdir_bytes = 0;        // process, > 0: a mount namespace, a tmpfs working dir
+  std::vector<std::string> cgroup_dirs;  // the per-user subtrees its groups are made in
   std::int64_t max_processes = 0;        // the groups' limits
   std::int64_t memory_bytes = 0;
 };
@@ -41,10 +42,10 @@ struct ForkFloorFigures {
 // The fork floor: `forkers` processes forking `forks` print(1) children in all, each waited for.
 // Its CPU leaves out the program's own start (the interpreter, the runner's preloads), which over
 // 100 forks read as ~0.5 ms more per fork. `runner_dir` holds runner.py and its modules.
-// `process` is read for ForkInto::kProcess only.
+// `objects` is read for the isolation floors only.
 StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
                                      int forkers, int forks, ForkInto into = ForkInto::kPlain,
-                                     const ProcessRunObjects& process = {});
+                                     const RunObjects& objects = {});
 
 // The warm floor's round trips: `calls` calls 0.3 s apart, each to a child forked ahead and warm,
 // from its request line to its output and terminal line.

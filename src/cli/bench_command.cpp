@@ -642,15 +642,17 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
   return true;
 }
 
-// What the kernel gives a run at the process level on this host (ProcessLevelObjectsHere), with
-// the default limits; the floor's uids from just past the default run range, never a uid a run of
-// this host holds.
-bench::ProcessRunObjects ProcessRunObjectsHere() {
+// What the kernel gives a run at `level` on this host besides its process
+// (ProcessLevelObjectsHere: the same cgroup hierarchies at both levels), with the default limits;
+// the floor's uids from just past the default run range, never a uid a run of this host holds.
+bench::RunObjects RunObjectsHere(IsolationLevel level) {
   const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
   const ExecutionLimits limits;
-  bench::ProcessRunObjects objects;
-  if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
-  if (here.private_workdir) objects.workdir_bytes = limits.max_workdir_bytes;
+  bench::RunObjects objects;
+  if (level == IsolationLevel::kProcess) {
+    if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
+    if (here.private_workdir) objects.workdir_bytes = limits.max_workdir_bytes;
+  }
   objects.cgroup_dirs = here.cgroup_dirs;
   objects.max_processes = limits.max_processes;
   objects.memory_bytes = limits.memory_bytes;
@@ -661,8 +663,8 @@ bench::ProcessRunObjects ProcessRunObjectsHere() {
 // loads it, forking print(1) runs with nothing of codeact around them, from one process and from
 // two. The sustained figures below are read against it: a fork per run cannot go faster. Then the
 // isolation floors, the same two forkers with each child in what a run at each level gets from the
-// kernel (its uid, cgroups and directories; or its namespaces and mounts): what that level's
-// isolation alone leaves of the fork floor.
+// kernel (its cgroups, and its uid and directories or its namespaces and mounts): what that
+// level's isolation alone leaves of the fork floor.
 bool MeasureForkFloor(Bench& b) {
   // Enough forks that the CPU per fork (the forkers' clock ticks of 10 ms) resolves ~25 us.
   const int forks = std::max(400, b.runs * 2);
@@ -688,10 +690,10 @@ bool MeasureForkFloor(Bench& b) {
   for (IsolationLevel level : {IsolationLevel::kProcess, IsolationLevel::kNamespaces}) {
     const std::string level_name = LevelSuffix(level);
     const auto floor =
-        level == IsolationLevel::kProcess
-            ? bench::ForkFloor(b.python, RunnerDir(), 2, forks, bench::ForkInto::kProcess,
-                               ProcessRunObjectsHere())
-            : bench::ForkFloor(b.python, RunnerDir(), 2, forks, bench::ForkInto::kNamespaces);
+        bench::ForkFloor(b.python, RunnerDir(), 2, forks,
+                         level == IsolationLevel::kProcess ? bench::ForkInto::kProcess
+                                                           : bench::ForkInto::kNamespaces,
+                         RunObjectsHere(level));
     if (!floor.ok()) {
       std::cerr << "codeact bench: no isolation floor" << level_name
                 << " here: " << floor.status().message() << "\n";

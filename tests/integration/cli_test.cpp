@@ -170,12 +170,13 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
   }
 }
 
-// The process level's isolation floor forks each child into what a run there gets from the kernel
-// (its own uid and a tmpfs working directory on a root host, a group in each cgroup hierarchy, a
-// scratch directory), has the first child of each forker check that it got them, and leaves
-// nothing behind: no scratch directory in its TMPDIR (the test's), no group in the parents the
-// test made. A hierarchy that is not there is a clear error.
-TEST(CliTest, TheProcessLevelsIsolationFloorMakesARunsObjectsAndLeavesNone) {
+// The isolation floors fork each child into what a run at their level gets from the kernel (a
+// group in each cgroup hierarchy; at the process level a scratch directory, and its own uid and a
+// tmpfs working directory on a root host; at the namespaces level its namespaces), have the first
+// child of each forker check that it got them, and leave nothing behind: no scratch directory in
+// their TMPDIR (the test's), no group in the parents the test made. A hierarchy that is not there
+// is a clear error.
+TEST(CliTest, TheIsolationFloorsMakeARunsObjectsAndLeaveNone) {
   const std::string python = internal::EmbeddedInstallationInterpreter();
   char made[] = "/tmp/codeact-floor-test-XXXXXX";
   ASSERT_NE(::mkdtemp(made), nullptr);
@@ -199,7 +200,7 @@ TEST(CliTest, TheProcessLevelsIsolationFloorMakesARunsObjectsAndLeavesNone) {
   } restore{tmpdir, old != nullptr ? std::optional<std::string>(old) : std::nullopt, {}};
   ::setenv("TMPDIR", tmpdir.c_str(), 1);
 
-  bench::ProcessRunObjects objects;
+  bench::RunObjects objects;
   objects.max_processes = 32;
   objects.memory_bytes = 256LL << 20;
   const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
@@ -211,15 +212,16 @@ TEST(CliTest, TheProcessLevelsIsolationFloorMakesARunsObjectsAndLeavesNone) {
     restore.parents.push_back(parent);
     objects.cgroup_dirs.push_back(parent);
   }
-  const auto floor =
-      bench::ForkFloor(python, SourcePath("resources"), 2, 40, bench::ForkInto::kProcess, objects);
-  ASSERT_TRUE(floor.ok()) << floor.status().message();
-  EXPECT_GT(floor->per_s, 0);
-  EXPECT_GT(floor->cpu_us_per_fork, 0);
-  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
-  for (const auto& parent : objects.cgroup_dirs) {
-    for (const auto& entry : std::filesystem::directory_iterator(parent))
-      EXPECT_FALSE(entry.is_directory()) << "left behind: " << entry.path();
+  for (bench::ForkInto into : {bench::ForkInto::kProcess, bench::ForkInto::kNamespaces}) {
+    const auto floor = bench::ForkFloor(python, SourcePath("resources"), 2, 40, into, objects);
+    ASSERT_TRUE(floor.ok()) << floor.status().message();
+    EXPECT_GT(floor->per_s, 0);
+    EXPECT_GT(floor->cpu_us_per_fork, 0);
+    EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+    for (const auto& parent : objects.cgroup_dirs) {
+      for (const auto& entry : std::filesystem::directory_iterator(parent))
+        EXPECT_FALSE(entry.is_directory()) << "left behind: " << entry.path();
+    }
   }
 
   objects.cgroup_dirs = {tmpdir + "/no-such-hierarchy"};
