@@ -3,12 +3,12 @@
 # exit. No sandbox, guard, bridge, validation or host: what one run per fork costs on this
 # machine, at best. argv: the runner's directory, forkers, forks per forker, and optionally what
 # each child is forked into as a run is, by the kernel and nothing of codeact's own (the isolation
-# floors): LEVEL UID WORK_BYTES MAX_PROCESSES MEMORY_BYTES CGROUP_DIR..., where LEVEL is
+# floors): LEVEL UID WORK_BYTES SCRATCH_BASE MAX_PROCESSES MEMORY_BYTES CGROUP_DIR..., where LEVEL is
 #   namespaces: as a fork server in a user namespace of its own forks them (any uid): a pid
 #     namespace of its own, then mount, network, IPC and cgroup namespaces and two tmpfs mounts
-#     (its /tmp and working directory); UID is "-" and WORK_BYTES 0;
-#   process: as at the process level: a scratch directory of its own with work/ and tmp/ on
-#     $TMPDIR; with a UID other than "-", its own uid from UID on (one per child, the scratch
+#     (its /tmp and working directory); UID and SCRATCH_BASE are "-" and WORK_BYTES 0;
+#   process: as at the process level: a scratch directory of its own with work/ and tmp/ in
+#     SCRATCH_BASE; with a UID other than "-", its own uid from UID on (one per child, the scratch
 #     handed to it); with WORK_BYTES > 0, a mount namespace of its own with a tmpfs of that size
 #     as its working directory;
 # and at both a group of its own in each per-user cgroup subtree CGROUP_DIR (made and limited as a
@@ -36,8 +36,10 @@ level = sys.argv[4] if len(sys.argv) > 4 else None
 namespaces, process = level == "namespaces", level == "process"
 if level is not None:
     first_uid = None if sys.argv[5] == "-" else int(sys.argv[5])
-    work_bytes, max_processes, memory_bytes = (int(a) for a in sys.argv[6:9])
-    cgroup_dirs = sys.argv[9:]
+    work_bytes = int(sys.argv[6])
+    scratch_base = sys.argv[7]
+    max_processes, memory_bytes = (int(a) for a in sys.argv[8:10])
+    cgroup_dirs = sys.argv[10:]
 code = compile("print(1)", "<code>", "exec")
 null = posix.open("/dev/null", posix.O_WRONLY)
 
@@ -78,7 +80,7 @@ def make_run(n):
     """What the host makes for a run before it starts: its groups and, at the process level, its
     scratch directory with work/ and tmp/ (handed to its uid). Returns (uid, scratch, groups)."""
     uid = None if first_uid is None else first_uid + n
-    scratch = tempfile.mkdtemp() if process else None
+    scratch = tempfile.mkdtemp(dir=scratch_base) if process else None
     dirs = (scratch, scratch + "/work", scratch + "/tmp") if process else ()
     for d in dirs[1:]:
         posix.mkdir(d, 0o700)

@@ -40,9 +40,11 @@ WarmPoolCounters PoolCounters(const Executor& executor);
 std::vector<pid_t> ForkServerPids(const Executor& executor);
 
 // What a run at the process level gets from the kernel on this host, as the local backend's setup
-// decides it: its own uid (a root host), a private mount namespace with a tmpfs working directory,
-// a group in each of `cgroup_dirs` (the per-user subtrees). For the bench's isolation floor.
+// decides it: a scratch directory in `scratch_base`, its own uid (a root host), a private mount
+// namespace with a tmpfs working directory, a group in each of `cgroup_dirs` (the per-user
+// subtrees). For the bench's isolation floor.
 struct ProcessLevelObjects {
+  std::string scratch_base;
   bool own_uid = false;
   bool private_workdir = false;
   std::vector<std::string> cgroup_dirs;

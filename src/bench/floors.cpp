@@ -38,11 +38,12 @@ StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::strin
   std::vector<std::string> args = {std::to_string(forkers), std::to_string(forks / forkers)};
   if (into != ForkInto::kPlain) {
     const bool process = into == ForkInto::kProcess;
-    args.insert(args.end(),
-                {process ? "process" : "namespaces",
-                 process && objects.first_uid ? std::to_string(*objects.first_uid) : "-",
-                 std::to_string(process ? objects.workdir_bytes : 0),
-                 std::to_string(objects.max_processes), std::to_string(objects.memory_bytes)});
+    args.insert(
+        args.end(),
+        {process ? "process" : "namespaces",
+         process && objects.first_uid ? std::to_string(*objects.first_uid) : "-",
+         std::to_string(process ? objects.workdir_bytes : 0), process ? objects.scratch_base : "-",
+         std::to_string(objects.max_processes), std::to_string(objects.memory_bytes)});
     args.insert(args.end(), objects.cgroup_dirs.begin(), objects.cgroup_dirs.end());
   }
   CODEACT_ASSIGN_OR_RETURN(std::string out, RunFloor(kForkFloorProgram, python, runner_dir,

@@ -24,9 +24,9 @@ enum class ForkInto { kPlain, kNamespaces, kProcess };
 // What a run gets from the kernel besides its process (ForkInto::kNamespaces and kProcess): a
 // group of its own in each cgroup hierarchy, made before the fork and removed after the exit;
 // at the namespaces level its namespaces and two tmpfs mounts (any uid: the floor is in a user
-// namespace of its own); at the process level a scratch directory with work/ and tmp/ on $TMPDIR,
-// and:
+// namespace of its own); at the process level a scratch directory with work/ and tmp/, and:
 struct RunObjects {
+  std::string scratch_base;              // process: where the scratch directories go
   std::optional<uid_t> first_uid;        // process: its own uid, one per child from here on
   std::int64_t workdir_bytes = 0;        // process, > 0: a mount namespace, a tmpfs working dir
   std::vector<std::string> cgroup_dirs;  // the per-user subtrees its groups are made in

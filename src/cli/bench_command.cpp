@@ -650,6 +650,7 @@ bench::RunObjects RunObjectsHere(IsolationLevel level) {
   const ExecutionLimits limits;
   bench::RunObjects objects;
   if (level == IsolationLevel::kProcess) {
+    objects.scratch_base = here.scratch_base;
     if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
     if (here.private_workdir) objects.workdir_bytes = limits.max_workdir_bytes;
   }

@@ -174,33 +174,26 @@ TEST(CliTest, TheBenchsFloorsLoadTheRunnerAndCountTheirRuns) {
 // group in each cgroup hierarchy; at the process level a scratch directory, and its own uid and a
 // tmpfs working directory on a root host; at the namespaces level its namespaces), have the first
 // child of each forker check that it got them, and leave nothing behind: no scratch directory in
-// their TMPDIR (the test's), no group in the parents the test made. A hierarchy that is not there
-// is a clear error.
+// the base the test gave, no group in the parents the test made. A hierarchy that is not there is
+// a clear error.
 TEST(CliTest, TheIsolationFloorsMakeARunsObjectsAndLeaveNone) {
   const std::string python = internal::EmbeddedInstallationInterpreter();
   char made[] = "/tmp/codeact-floor-test-XXXXXX";
   ASSERT_NE(::mkdtemp(made), nullptr);
-  const std::string tmpdir = made;
+  const std::string scratch_base = made;
   ASSERT_EQ(::chmod(made, 0711), 0);  // as /tmp lets a run's uid reach its scratch directory
-  const char* old = std::getenv("TMPDIR");
-  struct Restore {
+  struct Cleanup {
     std::string dir;
-    std::optional<std::string> tmpdir;
     std::vector<std::string> parents;
-    ~Restore() {
+    ~Cleanup() {
       for (const auto& parent : parents) ::rmdir(parent.c_str());
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
-      if (tmpdir) {
-        ::setenv("TMPDIR", tmpdir->c_str(), 1);
-      } else {
-        ::unsetenv("TMPDIR");
-      }
     }
-  } restore{tmpdir, old != nullptr ? std::optional<std::string>(old) : std::nullopt, {}};
-  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  } cleanup{scratch_base, {}};
 
   bench::RunObjects objects;
+  objects.scratch_base = scratch_base;
   objects.max_processes = 32;
   objects.memory_bytes = 256LL << 20;
   const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
@@ -209,7 +202,7 @@ TEST(CliTest, TheIsolationFloorsMakeARunsObjectsAndLeaveNone) {
   for (const std::string& dir : here.cgroup_dirs) {
     const std::string parent = dir + "/floor-test-" + std::to_string(::getpid());
     ASSERT_EQ(::mkdir(parent.c_str(), 0755), 0) << parent << ": " << std::strerror(errno);
-    restore.parents.push_back(parent);
+    cleanup.parents.push_back(parent);
     objects.cgroup_dirs.push_back(parent);
   }
   for (bench::ForkInto into : {bench::ForkInto::kProcess, bench::ForkInto::kNamespaces}) {
@@ -217,20 +210,20 @@ TEST(CliTest, TheIsolationFloorsMakeARunsObjectsAndLeaveNone) {
     ASSERT_TRUE(floor.ok()) << floor.status().message();
     EXPECT_GT(floor->per_s, 0);
     EXPECT_GT(floor->cpu_us_per_fork, 0);
-    EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+    EXPECT_TRUE(std::filesystem::is_empty(scratch_base));
     for (const auto& parent : objects.cgroup_dirs) {
       for (const auto& entry : std::filesystem::directory_iterator(parent))
         EXPECT_FALSE(entry.is_directory()) << "left behind: " << entry.path();
     }
   }
 
-  objects.cgroup_dirs = {tmpdir + "/no-such-hierarchy"};
+  objects.cgroup_dirs = {scratch_base + "/no-such-hierarchy"};
   const auto missing =
       bench::ForkFloor(python, SourcePath("resources"), 2, 6, bench::ForkInto::kProcess, objects);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no-such-hierarchy"), std::string::npos)
       << missing.status().message();
-  EXPECT_TRUE(std::filesystem::is_empty(tmpdir));
+  EXPECT_TRUE(std::filesystem::is_empty(scratch_base));
 }
 
 // The machine's CPU time, which the bench reads around its sustained runs, counts what this

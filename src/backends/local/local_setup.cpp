@@ -40,7 +40,8 @@ LocalSetup MakeLocalSetup(std::string python, std::string runner, const Executor
 
 ProcessLevelObjects ProcessLevelObjectsHere() {
   const LocalSetup s = MakeLocalSetup("", "", ExecutorOptions{}, std::nullopt, std::nullopt, false);
-  ProcessLevelObjects objects{s.own_uids, s.private_mounts, {}};
+  const std::string base = ScratchBaseDir();  // "" for "/"
+  ProcessLevelObjects objects{base.empty() ? "/" : base, s.own_uids, s.private_mounts, {}};
   for (const auto& h : s.cgroups->hierarchies) objects.cgroup_dirs.push_back(h.dir);
   return objects;
 }
