@@ -2,7 +2,8 @@
 // (`codeact selftest`, `describe --measure`, the bench, /healthz): the warm pool's counters and
 // pids, the runtime guard's state, the notes and mechanisms behind the limits. Each takes any
 // Executor and answers for the local backend (backends/local defines them); any other executor
-// gets the empty answer each states. The surfaces include this, never backends/local.
+// gets the empty answer each states. One more, ProcessLevelObjectsHere, takes none: what the local
+// backend would give a run on this host. The surfaces include this, never backends/local.
 #pragma once
 
 #include <sys/types.h>
