@@ -17,6 +17,7 @@
 # children's, without this program's own start). The first child of each forker checks that it got
 # what it was forked into, else exits with an error.
 import ctypes
+import errno
 import gc
 import os
 import posix
@@ -50,21 +51,20 @@ MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 libc = ctypes.CDLL(None, use_errno=True)
 
 
+def fail(what):
+    sys.stderr.write("fork floor: %s\n" % what)
+    posix._exit(3)
+
+
 def check(result, what):
     if result != 0:
-        sys.stderr.write("fork floor: %s: errno %d\n" % (what, ctypes.get_errno()))
-        posix._exit(3)
+        fail("%s: errno %d" % (what, ctypes.get_errno()))
 
 
 def write(path, text):
     fd = posix.open(path, posix.O_WRONLY)
     posix.write(fd, text.encode())
     posix.close(fd)
-
-
-def fail(what):
-    sys.stderr.write("fork floor: %s\n" % what)
-    posix._exit(3)
 
 
 if level is not None:
@@ -105,14 +105,14 @@ def make_run(n):
 
 
 def remove_run(run):
-    uid, scratch, groups = run
+    _, scratch, groups = run
     for group, _ in groups:
         for _ in range(500):  # EBUSY while the exited child is still leaving the group
             try:
                 posix.rmdir(group)
                 break
             except OSError as e:
-                if e.errno != 16:
+                if e.errno != errno.EBUSY:
                     raise
                 time.sleep(0.002)
     for d in (scratch + "/tmp", scratch + "/work", scratch) if scratch else ():

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/programs.hpp"
+#include "codeact/executor.hpp"
 #include "common/status_macros.hpp"
 #include "process/helper_command.hpp"
 
@@ -31,6 +32,8 @@ StatusOr<std::string> RunFloor(std::string_view name, const std::string& python,
 }
 
 }  // namespace
+
+uid_t FloorFirstUid() { return RunUidRange{}.first + RunUidRange{}.count; }
 
 StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
                                      int forkers, int forks, ForkInto into,

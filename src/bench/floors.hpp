@@ -28,6 +28,7 @@ enum class ForkInto { kPlain, kNamespaces, kProcess };
 struct RunObjects {
   std::string scratch_base;              // process: where the scratch directories go
   std::optional<uid_t> first_uid;        // process: its own uid, one per child from here on
+                                         // (FloorFirstUid)
   std::int64_t workdir_bytes = 0;        // process, > 0: a mount namespace, a tmpfs working dir
   std::vector<std::string> cgroup_dirs;  // the per-user subtrees its groups are made in
   std::int64_t max_processes = 0;        // the groups' limits
@@ -42,6 +43,10 @@ struct ForkFloorFigures {
 // The fork floor: `forkers` processes forking `forks` print(1) children in all, each waited for.
 // Its CPU leaves out the program's own start (the interpreter, the runner's preloads), which over
 // 100 forks read as ~0.5 ms more per fork. `runner_dir` holds runner.py and its modules.
+// The first of the uids a process-level isolation floor gives its children: just past the default
+// run range (RunUidRange), so never a uid a run of this host holds.
+uid_t FloorFirstUid();
+
 // `objects` is read for the isolation floors only.
 StatusOr<ForkFloorFigures> ForkFloor(const std::string& python, const std::string& runner_dir,
                                      int forkers, int forks, ForkInto into = ForkInto::kPlain,

@@ -643,15 +643,14 @@ bool MeasureMcpStdio(Bench& b, IsolationLevel level) {
 }
 
 // What the kernel gives a run at `level` on this host besides its process
-// (ProcessLevelObjectsHere: the same cgroup hierarchies at both levels), with the default limits;
-// the floor's uids from just past the default run range, never a uid a run of this host holds.
+// (ProcessLevelObjectsHere: the same cgroup hierarchies at both levels), with the default limits.
 bench::RunObjects RunObjectsHere(IsolationLevel level) {
   const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
   const ExecutionLimits limits;
   bench::RunObjects objects;
   if (level == IsolationLevel::kProcess) {
     objects.scratch_base = here.scratch_base;
-    if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
+    if (here.own_uid) objects.first_uid = bench::FloorFirstUid();
     if (here.private_workdir) objects.workdir_bytes = limits.max_workdir_bytes;
   }
   objects.cgroup_dirs = here.cgroup_dirs;

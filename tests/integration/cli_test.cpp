@@ -20,7 +20,6 @@
 #include "bench/cpu_time.hpp"
 #include "bench/floors.hpp"
 #include "bench/programs.hpp"
-#include "codeact/executor.hpp"
 #include "common/data_dir.hpp"
 #include "process/child.hpp"
 #include "process/helper_command.hpp"
@@ -197,7 +196,7 @@ TEST(CliTest, TheIsolationFloorsMakeARunsObjectsAndLeaveNone) {
   objects.max_processes = 32;
   objects.memory_bytes = 256LL << 20;
   const internal::ProcessLevelObjects here = internal::ProcessLevelObjectsHere();
-  if (here.own_uid) objects.first_uid = RunUidRange{}.first + RunUidRange{}.count;
+  if (here.own_uid) objects.first_uid = bench::FloorFirstUid();
   if (here.private_workdir) objects.workdir_bytes = 1 << 20;
   for (const std::string& dir : here.cgroup_dirs) {
     const std::string parent = dir + "/floor-test-" + std::to_string(::getpid());
